@@ -1,0 +1,101 @@
+# esxilab.iperf — developer entry points.
+#   make demo   install what is needed, then run a real demo on this machine
+#   make test   install what is needed, then run every gate CI runs
+# Both work on a fresh Debian 12 machine as root (apt-get and pip are called as needed).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+COLLECTION_ROOT := build/collections
+COLLECTION_DIR := $(COLLECTION_ROOT)/ansible_collections/esxilab/iperf
+APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping procps psmisc shellcheck git
+PYTEST_ARGS ?=
+
+.PHONY: help deps venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
+
+help:
+	@echo "make demo   - real iperf runs on this machine, parsed and printed as a table"
+	@echo "make test   - every gate: ruff, mypy, pytest (unit+live+lab), ansible-test sanity,"
+	@echo "              ansible-lint, changelog lint, galaxy build + ansible-doc of every plugin"
+	@echo "make bench  - benchmarks (printed as ratios; not part of make test)"
+
+# System packages: the real iperf3/iperf, OpenSSH and iproute2 the tests and the demo use.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BIN)/activate: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV) || { apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(BIN)/activate
+
+demo: deps venv
+	$(PY) hacking/demo.py $(DEMO_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy plugins tests lab hacking
+
+unit: venv
+	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+
+integration: deps venv
+	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
+
+# The collection as Ansible sees it: a copy at build/collections/ansible_collections/esxilab/iperf.
+$(COLLECTION_DIR): FORCE venv
+	rm -rf $(COLLECTION_ROOT)
+	mkdir -p $(COLLECTION_DIR)
+	git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} $(COLLECTION_DIR)/
+	cd $(COLLECTION_DIR) && git init -q && git add -A
+
+FORCE:
+
+# ansible-test's own --venv needs a download outside the package registries, so its pinned
+# tools go into a separate virtualenv (they pin pylint & co. differently from ansible-lint).
+SANITY_VENV := $(VENV)-sanity
+$(SANITY_VENV)/bin/activate: requirements.txt
+	$(PYTHON) -m venv $(SANITY_VENV)
+	$(SANITY_VENV)/bin/pip install -q --upgrade pip
+	$(SANITY_VENV)/bin/pip install -q "$$(grep -m1 '^ansible-core' requirements.txt)"
+	touch $@
+
+sanity: $(COLLECTION_DIR) $(SANITY_VENV)/bin/activate
+	pipv=$$(grep -oE "pip='[0-9.]+'" $(SANITY_VENV)/lib/python*/site-packages/ansible_test/_internal/python_requirements.py | head -1 | grep -oE '[0-9.]+[0-9]'); \
+	  mkdir -p ~/.ansible/test/cache && cp hacking/ansible-test-get-pip.py ~/.ansible/test/cache/get_pip_$${pipv//./_}.py
+	cd $(COLLECTION_DIR) && PATH=$(abspath $(SANITY_VENV))/bin:$$PATH \
+	  ansible-test sanity --requirements --python $$($(abspath $(SANITY_VENV))/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])') --color no
+
+galaxy: venv
+	rm -rf build/galaxy && mkdir -p build/galaxy/install
+	$(BIN)/ansible-galaxy collection build --force --output-path build/galaxy .
+	$(BIN)/ansible-galaxy collection install --force -p build/galaxy/install build/galaxy/esxilab-iperf-*.tar.gz
+	PATH=$(abspath $(BIN)):$$PATH ANSIBLE_COLLECTIONS_PATH=$(abspath build/galaxy/install) hacking/check-docs.sh
+
+ansible-lint: venv
+	ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTION_ROOT)) $(BIN)/ansible-lint --profile production --strict
+
+changelog-lint: venv
+	$(BIN)/antsibull-changelog lint
+
+test: deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
+	@echo "make test: all gates passed"
+
+bench: deps venv
+	$(PY) tests/bench/bench_parse.py
+
+clean:
+	rm -rf build $(VENV) $(VENV)-sanity .mypy_cache .ruff_cache .pytest_cache .hypothesis

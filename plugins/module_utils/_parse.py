@@ -1,0 +1,153 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Entry point of the results core: recognise any iperf output and parse it.
+
+``parse()`` takes text (or an already decoded iperf3 JSON document) and returns one
+normalized result. ``parse_all()`` returns every test found in a log.
+
+Multi-test logs: a server that ran several tests prints a ``Server listening`` banner
+before each. ``parse_all()`` splits the log at those banners and returns one result per
+test that holds any figure. ``parse()`` returns the last such test (the most recent run)
+and says in ``warnings`` how many tests the log held, so nothing is silently dropped.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text
+from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import (
+    parse_iperf3_json,
+    parse_iperf3_json_stream,
+)
+from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_text import parse_iperf3_text
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
+
+__all__ = ["detect", "parse", "parse_all", "split_tests"]
+
+_IPERF2_CSV_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d+)?,|^time,srcaddress,")
+_IPERF3_MARKERS = re.compile(
+    r"iperf3:|^iperf 3\.|Bitrate|Connecting to host |Server listening on \d+|\[ ID\]\[Role\]|"
+    r"\s(?:sender|receiver)\s*$|^- - - - |iperf Done\.",
+    re.MULTILINE,
+)
+_IPERF2_MARKERS = re.compile(
+    r"^Client connecting to |^Server listening on (?:TCP|UDP) port|connected with |^iperf: |"
+    r"^\[\s*(?:\d+|SUM|\*\d+|SUM-\d+)\]\s+\d+\.\d+\s*-\s*\d+\.\d+\s+sec\s+\S+\s+\S*Bytes\s+\S+\s+\S*bits/sec\s*$|"
+    r"Server Report:|^iperf version 2\.",
+    re.MULTILINE,
+)
+# Each new test of a server log starts after a banner like this one.
+_IPERF3_SERVER_BANNER = re.compile(r"^(?:.*\s)?Server listening on \d+.*$", re.MULTILINE)
+_IPERF2_SERVER_BANNER = re.compile(r"^Server listening on (?:TCP|UDP) port \d+.*$", re.MULTILINE)
+
+
+def _as_text(data: str | bytes) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", errors="replace")
+    return data
+
+
+def detect(text: str) -> tuple[str, str]:
+    """Tell ``(tool, kind)`` of an output: kind is ``json``, ``jsonstream``, ``text`` or ``csv``.
+
+    Raises ``IperfParseError`` when the text is recognisably neither tool.
+    """
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped.startswith("{"):
+        first_line = stripped.split("\n", 1)[0].strip()
+        if first_line.startswith('{"event"'):
+            return "iperf3", "jsonstream"
+        return "iperf3", "json"
+    for line in stripped.splitlines():
+        if line.strip():
+            if _IPERF2_CSV_RE.match(line.strip()):
+                return "iperf2", "csv"
+            break
+    iperf3_hits = len(_IPERF3_MARKERS.findall(stripped))
+    iperf2_hits = len(_IPERF2_MARKERS.findall(stripped))
+    if iperf3_hits == 0 and iperf2_hits == 0:
+        preview = stripped[:80].splitlines()[0] if stripped else ""
+        raise IperfParseError(
+            "the text is not iperf2 or iperf3 output (first line: "
+            f"{preview!r}); pass the output of iperf/iperf3 itself, or the decoded iperf3 -J document"
+        )
+    return ("iperf3", "text") if iperf3_hits >= iperf2_hits else ("iperf2", "text")
+
+
+def _parse_one(text: str) -> Result:
+    tool, kind = detect(text)
+    if kind == "json":
+        return parse_iperf3_json(None, text)
+    if kind == "jsonstream":
+        return parse_iperf3_json_stream(text)
+    if kind == "csv":
+        return parse_iperf2_csv(text)
+    if tool == "iperf3":
+        return parse_iperf3_text(text)
+    return parse_iperf2_text(text)
+
+
+def split_tests(text: str) -> list[str]:
+    """Split a server log at its ``Server listening`` banners.
+
+    Text before the first banner belongs to the first piece; a log without banners, or with
+    a single one, is returned whole.
+    """
+    tool, kind = detect(text)
+    if kind != "text":
+        return [text]
+    banner = _IPERF3_SERVER_BANNER if tool == "iperf3" else _IPERF2_SERVER_BANNER
+    starts = [m.start() for m in banner.finditer(text)]
+    if len(starts) <= 1:
+        return [text]
+    cuts = [0, *starts[1:], len(text)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if text[a:b].strip()]
+
+
+def _has_figures(result: Result) -> bool:
+    return bool(result.get("sent") or result.get("received") or result.get("intervals") or result.get("error"))
+
+
+def parse_all(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> list[Result]:
+    """Parse every test found in ``data``; see the module docstring for multi-test logs."""
+    if isinstance(data, Mapping):
+        return [parse(data, keep_raw=keep_raw)]
+    text = _as_text(data)
+    pieces = split_tests(text)
+    results = [_parse_one(piece) for piece in pieces]
+    kept = [(p, r) for p, r in zip(pieces, results, strict=True) if _has_figures(r)]
+    if not kept:
+        kept = [(pieces[-1], results[-1])]
+    out = []
+    for piece, result in kept:
+        if keep_raw or result.get("error"):
+            result.setdefault("raw", piece)
+        out.append(result)
+    return out
+
+
+def parse(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> Result:
+    """Parse one iperf output (text, bytes, or a decoded iperf3 JSON document) into a result.
+
+    ``keep_raw`` puts the input text under ``raw``; it is always kept when ``error`` is set.
+    """
+    if isinstance(data, Mapping):
+        result = parse_iperf3_json(data, None)
+        if keep_raw or result.get("error"):
+            result.setdefault("raw", json.dumps(data))
+        return result
+    results = parse_all(data, keep_raw=keep_raw)
+    result = results[-1]
+    if len(results) > 1:
+        result["warnings"].append(
+            f"this log holds {len(results)} tests; this is the last one (use all=true / parse_all for every test)"
+        )
+    return result

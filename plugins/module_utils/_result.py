@@ -1,0 +1,144 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The normalized iperf result (schema_version 1) and helpers every parser shares.
+
+The contract is ``shared/schema/iperf-result.schema.json``. In short:
+
+* rates are bit/s (1000-based), byte counts are bytes, times are seconds;
+* a figure the source output does not carry is ``None`` -- never guessed;
+* ``sent`` holds the sender side's totals, ``received`` the receiver side's. With ``-R`` the
+  server sends, so ``sent`` holds the server's figures as reported to the client;
+* ``bits_per_second`` (the headline) is ``received`` when usable, else ``sent``, else ``None``.
+
+Conventions beyond the schema (extra keys are allowed by it):
+
+* ``reverse_sent`` / ``reverse_received`` -- for ``--bidir`` runs, the totals of the
+  server-to-client direction; ``sent``/``received`` then describe client-to-server;
+* ``raw`` -- the text that was parsed, kept when parsing failed or when asked for;
+* ``server_output`` -- the server's own result embedded by ``--get-server-output``.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "IperfParseError",
+    "Result",
+    "Totals",
+    "new_result",
+    "make_totals",
+    "finalize",
+    "error_result",
+]
+
+SCHEMA_VERSION = 1
+
+Result = dict[str, Any]
+Totals = dict[str, Any]
+Tool = Literal["iperf2", "iperf3"]
+Format = Literal["json", "text", "csv"]
+
+
+class IperfParseError(ValueError):
+    """The input is not iperf output this collection can recognise at all.
+
+    Raised only when not even the tool can be told; anything recognisably iperf comes back
+    as a result with ``error`` set and ``raw`` kept.
+    """
+
+
+def new_result(tool: Tool, fmt: Format) -> Result:
+    """Return a result with every required key present and every figure unknown."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": tool,
+        "tool_version": None,
+        "format": fmt,
+        "side": None,
+        "protocol": "tcp",
+        "reverse": False,
+        "bidir": False,
+        "local": None,
+        "remote": None,
+        "timestamp": None,
+        "duration": None,
+        "streams": 0,
+        "sent": None,
+        "received": None,
+        "bits_per_second": None,
+        "udp": None,
+        "cpu": None,
+        "per_stream": [],
+        "intervals": [],
+        "complete": False,
+        "warnings": [],
+        "error": None,
+    }
+
+
+def make_totals(
+    nbytes: int | None,
+    bits_per_second: float | None,
+    seconds: float | None = None,
+    retransmits: int | None = None,
+) -> Totals:
+    """Build a ``totals`` object; ``retransmits`` belongs to the sender side only."""
+    return {
+        "bytes": nbytes,
+        "bits_per_second": bits_per_second,
+        "seconds": seconds,
+        "retransmits": retransmits,
+    }
+
+
+def _usable(totals: Totals | None) -> bool:
+    return bool(totals) and totals is not None and totals.get("bits_per_second") is not None
+
+
+def finalize(result: Result) -> Result:
+    """Apply the headline rule and derive ``duration`` from the totals it uses.
+
+    A receiver total of zero bytes while the sender moved data is not usable: the run was cut
+    short, so the headline falls back to the sender and ``complete`` becomes false.
+    """
+    sent = result.get("sent")
+    received = result.get("received")
+    if (
+        _usable(received)
+        and received is not None
+        and not received.get("bytes")
+        and not received.get("bits_per_second")
+        and _usable(sent)
+        and sent is not None
+        and (sent.get("bytes") or sent.get("bits_per_second"))
+    ):
+        result["complete"] = False
+        note = "receiver totals are zero while the sender moved data: the run was cut short; headline uses the sender"
+        if note not in result["warnings"]:
+            result["warnings"].append(note)
+        headline: Totals | None = sent
+    elif _usable(received):
+        headline = received
+    elif _usable(sent):
+        headline = sent
+    else:
+        headline = None
+    result["bits_per_second"] = None if headline is None else headline["bits_per_second"]
+    if result.get("duration") is None and headline is not None:
+        result["duration"] = headline.get("seconds")
+    if result.get("error"):
+        result["complete"] = False
+    return result
+
+
+def error_result(tool: Tool, fmt: Format, raw: str, message: str) -> Result:
+    """A result for output that holds no measurement, with the raw text kept beside it."""
+    result = new_result(tool, fmt)
+    result["error"] = message
+    result["raw"] = raw
+    return finalize(result)

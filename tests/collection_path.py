@@ -1,0 +1,32 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Expose this checkout as ``ansible_collections.esxilab.iperf`` (for tests and benchmarks)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ESXILAB_SHARED", REPO.parent / "shared"))
+FIXTURES = SHARED / "fixtures" / "iperf"
+SCHEMA = SHARED / "schema" / "iperf-result.schema.json"
+
+
+def ensure_collection_path() -> Path:
+    """Create (once) the symlink tree and put it on ``sys.path``; return its root."""
+    base = Path(tempfile.gettempdir()) / f"esxilab-iperf-{os.getuid()}-{hashlib.sha256(str(REPO).encode()).hexdigest()[:10]}"
+    link = base / "ansible_collections" / "esxilab" / "iperf"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            link.symlink_to(REPO, target_is_directory=True)
+        except FileExistsError:
+            pass
+    if str(base) not in sys.path:
+        sys.path.insert(0, str(base))
+    return base

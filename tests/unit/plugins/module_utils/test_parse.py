@@ -1,0 +1,131 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The dispatcher over every shared fixture: right tool and format, schema-valid, raw kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._parse import detect, parse, parse_all, split_tests
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError
+from tests.collection_path import FIXTURES, SCHEMA
+
+ALL_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.name != "README.md")
+VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
+
+
+def _expected_kind(path: Path) -> tuple[str, str]:
+    tool = path.name.split("-", 1)[0]
+    for kind in ("jsonstream", "json", "csv", "text"):
+        if f"-{kind}-" in path.name:
+            return tool, kind
+    raise AssertionError(f"fixture name does not say its kind: {path.name}")
+
+
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def test_fixture_corpus_is_present() -> None:
+    assert len(ALL_FIXTURES) >= 80, f"expected the shared corpus at {FIXTURES}"
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
+def test_detect_tells_tool_and_kind(path: Path) -> None:
+    assert detect(_read(path)) == _expected_kind(path)
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
+def test_every_fixture_parses_to_a_schema_valid_result(path: Path) -> None:
+    tool, kind = _expected_kind(path)
+    for result in parse_all(_read(path)):
+        errors = sorted(VALIDATOR.iter_errors(result), key=lambda e: list(e.path))
+        assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+        assert result["tool"] == tool
+        assert result["format"] == ("json" if kind == "jsonstream" else kind)
+        if result["error"]:
+            assert result["raw"], "an error result must keep the raw text"
+            assert result["complete"] is False
+        if result["bits_per_second"] is not None:
+            assert result["sent"] or result["received"]
+
+
+def test_decoded_json_document_is_accepted() -> None:
+    path = FIXTURES / "iperf3-3.1.3-json-client-tcp-pscheduler.json"
+    from_text = parse(_read(path))
+    from_dict = parse(json.loads(_read(path)))
+    assert from_dict["bits_per_second"] == from_text["bits_per_second"]
+    assert from_dict["bits_per_second"] is not None
+
+
+def test_keep_raw_puts_the_input_beside_the_result() -> None:
+    path = FIXTURES / "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
+    text = _read(path)
+    assert "raw" not in parse(text)
+    assert parse(text, keep_raw=True)["raw"] == text
+
+
+def test_bytes_input_is_decoded() -> None:
+    path = FIXTURES / "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
+    assert parse(path.read_bytes())["bits_per_second"] == parse(_read(path))["bits_per_second"]
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "hello world\nthis is not iperf\n", "PING 198.18.0.1 (198.18.0.1)"])
+def test_non_iperf_text_is_an_error_naming_the_fix(text: str) -> None:
+    with pytest.raises(IperfParseError, match="not iperf2 or iperf3 output"):
+        parse(text)
+
+
+def test_truncated_json_is_an_error_result_with_raw() -> None:
+    path = FIXTURES / "iperf3-3.9-json-client-tcp-n10k-TRUNCATED-cloudpilot.json"
+    result = parse(_read(path))
+    assert result["error"]
+    assert result["raw"] == _read(path)
+    assert result["complete"] is False
+
+
+SERVER_LOG_TWO_TESTS = """-----------------------------------------------------------
+Server listening on 5201 (test #1)
+-----------------------------------------------------------
+Accepted connection from 198.18.0.12, port 40000
+[  5] local 198.18.0.11 port 5201 connected to 198.18.0.12 port 40002
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec   112 MBytes   941 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec   112 MBytes   941 Mbits/sec                  receiver
+-----------------------------------------------------------
+Server listening on 5201 (test #2)
+-----------------------------------------------------------
+Accepted connection from 198.18.0.13, port 40010
+[  5] local 198.18.0.11 port 5201 connected to 198.18.0.13 port 40012
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec  56.0 MBytes   470 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec  56.0 MBytes   470 Mbits/sec                  receiver
+-----------------------------------------------------------
+Server listening on 5201 (test #3)
+-----------------------------------------------------------
+"""
+
+
+def test_multi_test_server_log_splits_into_tests() -> None:
+    pieces = split_tests(SERVER_LOG_TWO_TESTS)
+    assert len(pieces) == 3
+    results = parse_all(SERVER_LOG_TWO_TESTS)
+    assert [r["bits_per_second"] for r in results] == [941e6, 470e6]
+    assert all(r["side"] == "server" for r in results)
+
+
+def test_parse_of_multi_test_log_returns_the_last_and_says_so() -> None:
+    result: dict[str, Any] = parse(SERVER_LOG_TWO_TESTS)
+    assert result["bits_per_second"] == 470e6
+    assert result["received"]["bytes"] == 56 * 1024 * 1024
+    assert any("2 tests" in w for w in result["warnings"])
