@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.collection_path import ensure_collection_path  # noqa: E402
+from tests.collection_path import ensure_collection_path
 
 ensure_collection_path()
 
@@ -72,15 +72,39 @@ def _cases(duration: int) -> list[tuple[str, list[str], list[str], bool]]:
             ("iperf3 TCP -R -J", ["-R", "-J"], False),
             ("iperf3 UDP -b 100M text", ["-u", "-b", "100M"], False),
         ):
-            cases.append((label, ["iperf3", "-s", "-1", "-B", LOOPBACK, "-p", "{port}"],
-                          ["iperf3", "-c", LOOPBACK, "-p", "{port}", "-t", t, *extra], udp))
+            cases.append(
+                (
+                    label,
+                    ["iperf3", "-s", "-1", "-B", LOOPBACK, "-p", "{port}"],
+                    ["iperf3", "-c", LOOPBACK, "-p", "{port}", "-t", t, *extra],
+                    udp,
+                )
+            )
     if shutil.which("iperf"):
-        cases.append(("iperf2 TCP -e text", ["iperf", "-s", "-B", LOOPBACK, "-p", "{port}"],
-                      ["iperf", "-c", LOOPBACK, "-p", "{port}", "-t", t, "-e"], False))
-        cases.append(("iperf2 TCP -P 2 CSV", ["iperf", "-s", "-B", LOOPBACK, "-p", "{port}"],
-                      ["iperf", "-c", LOOPBACK, "-p", "{port}", "-t", t, "-P", "2", "-y", "C"], False))
-        cases.append(("iperf2 UDP -b 100M text", ["iperf", "-s", "-u", "-B", LOOPBACK, "-p", "{port}"],
-                      ["iperf", "-c", LOOPBACK, "-u", "-b", "100M", "-p", "{port}", "-t", t], True))
+        cases.append(
+            (
+                "iperf2 TCP -e text",
+                ["iperf", "-s", "-B", LOOPBACK, "-p", "{port}"],
+                ["iperf", "-c", LOOPBACK, "-p", "{port}", "-t", t, "-e"],
+                False,
+            )
+        )
+        cases.append(
+            (
+                "iperf2 TCP -P 2 CSV",
+                ["iperf", "-s", "-B", LOOPBACK, "-p", "{port}"],
+                ["iperf", "-c", LOOPBACK, "-p", "{port}", "-t", t, "-P", "2", "-y", "C"],
+                False,
+            )
+        )
+        cases.append(
+            (
+                "iperf2 UDP -b 100M text",
+                ["iperf", "-s", "-u", "-B", LOOPBACK, "-p", "{port}"],
+                ["iperf", "-c", LOOPBACK, "-u", "-b", "100M", "-p", "{port}", "-t", t],
+                True,
+            )
+        )
     return cases
 
 
@@ -107,7 +131,18 @@ def _row(label: str, result: Result) -> list[str]:
 
 
 def print_table(rows: list[list[str]]) -> None:
-    header = ["run", "tool", "parsed", "streams", "sent Mbit/s", "recv Mbit/s", "headline", "retr", "loss %", "complete"]
+    header = [
+        "run",
+        "tool",
+        "parsed",
+        "streams",
+        "sent Mbit/s",
+        "recv Mbit/s",
+        "headline",
+        "retr",
+        "loss %",
+        "complete",
+    ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
     print(line)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -19,14 +20,13 @@ SCHEMA = SHARED / "schema" / "iperf-result.schema.json"
 
 def ensure_collection_path() -> Path:
     """Create (once) the symlink tree and put it on ``sys.path``; return its root."""
-    base = Path(tempfile.gettempdir()) / f"esxilab-iperf-{os.getuid()}-{hashlib.sha256(str(REPO).encode()).hexdigest()[:10]}"
+    digest = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
+    base = Path(tempfile.gettempdir()) / f"esxilab-iperf-{os.getuid()}-{digest}"
     link = base / "ansible_collections" / "esxilab" / "iperf"
     if not link.exists():
         link.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        with contextlib.suppress(FileExistsError):
             link.symlink_to(REPO, target_is_directory=True)
-        except FileExistsError:
-            pass
     if str(base) not in sys.path:
         sys.path.insert(0, str(base))
     return base

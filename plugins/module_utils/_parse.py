@@ -16,6 +16,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -33,17 +34,23 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._result import Iperf
 __all__ = ["detect", "parse", "parse_all", "split_tests"]
 
 _IPERF2_CSV_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d+)?,|^time,srcaddress,")
+# Phrases only one of the tools prints (from iperf3 src/iperf_locale.c and iperf2 src/Locale.c).
 _IPERF3_MARKERS = re.compile(
-    r"iperf3:|^iperf 3\.|Bitrate|Connecting to host |Server listening on \d+|\[ ID\]\[Role\]|"
-    r"\s(?:sender|receiver)\s*$|^- - - - |iperf Done\.",
+    r"iperf3: |^iperf 3\.|Connecting to host |Server listening on \d+|Accepted connection from |"
+    r"\] local \S+ port \d+ connected to |\[ ID\]\[Role\]|Reverse mode, remote host |"
+    r"\s(?:sender|receiver)\s*$|^- - - - |iperf Done\.|\[ ID\] Interval {11}Transfer",
     re.MULTILINE,
 )
 _IPERF2_MARKERS = re.compile(
-    r"^Client connecting to |^Server listening on (?:TCP|UDP) port|connected with |^iperf: |"
-    r"^\[\s*(?:\d+|SUM|\*\d+|SUM-\d+)\]\s+\d+\.\d+\s*-\s*\d+\.\d+\s+sec\s+\S+\s+\S*Bytes\s+\S+\s+\S*bits/sec\s*$|"
-    r"Server Report:|^iperf version 2\.",
+    r"^Client connecting to |^Server listening on (?:TCP|UDP) port|\] local \S+ port \d+ connected with |"
+    r"^iperf: |Server Report:|^iperf version 2\.|\[ ID\] Interval {7}Transfer|"
+    r"^(?:[TU]CP|UDP) (?:window|buffer) size: |^\[\s*(?:\d+|SUM)\]\s+\d+\.\d-\s*\d+\.\d sec ",
     re.MULTILINE,
 )
+# A bare interval line: "[  5]   0.00-1.00   sec ..." (iperf3, always 2 decimals) or
+# "[  3]  0.0- 1.0 sec ..." / "[  1] 0.0000-1.0001 sec ..." (iperf2 legacy / fast sampling).
+_BARE_INTERVAL = re.compile(r"^\[\s*(?:\d+|SUM)\](?:\[\w+\])?\s+\d+\.(\d+)-\s*\d+\.\d+\s+sec\s", re.MULTILINE)
+_WEAK_DETECTION = "no banner or header names the tool; told {tool} by the interval format ({decimals} decimals)"
 # Each new test of a server log starts after a banner like this one.
 _IPERF3_SERVER_BANNER = re.compile(r"^(?:.*\s)?Server listening on \d+.*$", re.MULTILINE)
 _IPERF2_SERVER_BANNER = re.compile(r"^Server listening on (?:TCP|UDP) port \d+.*$", re.MULTILINE)
@@ -55,44 +62,59 @@ def _as_text(data: str | bytes) -> str:
     return data
 
 
+def _detect(text: str) -> tuple[str, str, str | None]:
+    """``(tool, kind, note)``; ``note`` says how the tool was told when no phrase names it."""
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped.startswith("{"):
+        first_line = stripped.split("\n", 1)[0].strip()
+        if first_line.startswith('{"event"'):
+            return "iperf3", "jsonstream", None
+        return "iperf3", "json", None
+    for line in stripped.splitlines():
+        if line.strip():
+            if _IPERF2_CSV_RE.match(line.strip()):
+                return "iperf2", "csv", None
+            break
+    iperf3_hits = len(_IPERF3_MARKERS.findall(stripped))
+    iperf2_hits = len(_IPERF2_MARKERS.findall(stripped))
+    if iperf3_hits or iperf2_hits:
+        return ("iperf3" if iperf3_hits >= iperf2_hits else "iperf2"), "text", None
+    bare = _BARE_INTERVAL.search(stripped)
+    if bare:
+        decimals = len(bare.group(1))
+        tool = "iperf3" if decimals == 2 else "iperf2"
+        return tool, "text", _WEAK_DETECTION.format(tool=tool, decimals=decimals)
+    preview = stripped[:80].splitlines()[0] if stripped else ""
+    raise IperfParseError(
+        "the text is not iperf2 or iperf3 output (first line: "
+        f"{preview!r}); pass the output of iperf/iperf3 itself, or the decoded iperf3 -J document"
+    )
+
+
 def detect(text: str) -> tuple[str, str]:
     """Tell ``(tool, kind)`` of an output: kind is ``json``, ``jsonstream``, ``text`` or ``csv``.
 
     Raises ``IperfParseError`` when the text is recognisably neither tool.
     """
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if stripped.startswith("{"):
-        first_line = stripped.split("\n", 1)[0].strip()
-        if first_line.startswith('{"event"'):
-            return "iperf3", "jsonstream"
-        return "iperf3", "json"
-    for line in stripped.splitlines():
-        if line.strip():
-            if _IPERF2_CSV_RE.match(line.strip()):
-                return "iperf2", "csv"
-            break
-    iperf3_hits = len(_IPERF3_MARKERS.findall(stripped))
-    iperf2_hits = len(_IPERF2_MARKERS.findall(stripped))
-    if iperf3_hits == 0 and iperf2_hits == 0:
-        preview = stripped[:80].splitlines()[0] if stripped else ""
-        raise IperfParseError(
-            "the text is not iperf2 or iperf3 output (first line: "
-            f"{preview!r}); pass the output of iperf/iperf3 itself, or the decoded iperf3 -J document"
-        )
-    return ("iperf3", "text") if iperf3_hits >= iperf2_hits else ("iperf2", "text")
+    tool, kind, _note = _detect(text)
+    return tool, kind
 
 
 def _parse_one(text: str) -> Result:
-    tool, kind = detect(text)
+    tool, kind, note = _detect(text)
     if kind == "json":
-        return parse_iperf3_json(None, text)
-    if kind == "jsonstream":
-        return parse_iperf3_json_stream(text)
-    if kind == "csv":
-        return parse_iperf2_csv(text)
-    if tool == "iperf3":
-        return parse_iperf3_text(text)
-    return parse_iperf2_text(text)
+        result = parse_iperf3_json(None, text)
+    elif kind == "jsonstream":
+        result = parse_iperf3_json_stream(text)
+    elif kind == "csv":
+        result = parse_iperf2_csv(text)
+    elif tool == "iperf3":
+        result = parse_iperf3_text(text)
+    else:
+        result = parse_iperf2_text(text)
+    if note:
+        result["warnings"].append(note)
+    return result
 
 
 def split_tests(text: str) -> list[str]:
@@ -109,7 +131,7 @@ def split_tests(text: str) -> list[str]:
     if len(starts) <= 1:
         return [text]
     cuts = [0, *starts[1:], len(text)]
-    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if text[a:b].strip()]
+    return [text[a:b] for a, b in itertools.pairwise(cuts) if text[a:b].strip()]
 
 
 def _has_figures(result: Result) -> bool:

@@ -129,3 +129,23 @@ def test_parse_of_multi_test_log_returns_the_last_and_says_so() -> None:
     assert result["bits_per_second"] == 470e6
     assert result["received"]["bytes"] == 56 * 1024 * 1024
     assert any("2 tests" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("text", "tool"),
+    [
+        ("[  5]   0.00-1.00   sec   112 MBytes   941 Mbits/sec\n", "iperf3"),
+        ("[  1] 0.0000-1.0001 sec   112 MBytes   941 Mbits/sec\n", "iperf2"),
+    ],
+)
+def test_bare_interval_lines_are_told_by_their_format_and_say_so(text: str, tool: str) -> None:
+    assert detect(text) == (tool, "text")
+    result = parse(text)
+    assert result["tool"] == tool
+    assert any("interval format" in w for w in result["warnings"])
+
+
+def test_legacy_one_decimal_interval_is_iperf2_without_doubt() -> None:
+    result = parse("[  3]  0.0- 1.0 sec   112 MBytes   941 Mbits/sec\n")
+    assert result["tool"] == "iperf2"
+    assert not any("interval format" in w for w in result["warnings"])
