@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 __all__ = [
     "UnitError",
     "parse_bytes",
-    "parse_rate",
     "parse_number",
+    "parse_rate",
 ]
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
@@ -60,7 +61,7 @@ def parse_bytes(text: str) -> int:
     value = parse_number(match.group("num"))
     if value < 0:
         raise UnitError(f"negative byte amount: {text!r}")
-    return int(round(value * _BYTE_PREFIX[match.group("prefix")]))
+    return round(value * _BYTE_PREFIX[match.group("prefix")])
 
 
 def parse_rate(text: str) -> float:
@@ -72,6 +73,6 @@ def parse_rate(text: str) -> float:
     if value < 0:
         raise UnitError(f"negative rate: {text!r}")
     prefix = match.group("prefix")
-    if match.group("kind") == "bits":
-        return value * _BIT_PREFIX[prefix]
-    return value * _BYTE_PREFIX[prefix] * 8
+    # Decimal keeps "32.2 Gbits/sec" at 32200000000.0 instead of binary-float noise.
+    scale = _BIT_PREFIX[prefix] if match.group("kind") == "bits" else _BYTE_PREFIX[prefix] * 8
+    return float(Decimal(match.group("num")) * scale)
