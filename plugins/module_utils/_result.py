@@ -30,10 +30,10 @@ __all__ = [
     "IperfParseError",
     "Result",
     "Totals",
-    "new_result",
-    "make_totals",
-    "finalize",
     "error_result",
+    "finalize",
+    "make_totals",
+    "new_result",
 ]
 
 SCHEMA_VERSION = 1
