@@ -1,0 +1,200 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Backend of ``esxilab.iperf.esxi_firewall``: read, plan, apply and verify over the ESXi shell.
+
+Controller-side only. The host is reached through ``execute(command) -> CommandOutput``, which
+the action plugin implements with the connection's plain shell (no Python on ESXi). Parsing and
+planning are the pure functions of ``module_utils/_esxcli.py``; this file strings them together
+in the collection's idempotency order: read current -> compute differences -> none: unchanged ->
+check mode: report the diff -> apply -> read again and verify -> return previous/current.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
+    EsxiError,
+    FirewallDesired,
+    FirewallPlan,
+    FirewallStatus,
+    Ruleset,
+    failure_from_output,
+    parse_firewall_get,
+    parse_ruleset_list,
+    plan_firewall,
+)
+
+__all__ = [
+    "ARGUMENT_SPEC",
+    "MUTUALLY_EXCLUSIVE",
+    "CommandOutput",
+    "EsxiFirewallError",
+    "desired_from_args",
+    "run",
+]
+
+_NAME = "esxilab.iperf.esxi_firewall"
+GET = "esxcli network firewall get"
+RULESET_LIST = "esxcli network firewall ruleset list"
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "enabled": {"type": "bool"},
+    "default_action": {"type": "str", "choices": ["PASS", "DROP"]},
+    "rulesets": {"type": "dict"},
+    "restore": {"type": "dict"},
+}
+MUTUALLY_EXCLUSIVE = [("restore", "enabled"), ("restore", "default_action"), ("restore", "rulesets")]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutput:
+    rc: int
+    stdout: str
+    stderr: str
+
+
+class EsxiFirewallError(Exception):
+    """Stop the task: ``message`` names the cause and the fix; ``result`` keeps what is known."""
+
+    def __init__(self, message: str, result: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.result = dict(result or {})
+
+
+def _bool_map(value: Any, where: str) -> dict[str, bool]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise EsxiFirewallError(f"{_NAME}: {where} must be a mapping of ruleset id to true/false")
+    out: dict[str, bool] = {}
+    for key, flag in value.items():
+        if not isinstance(flag, bool):
+            raise EsxiFirewallError(
+                f"{_NAME}: {where}.{key} must be true or false, got {flag!r}"
+                " (a ruleset is enabled or disabled; use its id as the key)"
+            )
+        out[str(key)] = flag
+    return out
+
+
+def desired_from_args(args: Mapping[str, Any]) -> FirewallDesired:
+    """The wanted state from the options; ``restore`` is the ``restore`` return value of a run."""
+    source: Mapping[str, Any] = args
+    where = ""
+    if args.get("restore") is not None:
+        source = args["restore"]
+        where = "restore."
+        unknown = set(source) - {"enabled", "default_action", "rulesets"}
+        if unknown:
+            raise EsxiFirewallError(
+                f"{_NAME}: restore has unknown keys {sorted(unknown)}; pass the restore value a previous"
+                " esxi_firewall task returned"
+            )
+    enabled = source.get("enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise EsxiFirewallError(f"{_NAME}: {where}enabled must be true or false, got {enabled!r}")
+    action = source.get("default_action")
+    if action is not None and action not in ("PASS", "DROP"):
+        raise EsxiFirewallError(f"{_NAME}: {where}default_action must be PASS or DROP, got {action!r}")
+    return FirewallDesired(
+        enabled=enabled,
+        default_action=action,
+        rulesets=_bool_map(source.get("rulesets"), f"{where}rulesets"),
+    )
+
+
+def _checked(execute: Callable[[str], CommandOutput], command: str) -> str:
+    out = execute(command)
+    failure = failure_from_output(out.stdout + ("\n" + out.stderr if out.stderr else ""), out.rc)
+    if failure is not None:
+        label = f"[{failure.error_class}] " if failure.error_class else ""
+        raise EsxiFirewallError(f"{_NAME}: '{command}' failed (exit status {out.rc}): {label}{failure.message}")
+    return out.stdout
+
+
+def _read(execute: Callable[[str], CommandOutput], with_rulesets: bool) -> tuple[FirewallStatus, list[Ruleset]]:
+    status = parse_firewall_get(_checked(execute, GET))
+    rulesets = parse_ruleset_list(_checked(execute, RULESET_LIST)) if with_rulesets else []
+    return status, rulesets
+
+
+def _view(status: FirewallStatus, rulesets: list[Ruleset], names: Mapping[str, bool]) -> dict[str, Any]:
+    by_name = {r.name: r.enabled for r in rulesets}
+    return {
+        "enabled": status.enabled,
+        "default_action": status.default_action,
+        "loaded": status.loaded,
+        "rulesets": {name: by_name.get(name) for name in sorted(names)},
+    }
+
+
+def _restore_value(plan: FirewallPlan) -> dict[str, Any]:
+    previous = plan.previous
+    out: dict[str, Any] = {}
+    if previous.enabled is not None:
+        out["enabled"] = previous.enabled
+    if previous.default_action is not None:
+        out["default_action"] = previous.default_action
+    if previous.rulesets:
+        out["rulesets"] = dict(sorted(previous.rulesets.items()))
+    return out
+
+
+def run(args: Mapping[str, Any], execute: Callable[[str], CommandOutput], *, check_mode: bool) -> dict[str, Any]:
+    """Bring the firewall to the wanted state; the task result (raises :class:`EsxiFirewallError`)."""
+    desired = desired_from_args(args)
+    try:
+        status, rulesets = _read(execute, bool(desired.rulesets))
+        plan = plan_firewall(status, desired, rulesets)
+    except EsxiError as exc:
+        raise EsxiFirewallError(f"{_NAME}: {exc}") from exc
+
+    previous = _view(status, rulesets, desired.rulesets)
+    result: dict[str, Any] = {
+        "changed": plan.changed,
+        "previous": previous,
+        "restore": _restore_value(plan),
+        "commands": [step.command for step in plan.steps],
+        "diff": {"before": plan.before, "after": plan.after},
+    }
+    if plan.warnings:
+        result["warnings"] = [f"{_NAME}: {w}" for w in plan.warnings]
+    if not plan.changed or check_mode:
+        planned = dict(previous)
+        planned.update({k: v for k, v in plan.after.items() if k != "rulesets"})
+        planned["rulesets"] = {**previous["rulesets"], **plan.after["rulesets"]}
+        result["current"] = planned
+        return result
+
+    done: list[str] = []
+    for step in plan.steps:
+        try:
+            _checked(execute, step.command)
+        except EsxiFirewallError as exc:
+            raise EsxiFirewallError(
+                f"{exc.message}. Commands already applied: {done or 'none'}; to undo them run this module with"
+                " restore set to the 'restore' value in this result.",
+                {**result, "changed": bool(done), "commands": done},
+            ) from exc
+        done.append(step.command)
+
+    try:
+        status_after, rulesets_after = _read(execute, bool(desired.rulesets))
+    except EsxiError as exc:
+        raise EsxiFirewallError(
+            f"{_NAME}: the changes were applied but reading them back failed: {exc}", result
+        ) from exc
+    current = _view(status_after, rulesets_after, desired.rulesets)
+    result["current"] = current
+    left = plan_firewall(status_after, desired, rulesets_after)
+    if left.changed:
+        wrong = ", ".join(f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in left.changes)
+        raise EsxiFirewallError(f"{_NAME}: esxcli accepted the commands but the firewall now reports: {wrong}", result)
+    return result
