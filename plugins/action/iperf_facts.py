@@ -1,0 +1,499 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin of ``esxilab.iperf.iperf_facts`` (documentation: plugins/modules/iperf_facts.py).
+
+Everything runs on the controller except **one** plain POSIX ``sh`` command per task on the
+host (busybox ``ash`` on ESXi is enough; no Python there). That command:
+
+1. lists every iperf binary -- the names ``iperf iperf2 iperf3 iperf3.copy iperf.copy`` in each
+   ``$PATH`` directory, the ESXi locations and the user's ``paths`` -- probed with ``[ -x ]``
+   (not ``command -v``, which stops at the first hit and is unreliable on old busybox), and
+   runs ``<binary> -v`` for each (stderr merged: iperf2 prints its banner there);
+2. expands the ``src`` globs in the host's shell and ``cat``s every file.
+
+The sections of its output are framed by marker lines carrying a random token, so any file
+content passes through unchanged and nothing needs a second round trip.
+
+Pure helpers (script building, output splitting, glob quoting) are module-level functions,
+unit-tested without a connection.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse_all
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.module_utils._tools import describe_tool
+
+__all__ = [
+    "ARGUMENT_SPEC",
+    "ESXI_PATHS",
+    "PATH_NAMES",
+    "ActionModule",
+    "FileRead",
+    "ProbeOutput",
+    "ToolProbe",
+    "build_script",
+    "collect_results",
+    "has_glob",
+    "parse_probe_output",
+    "sh_glob_word",
+    "tool_facts",
+]
+
+# Names looked for in every $PATH directory.
+PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
+# Fixed locations on ESXi: the bundled vSAN iperf3 (and the copy that may listen), and the
+# community iperf 2.0.5 VIB (and its copy).
+ESXI_PATHS = (
+    "/usr/lib/vmware/vsan/bin/iperf3",
+    "/usr/lib/vmware/vsan/bin/iperf3.copy",
+    "/opt/iperf/bin/iperf",
+    "/opt/iperf/bin/iperf.copy",
+)
+ON_PARSE_ERROR = ("fail", "skip", "keep")
+
+# The options; ``src``, ``content`` and ``paths`` are checked by hand for clearer messages.
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "gather_tools": {"type": "bool", "default": True},
+    "paths": {"type": "raw", "default": []},
+    "src": {"type": "raw"},
+    "content": {"type": "raw"},
+    "labels": {"type": "dict", "default": {}},
+    "on_parse_error": {"type": "str", "default": "fail", "choices": list(ON_PARSE_ERROR)},
+}
+
+_NAME = "esxilab.iperf.iperf_facts"
+_SAFE_BRACKET = re.compile(r"\[!?[A-Za-z0-9._:,+@%=^-]+\]")
+
+
+class OptionError(ValueError):
+    """An option has a value this action cannot use; the message names the option."""
+
+
+# --------------------------------------------------------------------------------------
+# Shell script
+# --------------------------------------------------------------------------------------
+
+
+def has_glob(pattern: str) -> bool:
+    """Whether the host's shell would expand ``pattern`` (``*``, ``?`` or a ``[...]`` class)."""
+    return "*" in pattern or "?" in pattern or bool(_SAFE_BRACKET.search(pattern))
+
+
+def sh_glob_word(pattern: str) -> str:
+    """Quote ``pattern`` for ``sh`` leaving only ``*``, ``?`` and simple ``[...]`` active.
+
+    Everything else is single-quoted, so ``$``, backquotes, ``;``, spaces and quotes in a
+    path are literal. A leading ``~/`` becomes ``"$HOME"/``.
+    """
+    out: list[str] = []
+    literal: list[str] = []
+
+    def flush() -> None:
+        if literal:
+            out.append(shlex.quote("".join(literal)))
+            literal.clear()
+
+    rest = pattern
+    if rest == "~" or rest.startswith("~/"):
+        out.append('"$HOME"')
+        rest = rest[1:]
+    index = 0
+    while index < len(rest):
+        char = rest[index]
+        if char in "*?":
+            flush()
+            out.append(char)
+            index += 1
+            continue
+        if char == "[":
+            match = _SAFE_BRACKET.match(rest, index)
+            if match:
+                flush()
+                out.append(match.group(0))
+                index = match.end()
+                continue
+        literal.append(char)
+        index += 1
+    flush()
+    return "".join(out) or "''"
+
+
+_SCRIPT_HEAD = r"""M=%(marker)s
+printf '%%s START\n' "$M"
+seen='
+'
+probe() {
+  case $1 in */*) _d=${1%%/*}; _n=${1##*/} ;; *) _d=.; _n=$1 ;; esac
+  [ -n "$_d" ] || _d=/
+  _c=$(cd -P "$_d" 2>/dev/null && pwd -P) || _c=$_d
+  case $_c in */) _c=$_c$_n ;; *) _c=$_c/$_n ;; esac
+  case $seen in *"
+$_c
+"*) return 0 ;; esac
+  seen=$seen$_c'
+'
+  if [ -d "$1" ]; then
+    [ "$2" = 1 ] && printf '\n%%s TOOL %%s\n\n%%s TOOLEND directory\n' "$M" "$_c" "$M"
+  elif [ ! -e "$1" ]; then
+    [ "$2" = 1 ] && printf '\n%%s TOOL %%s\n\n%%s TOOLEND missing\n' "$M" "$_c" "$M"
+  elif [ ! -x "$1" ]; then
+    printf '\n%%s TOOL %%s\n\n%%s TOOLEND noexec\n' "$M" "$_c" "$M"
+  else
+    printf '\n%%s TOOL %%s\n' "$M" "$_c"
+    "$1" -v </dev/null 2>&1
+    printf '\n%%s TOOLEND %%s\n' "$M" "$?"
+  fi
+  return 0
+}
+readf() {
+  if [ -d "$1" ]; then
+    printf '\n%%s FILE %%s\n\n%%s FILEEND directory\n' "$M" "$1" "$M"
+  elif [ ! -e "$1" ]; then
+    printf '\n%%s FILE %%s\n\n%%s FILEEND missing\n' "$M" "$1" "$M"
+  elif [ ! -r "$1" ]; then
+    printf '\n%%s FILE %%s\n\n%%s FILEEND unreadable\n' "$M" "$1" "$M"
+  else
+    printf '\n%%s FILE %%s\n' "$M" "$1"
+    cat <"$1" 2>&1
+    printf '\n%%s FILEEND %%s\n' "$M" "$?"
+  fi
+  return 0
+}
+"""
+
+_SCRIPT_PATH_SCAN = r"""set -f
+_ifs=$IFS
+IFS=:
+for _p in $PATH; do
+  IFS=$_ifs
+  [ -n "$_p" ] || continue
+  for _n in %(names)s; do
+    [ -f "$_p/$_n" ] && probe "$_p/$_n" 0
+  done
+done
+IFS=$_ifs
+set +f
+"""
+
+
+def build_script(
+    marker: str,
+    *,
+    gather_tools: bool = True,
+    extra_paths: Sequence[str] = (),
+    sources: Sequence[str] = (),
+) -> str:
+    """The POSIX ``sh`` script run on the host (see the module docstring for its output)."""
+    if not re.fullmatch(r"[A-Za-z0-9_]+", marker):
+        raise ValueError(f"marker must be alphanumeric: {marker!r}")
+    parts = [_SCRIPT_HEAD % {"marker": marker}]
+    if gather_tools:
+        parts.append(_SCRIPT_PATH_SCAN % {"names": " ".join(PATH_NAMES)})
+        parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_PATHS)
+        parts.extend(f"probe {shlex.quote(path)} 1\n" for path in extra_paths)
+    for index, pattern in enumerate(sources):
+        parts.append(f"printf '\\n%s SRC %s\\n' \"$M\" {index}\n")
+        parts.append(f'for _f in {sh_glob_word(pattern)}; do readf "$_f"; done\n')
+    parts.append("printf '\\n%s DONE\\n' \"$M\"\n")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------------------
+# Splitting the output
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ToolProbe:
+    """One binary the script looked at: its ``-v`` output and exit status, or why it was not run."""
+
+    path: str
+    output: str = ""
+    rc: int | None = None
+    problem: str | None = None
+
+
+@dataclass
+class FileRead:
+    """One file (or an unmatched pattern) of ``src`` item ``src_index``."""
+
+    src_index: int
+    path: str
+    content: str | None = None
+    problem: str | None = None
+
+
+@dataclass
+class ProbeOutput:
+    """The script's output, split into its sections."""
+
+    tools: list[ToolProbe] = field(default_factory=list)
+    files: list[FileRead] = field(default_factory=list)
+    finished: bool = False
+    tty: bool = False
+
+
+_PROBLEMS = {
+    "directory": "is a directory",
+    "missing": "does not exist",
+    "noexec": "is not executable",
+    "unreadable": "is not readable by the connection user",
+}
+
+
+def _end_status(word: str) -> tuple[int | None, str | None]:
+    if word.lstrip("-").isdigit():
+        return int(word), None
+    return None, _PROBLEMS.get(word, word)
+
+
+def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
+    """Split the script's stdout into tool probes and file contents.
+
+    A pseudo-terminal (ssh ``-tt``, used with become) turns every ``\\n`` into ``\\r\\n``;
+    it is detected from the ``START`` line and undone, so file content comes back exact.
+    """
+    out = ProbeOutput()
+    start = stdout.find(f"{marker} START")
+    if start < 0:
+        return out
+    text = stdout[start:]
+    if text.startswith(f"{marker} START\r\n"):
+        out.tty = True
+        text = text.replace("\r\n", "\n")
+    pattern = re.compile(rf"\n{re.escape(marker)} ([A-Z]+)(?: ([^\n]*))?(?=\n|$)")
+    matches = list(pattern.finditer(text))
+    src_index = -1
+    for number, match in enumerate(matches):
+        kind, arg = match.group(1), match.group(2) or ""
+        following = matches[number + 1] if number + 1 < len(matches) else None
+        body = text[match.end() + 1 : following.start()] if following else ""
+        if kind == "SRC":
+            src_index = int(arg)
+        elif kind == "DONE":
+            out.finished = True
+        elif kind == "TOOL" and following is not None and following.group(1) == "TOOLEND":
+            rc, problem = _end_status(following.group(2) or "")
+            out.tools.append(ToolProbe(path=arg, output=body, rc=rc, problem=problem))
+        elif kind == "FILE" and following is not None and following.group(1) == "FILEEND":
+            rc, problem = _end_status(following.group(2) or "")
+            if problem is None and rc != 0:
+                problem = f"could not be read (cat exit status {rc}): {body.strip()[:200]}"
+            out.files.append(
+                FileRead(src_index=src_index, path=arg, content=None if problem else body, problem=problem)
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Facts
+# --------------------------------------------------------------------------------------
+
+
+def tool_facts(probes: Sequence[ToolProbe]) -> list[dict[str, Any]]:
+    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``_tools.describe_tool``)."""
+    return [describe_tool(p.path, p.output, p.rc, problem=p.problem) for p in probes]
+
+
+def _error_item(source: str, labels: Mapping[str, Any], raw: str | None, message: str) -> dict[str, Any]:
+    return {
+        "source": source,
+        "labels": dict(labels),
+        "raw": raw,
+        "tool": None,
+        "bits_per_second": None,
+        "complete": False,
+        "warnings": [],
+        "error": message,
+        "parse_error": True,
+    }
+
+
+def _parse_text(data: str | Mapping[str, Any]) -> list[Result]:
+    if isinstance(data, str) and not data.strip():
+        raise IperfParseError("it is empty (no iperf output was written)")
+    try:
+        results: list[Result] = parse_all(data, keep_raw=True)
+        return results
+    except IperfParseError:
+        raise
+    except Exception as exc:  # a parser bug must not lose the file: report it like a parse error
+        raise IperfParseError(
+            f"the parser failed ({type(exc).__name__}: {exc}); "
+            f"this is a bug in {_NAME}, please report it with this file"
+        ) from exc
+
+
+def collect_results(
+    items: Sequence[tuple[str, str | Mapping[str, Any] | None, str | None]],
+    labels: Mapping[str, Any],
+    *,
+    keep_errors: bool = False,
+) -> tuple[list[dict[str, Any]], list[tuple[str, str | None, str]]]:
+    """Parse ``(source, text_or_document, problem)`` items, in order.
+
+    Returns the results (each with ``source``, ``labels`` and ``raw``; a multi-test log gives
+    one result per test) and the failures as ``(source, raw, message)``. With
+    ``keep_errors`` a failure also leaves an error item at its place among the results.
+    """
+    results: list[dict[str, Any]] = []
+    failures: list[tuple[str, str | None, str]] = []
+    for source, data, problem in items:
+        raw = data if isinstance(data, str) else None
+        if problem is not None or data is None:
+            failure = (source, raw, problem or "no data")
+        else:
+            try:
+                parsed = _parse_text(data)
+            except IperfParseError as exc:
+                failure = (source, raw, str(exc))
+            else:
+                for result in parsed:
+                    result["source"] = source
+                    result["labels"] = {**(result.get("labels") or {}), **labels}
+                    result.setdefault("raw", raw)
+                    results.append(result)
+                continue
+        failures.append(failure)
+        if keep_errors:
+            results.append(_error_item(failure[0], labels, failure[1], failure[2]))
+    return results, failures
+
+
+def _check_str_list(value: Any, option: str, example: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        sample = "/tmp/iperf/*.json" if option == "src" else "/opt/iperf/bin/iperf"
+        raise OptionError(
+            f"{option} must be a list of {example}, got {type(value).__name__} {value!r}; "
+            f"write it as a YAML list, e.g. {option}: ['{sample}']"
+        )
+    items: list[str] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise OptionError(f"{option}[{index}] must be a non-empty string ({example}), got {item!r}")
+        if "\n" in item or "\r" in item or "\0" in item:
+            raise OptionError(f"{option}[{index}] must not contain line breaks or NUL: {item!r}")
+        items.append(item)
+    return items
+
+
+# --------------------------------------------------------------------------------------
+# The action
+# --------------------------------------------------------------------------------------
+
+
+class _Fail(Exception):
+    """Stop the task with ``failed=true`` and this message."""
+
+
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type information
+    """Gather ``iperf_tools`` and ``iperf_results`` with plain ``sh`` on the host."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = dict(super().run(tmp, task_vars))
+        result["changed"] = False
+        try:
+            result.update(self._run())
+        except _Fail as exc:
+            result["failed"] = True
+            result["msg"] = str(exc)
+        except AnsibleActionFail as exc:  # option validation
+            result.update(exc.result)
+        return result
+
+    def _options(self) -> dict[str, Any]:
+        args: dict[str, Any]
+        validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("src", "content")]
+        )
+        del validation  # errors raise AnsibleActionFail inside validate_argument_spec
+        try:
+            args["src"] = _check_str_list(args.get("src"), "src", "paths or globs on the host")
+            args["paths"] = _check_str_list(args.get("paths"), "paths", "absolute paths of iperf binaries")
+        except OptionError as exc:
+            raise _Fail(f"{_NAME}: {exc}") from exc
+        for index, path in enumerate(args["paths"]):
+            if not path.startswith("/"):
+                raise _Fail(f"{_NAME}: paths[{index}] must be an absolute path of a binary on the host, got {path!r}")
+        content = args.get("content")
+        if content is not None and not isinstance(content, str | Mapping):
+            raise _Fail(
+                f"{_NAME}: content must be the text of iperf output (or a decoded iperf3 -J document), "
+                f"got {type(content).__name__}"
+            )
+        if self._task.args.get("src") is not None and not args["src"]:
+            raise _Fail(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
+        if not args["gather_tools"] and not args["src"] and content is None:
+            raise _Fail(
+                f"{_NAME}: nothing to do: gather_tools is false and neither src nor content is set; "
+                "set src (files on the host) or content (text), or gather_tools=true"
+            )
+        return args
+
+    def _run(self) -> dict[str, Any]:
+        args = self._options()
+        labels: Mapping[str, Any] = args["labels"] or {}
+        sources: list[str] = args["src"]
+        facts: dict[str, Any] = {}
+        warnings: list[str] = []
+
+        probe = ProbeOutput(finished=True)
+        if args["gather_tools"] or sources:
+            marker = f"ESXILAB_IPERF_{uuid.uuid4().hex}"
+            script = build_script(marker, gather_tools=args["gather_tools"], extra_paths=args["paths"], sources=sources)
+            res = self._low_level_execute_command(script)
+            probe = parse_probe_output(res.get("stdout", ""), marker)
+            if not probe.finished:
+                shown = (res.get("stderr") or res.get("stdout") or "").strip()[-500:]
+                raise _Fail(
+                    f"{_NAME}: the probe command did not complete on the host (exit status {res.get('rc')}): "
+                    f"{shown or 'no output'}. It needs a POSIX sh with printf, cat and test."
+                )
+        if args["gather_tools"]:
+            facts["iperf_tools"] = tool_facts(probe.tools)
+
+        if sources or args["content"] is not None:
+            items: list[tuple[str, str | Mapping[str, Any] | None, str | None]] = []
+            if args["content"] is not None:
+                items.append(("content", args["content"], None))
+            for file in probe.files:
+                source, problem = file.path, file.problem
+                if problem == "does not exist" and has_glob(file.path):
+                    # the shell leaves a pattern that matched nothing as it is
+                    pattern = sources[file.src_index] if 0 <= file.src_index < len(sources) else file.path
+                    source, problem = f"src[{file.src_index}] {pattern!r}", "matched no file"
+                items.append((source, file.content, problem))
+            mode = args["on_parse_error"]
+            results, failures = collect_results(items, labels, keep_errors=mode == "keep")
+            if failures:
+                described = "; ".join(f"{source}: {message}" for source, _raw, message in failures)
+                if mode == "fail":
+                    raise _Fail(
+                        f"{_NAME}: {len(failures)} source(s) could not be read as iperf output: {described}. "
+                        "Fix the path or the file, or set on_parse_error=skip (leave them out) "
+                        "or on_parse_error=keep (keep an item with error set)."
+                    )
+                done = "kept with error set in" if mode == "keep" else "left out of"
+                warnings.append(f"{_NAME}: {done} iperf_results: {described}")
+            facts["iperf_results"] = results
+
+        out: dict[str, Any] = {"ansible_facts": facts, "changed": False}
+        if warnings:
+            out["warnings"] = warnings
+        return out

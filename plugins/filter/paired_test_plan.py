@@ -1,0 +1,174 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filter ``esxilab.iperf.paired_test_plan``: paired tests -> the ordered list of runs."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: paired_test_plan
+short_description: Expand paired iperf tests into the ordered list of runs
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Used by the role C(esxilab.iperf.paired_test); usable alone to preview what a test list will run.
+  - 'Expands every test into runs in this order: streams values, then directions (V(both) gives V(forward) then
+    V(reverse)), then unswapped/swapped roles, then repetitions.'
+  - Each pair gets its own port, the test's C(port_base) plus the pair's index (0 for the first pair), unless the
+    pair sets C(port).
+  - In swapped runs the server runs on the pair's client host and listens on the pair's C(client_address).
+  - Input of the wrong shape (unknown keys, wrong types, duplicate test names) is an error. Everything that depends
+    on the inventory is listed in RV(_value.problems) instead, for the role's preflight asserts.
+options:
+  _input:
+    description:
+      - The tests, as in the role variable C(paired_test_tests) - a list of dictionaries with C(name), C(pairs)
+        (C(server), C(client), C(address), C(client_address), C(port)) and optional per-test settings.
+    type: list
+    elements: dict
+    required: true
+  defaults:
+    description:
+      - Values of the settings a test does not set (keys without the C(paired_test_) prefix, for example
+        C(duration)). Settings missing here use the role's defaults.
+    type: dict
+    default: {}
+  addresses:
+    description:
+      - Host name to test address, used for a pair without C(address) (the server's) or C(client_address) (the
+        client's).
+    type: dict
+    default: {}
+  address_var:
+    description:
+      - Name of the host variable O(addresses) was read from; only used in messages.
+    type: str
+  inventory_hosts:
+    description:
+      - Every inventory host name (C(groups['all'])); hosts of the tests outside it are listed in
+        RV(_value.problems.unknown_hosts). Not checked when unset.
+    type: list
+    elements: str
+  play_hosts:
+    description:
+      - The hosts of the play's current batch (C(ansible_play_batch)); hosts of the tests outside it are listed in
+        RV(_value.problems.hosts_not_in_play). Not checked when unset.
+    type: list
+    elements: str
+  forks:
+    description:
+      - Ansible's C(forks) (C(ansible_forks)); a run with more client hosts than forks is listed in
+        RV(_value.problems.forks). Not checked when unset.
+    type: int
+seealso:
+  - plugin: esxilab.iperf.paired_test_record
+    plugin_type: filter
+    description: Turn what the hosts registered during one run into its record.
+"""
+
+EXAMPLES = r"""
+---
+- name: Preview the runs of a test list
+  ansible.builtin.debug:
+    msg: >-
+      {{ plan.runs | map(attribute='test') | zip(plan.runs | map(attribute='streams'),
+         plan.runs | map(attribute='direction')) | list }}
+  vars:
+    plan: "{{ paired_test_tests | esxilab.iperf.paired_test_plan(defaults={'duration': 30}) }}"
+
+- name: Fail early when a host of the tests is not in the play
+  ansible.builtin.assert:
+    that: plan.problems.hosts_not_in_play | length == 0
+    fail_msg: "{{ plan.problems.hosts_not_in_play | join('; ') }}"
+  vars:
+    plan: "{{ paired_test_tests | esxilab.iperf.paired_test_plan(play_hosts=ansible_play_batch) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The plan.
+  type: dict
+  contains:
+    tests:
+      description: The tests with every setting resolved and every pair's address and port filled in.
+      type: list
+      elements: dict
+    runs:
+      description:
+        - One item per run, in execution order, with C(run) (1-based number), C(test), C(streams), C(sweep) (the
+          test's streams were a list), C(direction) (V(forward) - the client sends; V(reverse) - the server sends),
+          C(reverse), C(swapped), C(repetition), the iperf settings (C(duration), C(tool), C(protocol), C(bandwidth),
+          ...), C(server_timeout), C(barrier) (whether the clients wait for a common start time; false for one pair),
+          C(start_delay), C(server_hosts), C(client_hosts) and C(pairs).
+        - Each pair has C(run), C(pair) (1-based index), C(server) and C(client) (the hosts in this run, exchanged
+          when swapped), C(address) (what the server listens on and the client connects to), C(port), C(bind) and
+          C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels).
+      type: list
+      elements: dict
+    run_count:
+      description: Number of runs.
+      type: int
+    hosts:
+      description: Every host of the tests, sorted.
+      type: list
+      elements: str
+    tools_by_host:
+      description: For each host, the iperf families (C(iperf3), C(iperf2)) its runs use.
+      type: dict
+    problems:
+      description:
+        - Lists of messages, each naming the test, the pair, the cause and the fix. Every list is empty when the
+          plan can run.
+        - C(unknown_hosts), C(hosts_not_in_play), C(missing_addresses), C(duplicate_endpoints) (two pairs of a test
+          on the same address and port, or on the same host and port), C(address_conflicts) (one address given to
+          two hosts), C(busy_clients) (a host that would run two clients of one run), C(forks).
+      type: dict
+    problem_count:
+      description: Total number of problems.
+      type: int
+"""
+
+# Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.
+# ruff: noqa: E402
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan
+
+_NAME = "esxilab.iperf.paired_test_plan"
+
+
+def paired_test_plan(
+    tests: Any,
+    defaults: Mapping[str, Any] | None = None,
+    addresses: Mapping[str, Any] | None = None,
+    address_var: str | None = None,
+    inventory_hosts: Sequence[str] | None = None,
+    play_hosts: Sequence[str] | None = None,
+    forks: int | None = None,
+) -> dict[str, Any]:
+    """Expand paired tests into runs (see the DOCUMENTATION above)."""
+    try:
+        plan: dict[str, Any] = build_plan(
+            tests,
+            defaults,
+            addresses=addresses,
+            address_var=address_var,
+            inventory_hosts=list(inventory_hosts) if inventory_hosts is not None else None,
+            play_hosts=list(play_hosts) if play_hosts is not None else None,
+            forks=int(forks) if forks is not None else None,
+        )
+    except PairedTestError as exc:
+        raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
+    return plan
+
+
+class FilterModule:
+    """The paired_test_plan filter."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {"paired_test_plan": paired_test_plan}

@@ -1,0 +1,218 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filter ``esxilab.iperf.paired_test_record``: one run + what the hosts registered -> run record."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: paired_test_record
+short_description: Build the record of one paired iperf run from what its hosts registered
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Used by the role C(esxilab.iperf.paired_test) after each run.
+  - Matches every pair of the run (an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs)) with the
+    registered results of its server start, its client and its server stop (M(esxilab.iperf.iperf_run) tasks looped
+    over the pairs), and with the failure a host's C(rescue) saw.
+  - RV(_value.total_bits_per_second) is the sum of the pairs' headline rates (the receiver's figure of each normalized
+    result). As soon as one pair failed or has no figure it is C(null) - never a partial sum - and the reason is in
+    RV(_value.errors).
+  - Registered results of other runs are ignored, so a host that failed before a task keeps no stale figures.
+options:
+  _input:
+    description: One run of the plan.
+    type: dict
+    required: true
+  reports:
+    description:
+      - One item per host of the play, C(null) for a host without a report. Each item is a dictionary with C(host),
+        C(servers), C(clients) and C(stops) (the registered results of the looped M(esxilab.iperf.iperf_run) tasks)
+        and C(failure) (C({run, task, msg}) from the host's C(rescue), or C(null)).
+    type: list
+    elements: raw
+    required: true
+  start_at:
+    description: The common start time given to the clients (epoch seconds), when the run used a barrier.
+    type: float
+seealso:
+  - plugin: esxilab.iperf.paired_test_plan
+    plugin_type: filter
+    description: The runs.
+  - plugin: esxilab.iperf.paired_test_summary
+    plugin_type: filter
+    description: Summaries over the records.
+"""
+
+EXAMPLES = r"""
+---
+- name: Record the run from every host's report
+  ansible.builtin.set_fact:
+    paired_test_results: "{{ paired_test_results + [record] }}"
+  run_once: true
+  vars:
+    reports: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='my_report', default=none) }}"
+    record: "{{ run | esxilab.iperf.paired_test_record(reports=reports | list, start_at=start_at) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The run record.
+  type: dict
+  contains:
+    run:
+      description: Run number (1-based, in execution order).
+      type: int
+    test:
+      description: Test name.
+      type: str
+    streams:
+      description: Parallel streams of each pair's client.
+      type: int
+    sweep:
+      description: Whether the test sweeps a list of stream counts.
+      type: bool
+    direction:
+      description: V(forward) (clients send) or V(reverse) (servers send).
+      type: str
+    swapped:
+      description: Whether servers and clients were exchanged for this run.
+      type: bool
+    repetition:
+      description: Repetition number (1-based).
+      type: int
+    tool:
+      description: C(iperf3) or C(iperf2).
+      type: str
+    protocol:
+      description: C(tcp) or C(udp).
+      type: str
+    duration:
+      description: Test length in seconds, as asked.
+      type: int
+    labels:
+      description: The test's labels.
+      type: dict
+    start_at:
+      description: The common start time of the clients (epoch seconds); C(null) when the run had one pair.
+      type: float
+    start_spread:
+      description:
+        - Seconds between the first and the last pair's RV(_value.pairs[].started_at); C(null) for one pair or when a
+          start time is missing.
+      type: float
+    pairs:
+      description: One item per pair.
+      type: list
+      elements: dict
+      contains:
+        pair:
+          description: Pair index (1-based).
+          type: int
+        server:
+          description: Host that ran the server in this run.
+          type: str
+        client:
+          description: Host that ran the client in this run.
+          type: str
+        address:
+          description: Address the server listened on and the client connected to.
+          type: str
+        port:
+          description: Server port.
+          type: int
+        sender:
+          description: Host that sent the test data (the client when forward, the server when reverse).
+          type: str
+        receiver:
+          description: Host that received the test data.
+          type: str
+        started_at:
+          description: Epoch time at which the client host started iperf (read from its clock by M(esxilab.iperf.iperf_run)).
+          type: float
+        result:
+          description: The normalized result of the client (see P(esxilab.iperf.iperf_parse#filter)); C(null) when none.
+          type: dict
+        ok:
+          description: Whether the pair gave a usable figure.
+          type: bool
+        error:
+          description: Why the pair failed (which host, which step, the tool's message); C(null) when ok.
+          type: str
+        raw:
+          description: The client's own output, kept when the pair failed.
+          type: str
+          returned: when the pair failed and the client printed something
+        tool_version:
+          description: Version of the iperf binary run.
+          type: str
+        server_pid:
+          description: Process id of the server.
+          type: int
+        server_stop:
+          description:
+            - How the server ended, from the stop task in C(always) - V(stopped), V(killed) (needed SIGKILL),
+              V(gone) (had exited), V(not running), V(failed), V(unreachable); C(null) when no stop was registered.
+          type: str
+        late_by:
+          description: Seconds between the barrier time and the client's start; C(null) without a barrier.
+          type: float
+        command:
+          description: The client command line run.
+          type: str
+    total_bits_per_second:
+      description: Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
+      type: float
+    ok:
+      description: Every pair gave a usable figure.
+      type: bool
+    complete:
+      description: RV(_value.ok) and every result is complete.
+      type: bool
+    failed_pairs:
+      description: Number of pairs that failed.
+      type: int
+    errors:
+      description: One message per failed pair.
+      type: list
+      elements: str
+    warnings:
+      description: Incomplete results, servers that could not be stopped, the reason the total is null.
+      type: list
+      elements: str
+"""
+
+# Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.
+# ruff: noqa: E402
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_record
+
+_NAME = "esxilab.iperf.paired_test_record"
+
+
+def paired_test_record(run: Any, reports: Any, start_at: float | None = None) -> dict[str, Any]:
+    """Build the record of one run (see the DOCUMENTATION above)."""
+    if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
+        raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
+    if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
+        raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
+    try:
+        record: dict[str, Any] = build_record(
+            run, list(reports), start_at=float(start_at) if start_at is not None else None
+        )
+    except (PairedTestError, KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
+    return record
+
+
+class FilterModule:
+    """The paired_test_record filter."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {"paired_test_record": paired_test_record}

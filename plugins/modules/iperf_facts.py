@@ -1,0 +1,248 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation of ``esxilab.iperf.iperf_facts``; the work is done by plugins/action/iperf_facts.py."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: iperf_facts
+short_description: Find iperf2 and iperf3 binaries and read iperf results on hosts without Python
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Gathers C(ansible_facts.iperf_tools), every iperf2 and iperf3 binary on the host with its version and what it
+    supports, and C(ansible_facts.iperf_results), normalized results parsed from iperf output files on the host or
+    from text given in O(content).
+  - The host needs no Python. The module runs one plain POSIX C(sh) command per task over the connection (the
+    busybox shell of ESXi 6.7, 7.x and 8.x is enough) and parses everything on the controller.
+  - 'Binaries looked for: C(iperf), C(iperf2), C(iperf3), C(iperf3.copy) and C(iperf.copy) in every directory of the
+    host''s E(PATH); the ESXi locations C(/usr/lib/vmware/vsan/bin/iperf3), C(/usr/lib/vmware/vsan/bin/iperf3.copy)
+    (bundled iperf3 and the copy that can listen), C(/opt/iperf/bin/iperf) and C(/opt/iperf/bin/iperf.copy) (the
+    iperf 2.0.5 community VIB); and the paths in O(paths). A binary found under several names of the same directory
+    (for example C(/bin) linked to C(/usr/bin)) is listed once, under its real directory.'
+  - Each binary is run once with C(-v) (both families accept it and exit at once). A binary is runnable when it prints
+    an iperf version banner; the exit status is not used, because iperf2 exits 1 after printing its version.
+  - Results are parsed as P(esxilab.iperf.iperf_parse#filter) does, but a log holding several tests gives one result
+    per test.
+options:
+  gather_tools:
+    description:
+      - Look for iperf binaries and set C(ansible_facts.iperf_tools).
+    type: bool
+    default: true
+  paths:
+    description:
+      - More binaries to probe, as absolute paths on the host, for example an iperf3 copied to a datastore.
+      - A path given here that does not exist is listed with RV(ansible_facts.iperf_tools[].runnable=false) and the
+        reason in RV(ansible_facts.iperf_tools[].error).
+    type: list
+    elements: str
+    default: []
+  src:
+    description:
+      - Files holding iperf output on the host (text, C(-J) JSON, C(--json-stream), iperf2 CSV), as paths or globs.
+      - Globs (C(*), C(?), C([...])) are expanded by the host's shell; every other character is taken literally. A
+        leading C(~/) is the connection user's home directory.
+      - Every file is read with C(cat) in the same command that probes the binaries.
+      - A path that does not exist, a glob that matches no file, or a file that is not iperf output is handled as
+        O(on_parse_error) says.
+      - Must be a list, even for one file.
+      - Mutually exclusive with O(content).
+    type: list
+    elements: str
+  content:
+    description:
+      - The text of iperf output given directly (or an iperf3 C(-J) document already decoded with
+        P(ansible.builtin.from_json#filter)), for example the C(stdout) of a task that ran iperf.
+      - Its results get C(source=content).
+      - Mutually exclusive with O(src).
+    type: raw
+  labels:
+    description:
+      - Labels added to every result under RV(ansible_facts.iperf_results[].labels), for example the host pair or the
+        run number, so results can be grouped later.
+    type: dict
+    default: {}
+  on_parse_error:
+    description:
+      - What to do with a source that cannot be read as iperf output (missing file, glob matching nothing, empty file,
+        directory, text that is not iperf output).
+      - A run that failed but printed iperf's own error (for example C(unable to connect to server)) is not a parse
+        error; it is a result with RV(ansible_facts.iperf_results[].error) set.
+    type: str
+    choices:
+      fail: Fail the task, naming every such source and the cause.
+      skip: Leave such sources out of RV(ansible_facts.iperf_results) and warn.
+      keep: Keep an item for each such source with C(error) set, C(bits_per_second=null) and the text in C(raw), and
+        warn.
+    default: fail
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.attributes.info_module
+  - esxilab.iperf.attributes.facts
+  - esxilab.iperf.attributes.action
+  - esxilab.iperf.attributes.platform_posix_raw
+notes:
+  - The command runs with the task's C(become) settings, so files only root can read are readable with
+    C(become=true). With a pseudo-terminal (the ssh connection uses one for C(become)) line endings are restored, so
+    file content is parsed as it is on disk.
+  - Bound the task with the C(timeout) keyword if a binary on the host may hang when run with C(-v).
+seealso:
+  - plugin: esxilab.iperf.iperf_parse
+    plugin_type: filter
+    description: Parse iperf output on the controller.
+  - plugin: esxilab.iperf.iperf_stats
+    plugin_type: filter
+    description: Statistics over the results.
+"""
+
+EXAMPLES = r"""
+---
+- name: Find iperf on an ESXi host (no Python needed there)
+  esxilab.iperf.iperf_facts:
+
+- name: Pick an iperf3 that can write JSON
+  ansible.builtin.set_fact:
+    iperf3_bin: >-
+      {{ ansible_facts.iperf_tools | selectattr('runnable') | selectattr('supports.json')
+         | map(attribute='path') | first }}
+
+- name: Read every result written on the host, labelled with the pair
+  esxilab.iperf.iperf_facts:
+    gather_tools: false
+    src:
+      - /tmp/iperf/esxi01-esxi02-*.json
+    labels:
+      pair: esxi01-esxi02
+
+- name: Mean throughput over those runs
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.iperf_results | esxilab.iperf.iperf_stats }}"
+
+- name: Parse the output of a task that ran iperf, keeping a failed parse as an item
+  esxilab.iperf.iperf_facts:
+    gather_tools: false
+    content: "{{ client_run.stdout }}"
+    on_parse_error: keep
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to the host.
+  returned: always
+  type: dict
+  contains:
+    iperf_tools:
+      description: Every iperf binary found, in E(PATH) order, then the ESXi locations, then O(paths).
+      returned: when O(gather_tools=true)
+      type: list
+      elements: dict
+      contains:
+        path:
+          description: Path of the binary, with its directory resolved (symbolic links of directories followed).
+          type: str
+          sample: /usr/lib/vmware/vsan/bin/iperf3.copy
+        family:
+          description: C(iperf2) or C(iperf3), from the version banner; C(null) when not runnable.
+          type: str
+          sample: iperf3
+        version:
+          description: The version printed, for example C(3.12), C(3.9-nrf) or C(2.0.5); C(null) when not runnable.
+          type: str
+          sample: "3.12"
+        supports:
+          description:
+            - What this binary can do, from its family and version; every value is C(null) when not runnable.
+          type: dict
+          contains:
+            json:
+              description: C(-J) JSON output (every iperf3).
+              type: bool
+            json_stream:
+              description: C(--json-stream) (iperf3 3.17 and later).
+              type: bool
+            bidir:
+              description: Both directions at once (iperf3 C(--bidir) from 3.7; iperf2 dual test C(-d)).
+              type: bool
+            get_server_output:
+              description: C(--get-server-output) (iperf3 3.0.5 and later).
+              type: bool
+            csv:
+              description: C(-y C) CSV reports (iperf2).
+              type: bool
+        runnable:
+          description: The binary ran and printed an iperf version banner.
+          type: bool
+        error:
+          description:
+            - Why the binary is not runnable (does not exist, not executable, or what it printed instead of a
+              version, for example C(Operation not permitted) under ESXi 8 C(execInstalledOnly)); C(null) when runnable.
+          type: str
+    iperf_results:
+      description:
+        - One normalized result (C(schema_version=1)) per test found in O(src) or O(content); see
+          P(esxilab.iperf.iperf_parse#filter) for every key.
+        - With O(on_parse_error=keep), sources that could not be parsed give items with only C(source), C(labels),
+          C(raw), C(tool=null), C(bits_per_second=null), C(complete=false), C(warnings), C(error) and
+          C(parse_error=true).
+      returned: when O(src) or O(content) is set
+      type: list
+      elements: dict
+      contains:
+        source:
+          description: The file the result was read from, or C(content).
+          type: str
+          sample: /tmp/iperf/esxi01-esxi02-1.json
+        labels:
+          description: The O(labels) given.
+          type: dict
+        raw:
+          description: The text the result was parsed from (the test's own part of a multi-test log).
+          type: str
+        tool:
+          description: C(iperf2) or C(iperf3).
+          type: str
+        tool_version:
+          description: Version printed in the output; C(null) when not printed.
+          type: str
+        format:
+          description: C(json), C(text) or C(csv).
+          type: str
+        side:
+          description: C(client) or C(server), when the output says so.
+          type: str
+        protocol:
+          description: C(tcp) or C(udp).
+          type: str
+        sent:
+          description: Sender totals C({bytes, bits_per_second, seconds, retransmits}).
+          type: dict
+        received:
+          description: Receiver totals C({bytes, bits_per_second, seconds, retransmits}).
+          type: dict
+        bits_per_second:
+          description: Headline rate in bit/s, the receiver's total when usable, else the sender's; C(null) when none.
+          type: float
+        udp:
+          description: UDP receiver figures C({jitter_ms, lost_packets, packets, lost_percent}); C(null) for TCP.
+          type: dict
+        streams:
+          description: Number of parallel streams seen.
+          type: int
+        intervals:
+          description: The summed interval series, oldest first.
+          type: list
+          elements: dict
+        complete:
+          description: False when the run was cut short or a side's totals are missing.
+          type: bool
+        warnings:
+          description: Why figures are missing or were not trusted.
+          type: list
+          elements: str
+        error:
+          description: The tool's own error message, or why the source could not be parsed; C(null) otherwise.
+          type: str
+"""
