@@ -44,10 +44,15 @@ venv: $(BIN)/activate
 demo: deps venv
 	$(PY) hacking/demo.py $(DEMO_ARGS)
 
+# mypy resolves the collection's own FQCN imports through build/mypy/ansible_collections/esxilab/iperf,
+# a symlink to this checkout.
+MYPY_TREE := build/mypy/ansible_collections/esxilab
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy plugins tests lab hacking
+	mkdir -p $(MYPY_TREE) && ln -sfn ../../../.. $(MYPY_TREE)/iperf
+	cd build/mypy && $(abspath $(BIN))/mypy --config-file ../../pyproject.toml -p ansible_collections.esxilab.iperf.plugins
+	MYPYPATH=build/mypy $(BIN)/mypy tests hacking lab
 
 unit: venv
 	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)

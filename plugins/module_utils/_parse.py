@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text
+from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import (
     parse_iperf3_json,
     parse_iperf3_json_stream,
@@ -47,13 +47,14 @@ _IPERF2_MARKERS = re.compile(
     r"^(?:[TU]CP|UDP) (?:window|buffer) size: |^\[\s*(?:\d+|SUM)\]\s+\d+\.\d-\s*\d+\.\d sec ",
     re.MULTILINE,
 )
+# A text report line of either tool: "[  5] 0.00-1.00 sec ..." (a CSV log has none).
+_REPORT_LINE = re.compile(r"^\[\s*(?:\d+|SUM|\*\d+|SUM-\d+)\]")
 # A bare interval line: "[  5]   0.00-1.00   sec ..." (iperf3, always 2 decimals) or
 # "[  3]  0.0- 1.0 sec ..." / "[  1] 0.0000-1.0001 sec ..." (iperf2 legacy / fast sampling).
 _BARE_INTERVAL = re.compile(r"^\[\s*(?:\d+|SUM)\](?:\[\w+\])?\s+\d+\.(\d+)-\s*\d+\.\d+\s+sec\s", re.MULTILINE)
 _WEAK_DETECTION = "no banner or header names the tool; told {tool} by the interval format ({decimals} decimals)"
 # Each new test of a server log starts after a banner like this one.
 _IPERF3_SERVER_BANNER = re.compile(r"^(?:.*\s)?Server listening on \d+.*$", re.MULTILINE)
-_IPERF2_SERVER_BANNER = re.compile(r"^Server listening on (?:TCP|UDP) port \d+.*$", re.MULTILINE)
 
 
 def _as_text(data: str | bytes) -> str:
@@ -70,11 +71,10 @@ def _detect(text: str) -> tuple[str, str, str | None]:
         if first_line.startswith('{"event"'):
             return "iperf3", "jsonstream", None
         return "iperf3", "json", None
-    for line in stripped.splitlines():
-        if line.strip():
-            if _IPERF2_CSV_RE.match(line.strip()):
-                return "iperf2", "csv", None
-            break
+    # CSV, also when the client printed its banner before the CSV lines (iperf 2.1 does so).
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if any(_IPERF2_CSV_RE.match(line) for line in lines) and not any(_REPORT_LINE.match(line) for line in lines):
+        return "iperf2", "csv", None
     iperf3_hits = len(_IPERF3_MARKERS.findall(stripped))
     iperf2_hits = len(_IPERF2_MARKERS.findall(stripped))
     if iperf3_hits or iperf2_hits:
@@ -126,8 +126,10 @@ def split_tests(text: str) -> list[str]:
     tool, kind = detect(text)
     if kind != "text":
         return [text]
-    banner = _IPERF3_SERVER_BANNER if tool == "iperf3" else _IPERF2_SERVER_BANNER
-    starts = [m.start() for m in banner.finditer(text)]
+    if tool == "iperf2":
+        # iperf2 prints its banner once for all the tests a server runs: split at connections.
+        return split_iperf2_text(text)
+    starts = [m.start() for m in _IPERF3_SERVER_BANNER.finditer(text)]
     if len(starts) <= 1:
         return [text]
     cuts = [0, *starts[1:], len(text)]

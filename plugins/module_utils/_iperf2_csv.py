@@ -1,0 +1,526 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parse iperf2 CSV output (``-y C`` / ``--reportstyle C``) into a normalized result.
+
+Layouts understood (``shared/fixtures/iperf/README.md`` section 6, checked against the
+iperf2 2-1-9 / 2-2-x sources):
+
+======================  ==============================================================
+fields                  layout
+======================  ==============================================================
+9                       ``time,src,sport,dst,dport,id,start-end,bytes,bits_per_sec``
+14                      9 + ``jitter_ms,lost,total,lost_pct,out_of_order`` (UDP)
+15                      9 + ``writecnt,writeerr,tcpretry,tcpcwnd,tcprtt,tcprttvar`` (2.1.x -e TCP sender)
+17                      14 + ``writecnt,writeerr,pps`` (2.1.x -e UDP)
+18                      9 + ``readcnt,bin0..bin7`` (2.1.x -e TCP receiver)
+header row              2.2.x ``time,srcaddress,...,istart,iend,bytes,speed,...``: columns by name
+======================  ==============================================================
+
+Decisions (the CSV itself does not carry these facts):
+
+* **Protocol**: the CSV has no TCP/UDP marker; a line with the UDP columns (14/17 fields,
+  or a ``jitter`` header column) makes the result ``udp``, otherwise it is ``tcp``. A 2.0.x
+  UDP client whose Server Report line is missing prints TCP-shaped lines only and is
+  therefore reported as ``tcp``: nothing in its CSV tells them apart.
+* **Side**: the CSV never says whose output it is, so ``side`` is ``None`` unless the caller
+  passes ``side=``. Which lines are the sender's: the ``-e`` TCP layouts say it (write
+  columns = sender, read columns = receiver); in 2.0.x UDP a 9-field line is the sender's and
+  a 14-field line the receiver's; a 2.1.x UDP total whose datagram count is ``-1`` is the
+  sender's. Plain 9-field TCP lines carry no role: they are read as the client's (sender's)
+  view with a warning, unless ``side="server"`` is passed.
+* **Server report**: the client repeats the UDP server's report as a second line for the
+  same transfer id (2.0.x: with the endpoints swapped). It is the receiver's view
+  (``received`` and ``udp``).
+* **Totals**: a series' last line is its total when it starts at 0 and reaches the latest
+  end; shorter lines are intervals. Transfer id ``-1`` is the SUM line. With several streams
+  and no SUM line (iperf 2.1.8 prints none) the total is unknown (``None``, with a warning).
+* **Dual tests**: when this host both sends (one connection) and receives (another),
+  ``bidir`` is true, ``sent``/``received`` describe the direction this host sends in (the
+  client-to-server direction from a client's CSV) and ``reverse_sent``/``reverse_received``
+  the other one. A TCP dual test in plain 9-field CSV cannot be told from ``-P 2``.
+* **-1 / 4294967295** in any field means "unknown" (2.2.x prints u32 ``-1`` as
+  4294967295) and becomes ``None``; ``-1,-1,-1,-1,0,0`` (a build without TCP stats) gives
+  ``retransmits`` ``None``.
+* **Timestamps**: iperf stamps each report line with its own time (the end of the interval,
+  or of the test for a total), not the test start. ``timestamp`` is the first line's stamp
+  when it carries a zone (2.1.x ``-e``: ``+0000:20240908113035.128`` →
+  ``2024-09-08T11:30:35.128+00:00``). Without a zone there is no honest offset:
+  ``timestamp`` stays ``None`` and the wall time goes to the extra key ``timestamp_local``
+  (``2013-05-10T20:25:55``). ``19700101000000`` (the epoch, printed by 2.1.x servers) is
+  ignored.
+* **Endpoints**: 2.0.x prints the reporting host first; 2.1.x and later print the data
+  sender first (``srcaddress``), so a ``-R`` client's own line starts with the server. Which
+  one is this host cannot be told, so ``local``/``remote`` stay ``None``; the printed pair
+  of the first line is kept under the extra key ``csv_endpoints`` ([first, second]).
+* **-R**: nothing in the CSV marks a reversed run; a ``-R`` client's plain TCP lines are read
+  like any other 9-field line (see *Side*).
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+    Result,
+    Totals,
+    finalize,
+    make_totals,
+    new_result,
+)
+
+__all__ = ["parse_iperf2_csv"]
+
+Side = Literal["client", "server"]
+_UNKNOWN_U32 = 4294967295
+_TIME_RE = re.compile(r"^(?:(?P<tz>[+-]\d{4}):)?(?P<stamp>\d{14})(?:\.(?P<frac>\d+))?$")
+_INTERVAL_RE = re.compile(r"^(?P<start>-?\d+(?:\.\d+)?)-(?P<end>-?\d+(?:\.\d+)?)$")
+_ERROR_RE = re.compile(
+    r"^(?:(?:tcp |udp |listener )?(?:connect|bind|listen|accept|read|write|recv|recvfrom|send|sendto|"
+    r"getaddrinfo|gethostbyname|setsockopt|getsockopt|socket)\s+failed\b.*"
+    r"|ERROR: .*|iperf: (?!ignoring extra argument).*|.*\b(?:Unknown host|Name or service not known)\b.*)$"
+)
+_NOISE_RE = re.compile(
+    r"^(?:-{5,}|Client connecting to |Server listening on |TCP window size|UDP buffer size|Sending \d+ byte|"
+    r"Receiving \d+ byte|Write buffer size|Read buffer size|TOS set to|Binding to|Waiting for server threads|"
+    r"iperf: ignoring extra argument|iperf version )"
+)
+_VERSION_RE = re.compile(r"^iperf version (?P<version>\d[\w.\-]*)")
+
+# Column names of the positional layouts, as the 2.2.x header names them.
+_BASIC = ["time", "srcaddress", "srcport", "dstaddr", "dstport", "transferid", "interval", "bytes", "speed"]
+_UDP = [*_BASIC, "jitter", "errors", "datagrams", "errpercent", "outoforder"]
+_LAYOUTS: dict[int, list[str]] = {
+    9: _BASIC,
+    14: _UDP,
+    15: [*_BASIC, "writecnt", "writeerr", "tcpretry", "tcpcwnd", "tcprtt", "tcprttvar"],
+    17: [*_UDP, "writecnt", "writeerr", "pps"],
+    18: [*_BASIC, "readcnt", "bin0", "bin1", "bin2", "bin3", "bin4", "bin5", "bin6", "bin7"],
+}
+
+
+def _int_or_none(text: str | None) -> int | None:
+    """An integer figure, or ``None`` for empty, ``-1`` or ``4294967295`` ("unknown")."""
+    if text is None or not text.strip():
+        return None
+    try:
+        value = int(float(text))
+    except ValueError:
+        return None
+    if value < 0 or value == _UNKNOWN_U32:
+        return None
+    return value
+
+
+def _float_or_none(text: str | None) -> float | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if value != value or value < 0 or value in (float("inf"), float("-inf")):
+        return None
+    return value
+
+
+@dataclass
+class _Row:
+    index: int
+    fields: dict[str, str]
+    stamp: str
+    src: tuple[str, int | None]
+    dst: tuple[str, int | None]
+    transfer_id: int | None
+    is_sum: bool
+    start: float
+    end: float
+    nbytes: int | None
+    bps: float | None
+    udp: bool
+    role: str | None  # "sender" / "receiver" when the layout says it
+    retransmits: int | None = None
+    udp_figures: dict[str, Any] | None = None
+
+    @property
+    def seconds(self) -> float:
+        return round(self.end - self.start, 6)
+
+    def totals(self, *, sender: bool) -> Totals:
+        return make_totals(self.nbytes, self.bps, self.seconds, self.retransmits if sender else None)
+
+
+@dataclass
+class _Group:
+    """All rows of one transfer (id + connection), in output order."""
+
+    key: tuple[Any, ...]
+    order: int
+    rows: list[_Row] = field(default_factory=list)
+    own: list[_Row] = field(default_factory=list)
+    report: _Row | None = None
+    role: str | None = None
+
+
+def _final_of(rows: list[_Row]) -> _Row | None:
+    if not rows:
+        return None
+    last = rows[-1]
+    if abs(last.start) > 1e-9:
+        return None
+    if any(r.end > last.end + 1e-9 for r in rows[:-1]):
+        return None
+    return last
+
+
+def _split_interval(fields: dict[str, str]) -> tuple[float, float] | None:
+    if "interval" in fields:
+        match = _INTERVAL_RE.match(fields["interval"].strip())
+        if not match:
+            return None
+        return float(match.group("start")), float(match.group("end"))
+    try:
+        return float(fields["istart"]), float(fields["iend"])
+    except (KeyError, ValueError):
+        return None
+
+
+class _Parser:
+    def __init__(self, text: str, side: Side | None) -> None:
+        self.text = text
+        self.side = side
+        self.result = new_result("iperf2", "csv")
+        self.warnings: list[str] = self.result["warnings"]
+        self.rows: list[_Row] = []
+        self.errors: list[str] = []
+        self.assumed_sender = False
+
+    # ---------------------------------------------------------------- reading
+    def read(self) -> None:
+        header: list[str] | None = None
+        skipped = 0
+        for raw in self.text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith("time,"):
+                header = [name.strip() for name in line.split(",")]
+                continue
+            values = line.split(",")
+            first = values[0].strip()
+            if len(values) < 8 or not _TIME_RE.match(first):
+                match = _VERSION_RE.match(line)
+                if match:
+                    self.result["tool_version"] = match.group("version")
+                elif _ERROR_RE.match(line):
+                    if line not in self.errors:
+                        self.errors.append(line)
+                elif not _NOISE_RE.match(line):
+                    skipped += 1
+                continue
+            names = header if header is not None and len(header) == len(values) else None
+            if names is None:
+                names = self._positional_names(values)
+            row = self._row(dict(zip(names, (v.strip() for v in values), strict=False)))
+            if row is None:
+                skipped += 1
+                continue
+            self.rows.append(row)
+        if skipped:
+            self.warnings.append(f"{skipped} line(s) that are not iperf2 CSV reports were skipped")
+
+    def _positional_names(self, values: list[str]) -> list[str]:
+        if len(values) > 9 and _INTERVAL_RE.match(values[6].strip()) is None and _float_or_none(values[6]) is not None:
+            # 2.2.x layout without its header row: istart, iend as separate columns.
+            names = [*_BASIC[:6], "istart", "iend", "bytes", "speed"]
+            if len(values) > len(names):
+                note = f"{len(values)}-field CSV lines without a header row: only the first 10 columns were read"
+                if note not in self.warnings:
+                    self.warnings.append(note)
+            return names
+        layout = _LAYOUTS.get(len(values))
+        if layout is None:
+            layout = _UDP if len(values) > 14 and "." in values[9] else _BASIC
+            note = f"{len(values)}-field CSV lines are not a known iperf2 layout: the first {len(layout)} were read"
+            if note not in self.warnings:
+                self.warnings.append(note)
+        return layout
+
+    def _row(self, fields: dict[str, str]) -> _Row | None:
+        interval = _split_interval(fields)
+        if interval is None:
+            return None
+        raw_id = fields.get("transferid", "")
+        try:
+            transfer_id: int | None = int(raw_id)
+        except ValueError:
+            transfer_id = None
+        is_sum = transfer_id in (-1, _UNKNOWN_U32)
+        udp = "jitter" in fields
+        row = _Row(
+            index=len(self.rows),
+            fields=fields,
+            stamp=fields.get("time", ""),
+            src=(fields.get("srcaddress", ""), _int_or_none(fields.get("srcport"))),
+            dst=(fields.get("dstaddr", ""), _int_or_none(fields.get("dstport"))),
+            transfer_id=None if is_sum else transfer_id,
+            is_sum=is_sum,
+            start=interval[0],
+            end=interval[1],
+            nbytes=_int_or_none(fields.get("bytes")),
+            bps=_float_or_none(fields.get("speed")),
+            udp=udp,
+            role=None,
+        )
+        if udp:
+            total = fields.get("datagrams")
+            row.udp_figures = {
+                "jitter_ms": _float_or_none(fields.get("jitter")),
+                "lost_packets": _int_or_none(fields.get("errors")),
+                "packets": _int_or_none(total),
+                "lost_percent": _float_or_none(fields.get("errpercent")) if _int_or_none(total) else None,
+                "out_of_order": _int_or_none(fields.get("outoforder")),
+            }
+            if "writecnt" in fields and (_int_or_none(fields["writecnt"]) or 0) > 0:
+                row.role = "sender"
+            elif "readcnt" in fields:
+                row.role = "receiver"
+            elif total is not None and total.strip() in ("-1", str(_UNKNOWN_U32)):
+                row.role = "sender"  # 2.1.x sender total: the datagram count is the receiver's to give
+        elif "writecnt" in fields or "tcpretry" in fields:
+            row.role = "sender"
+            row.retransmits = _int_or_none(fields.get("tcpretry"))
+        elif "readcnt" in fields:
+            row.role = "receiver"
+        return row
+
+    # ----------------------------------------------------------------- grouping
+    def groups(self) -> list[_Group]:
+        groups: dict[tuple[Any, ...], _Group] = {}
+        for row in self.rows:
+            key: tuple[Any, ...]
+            if row.is_sum:
+                # 2.1.x zeroes one port of SUM lines; group them by the addresses only.
+                key = ("sum", frozenset((row.src[0], row.dst[0])))
+            else:
+                # the repeated server report swaps the endpoints (2.0.x): an unordered pair
+                key = ("id", row.transfer_id, frozenset((row.src, row.dst)))
+            if key not in groups:
+                groups[key] = _Group(key=key, order=len(groups))
+            groups[key].rows.append(row)
+        any_udp = any(r.udp for r in self.rows)
+        for group in groups.values():
+            self._split_group(group, any_udp)
+        return sorted(groups.values(), key=lambda g: g.order)
+
+    def _split_group(self, group: _Group, any_udp: bool) -> None:
+        """Separate this host's own lines from the peer's repeated report, and find the role."""
+        if any_udp:
+            for row in group.rows:
+                if not row.udp and row.role is None:
+                    row.role = "sender"  # 2.0.x UDP: the sender prints the TCP-shaped 9-field line
+        roles = {r.role for r in group.rows if r.role}
+        if "sender" in roles and any_udp:
+            own_final_seen = False
+            for row in group.rows:
+                at_zero = abs(row.start) < 1e-9
+                if own_final_seen and row.udp and row.role != "sender" and at_zero and group.report is None:
+                    group.report = row  # the receiver's report, repeated by the sender
+                    continue
+                if at_zero and row.role == "sender":
+                    own_final_seen = True
+                group.own.append(row)
+            group.role = "sender"
+            return
+        group.own = list(group.rows)
+        if "sender" in roles:
+            group.role = "sender"
+        elif "receiver" in roles or (group.rows and all(r.udp for r in group.rows)):
+            group.role = "receiver"  # read columns, or jitter/loss columns without a sender mark
+        else:
+            group.role = None
+
+    # ----------------------------------------------------------------- assemble
+    def assemble(self) -> Result:
+        result = self.result
+        result["side"] = self.side
+        result["protocol"] = "udp" if any(r.udp for r in self.rows) else "tcp"
+        groups = self.groups()
+        for group in groups:
+            if group.role is None:
+                if self.side == "server":
+                    group.role = "receiver"
+                else:
+                    group.role = "sender"
+                    self.assumed_sender = True
+        if self.assumed_sender and self.side is None:
+            self.warnings.append(
+                "the CSV does not say whose output it is; its TCP lines were read as the client's (sender's) "
+                "view: pass side='server' for a server's CSV"
+            )
+        stream_groups = [g for g in groups if g.key[0] == "id" and g.own]
+        sum_groups = [g for g in groups if g.key[0] == "sum"]
+        roles = {g.role for g in stream_groups} or {g.role for g in sum_groups}
+        main_role = "sender" if "sender" in roles else "receiver"
+        if self.side == "server" and "receiver" in roles:
+            main_role = "receiver"
+        bidir = len(roles) == 2
+        result["bidir"] = bidir
+        result["reverse"] = not bidir and (
+            (self.side == "client" and main_role == "receiver") or (self.side == "server" and main_role == "sender")
+        )
+        built = self._direction(
+            [g for g in stream_groups if g.role == main_role], [g for g in sum_groups if g.role == main_role], main_role
+        )
+        result["sent"] = built["sent"]
+        result["received"] = built["received"]
+        result["per_stream"] = built["per_stream"]
+        result["intervals"] = built["intervals"]
+        result["udp"] = built["udp"]
+        result["streams"] = len(built["per_stream"])
+        complete = built["complete"]
+        self.warnings.extend(built["notes"])
+        if bidir:
+            other = "receiver" if main_role == "sender" else "sender"
+            rev = self._direction(
+                [g for g in stream_groups if g.role == other], [g for g in sum_groups if g.role == other], other
+            )
+            result["reverse_sent"] = rev["sent"]
+            result["reverse_received"] = rev["received"]
+            result["reverse_per_stream"] = rev["per_stream"]
+            if result["protocol"] == "udp":
+                result["reverse_udp"] = rev["udp"]
+            complete = complete and rev["complete"]
+            self.warnings.extend(f"other direction: {note}" for note in rev["notes"])
+        self._stamp_and_endpoints(stream_groups or sum_groups, main_role)
+        if not self.rows:
+            complete = False
+            if self.errors:
+                result["error"] = self.errors[0]
+                self.warnings.extend(self.errors[1:])
+            else:
+                self.warnings.append("no CSV report line was found: the output holds no measurement")
+        else:
+            self.warnings.extend(self.errors)
+        result["complete"] = complete
+        return finalize(result)
+
+    def _direction(self, streams: list[_Group], sums: list[_Group], role: str) -> dict[str, Any]:
+        sender = role == "sender"
+        udp_proto = any(r.udp for r in self.rows)
+        notes: list[str] = []
+        complete = True
+        per_stream: list[dict[str, Any]] = []
+        for group in streams:
+            fin = _final_of(group.own)
+            own = fin.totals(sender=sender) if fin else None
+            peer = group.report.totals(sender=False) if group.report else None
+            ident = group.key[1] if group.key[1] is not None else f"#{group.order}"
+            item: dict[str, Any] = {
+                "id": ident,
+                "sent": own if sender else None,
+                "received": peer if sender else own,
+            }
+            if udp_proto:
+                source = group.report if sender else fin
+                item["udp"] = dict(source.udp_figures) if source and source.udp_figures else _empty_udp()
+            per_stream.append(item)
+            if fin is None:
+                complete = False
+                notes.append(f"stream {ident}: no total line (the output was cut short or is partial)")
+            elif sender and udp_proto and group.report is None:
+                complete = False
+                notes.append(f"stream {ident}: no server report line: the receiver's figures are unknown")
+        sum_rows = [r for g in sums for r in g.own]
+        sum_final = _final_of(sum_rows)
+        if len(streams) > 1 or (not streams and sum_rows):
+            total = sum_final
+            if total is None:
+                complete = False
+                notes.append(
+                    "several streams but no total SUM line (transfer id -1): the total is unknown (per_stream only)"
+                )
+            series = [r for r in sum_rows if r is not sum_final]
+            if not series and any(len(g.own) > 1 for g in streams):
+                notes.append("per-stream interval lines but no SUM interval lines: intervals left empty")
+        else:
+            total = _final_of(streams[0].own) if streams else None
+            series = [r for r in streams[0].own if r is not total] if streams else []
+        own_total = total.totals(sender=sender) if total else None
+        peer_total: Totals | None = None
+        udp: dict[str, Any] | None = None
+        if sender:
+            report = streams[0].report if len(streams) == 1 else next((g.report for g in sums if g.report), None)
+            if report is not None:
+                peer_total = report.totals(sender=False)
+                udp = dict(report.udp_figures) if report.udp_figures else None
+        elif total is not None and total.udp_figures:
+            udp = dict(total.udp_figures)
+        intervals = [
+            {
+                "start": r.start,
+                "end": r.end,
+                "bytes": r.nbytes if r.nbytes is not None else 0,
+                "bits_per_second": r.bps if r.bps is not None else 0.0,
+                "retransmits": r.retransmits if sender else None,
+                "omitted": False,
+            }
+            for r in series
+            if r.nbytes is not None and r.bps is not None
+        ]
+        return {
+            "sent": own_total if sender else peer_total,
+            "received": peer_total if sender else own_total,
+            "per_stream": per_stream,
+            "intervals": intervals,
+            "udp": (udp or _empty_udp()) if udp_proto else None,
+            "complete": complete,
+            "notes": notes,
+        }
+
+    def _stamp_and_endpoints(self, groups: list[_Group], main_role: str) -> None:
+        rows = [r for g in groups if g.role == main_role for r in g.own] or self.rows
+        if not rows:
+            return
+        first = min(rows, key=lambda r: r.index)
+        self.result["csv_endpoints"] = [
+            {"host": first.src[0] or None, "port": first.src[1]},
+            {"host": first.dst[0] or None, "port": first.dst[1]},
+        ]
+        stamped = min(self.rows, key=lambda r: r.index)
+        match = _TIME_RE.match(stamped.stamp)
+        if not match:
+            return
+        digits = match.group("stamp")
+        if digits == "19700101000000":
+            self.warnings.append(
+                "the CSV time stamps are the epoch (19700101000000), which iperf 2.1.x prints when it has no "
+                "report time: ignored"
+            )
+            return
+        wall = f"{digits[0:4]}-{digits[4:6]}-{digits[6:8]}T{digits[8:10]}:{digits[10:12]}:{digits[12:14]}"
+        if match.group("frac"):
+            wall += f".{match.group('frac')}"
+        zone = match.group("tz")
+        if zone:
+            self.result["timestamp"] = f"{wall}{zone[0]}{zone[1:3]}:{zone[3:5]}"
+        else:
+            self.result["timestamp_local"] = wall
+
+
+def _empty_udp() -> dict[str, Any]:
+    return {"jitter_ms": None, "lost_packets": None, "packets": None, "lost_percent": None}
+
+
+def parse_iperf2_csv(text: str, *, side: Side | None = None) -> Result:
+    """Parse iperf2 ``-y C`` output into a normalized result (see the module docstring).
+
+    ``side`` may be given by callers that know whose output this is; the CSV never says.
+    """
+    parser = _Parser(text, side)
+    parser.read()
+    return parser.assemble()
