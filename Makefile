@@ -13,7 +13,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 COLLECTION_ROOT := build/collections
 COLLECTION_DIR := $(COLLECTION_ROOT)/ansible_collections/esxilab/iperf
-APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping procps psmisc shellcheck git busybox
+APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping procps psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev
 PYTEST_ARGS ?=
 
 .PHONY: help deps venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean

@@ -1,0 +1,582 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Ansible module esxilab.iperf.esxi_vmknic: a standard vSwitch, port group and VMkernel adapter."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: esxi_vmknic
+short_description: Manage a standard vSwitch, a port group and a VMkernel adapter on an ESXi host as one unit
+version_added: 0.1.0
+description:
+  - Makes sure a standard vSwitch (uplinks, MTU), a port group on it (VLAN) and a VMkernel adapter on that port
+    group (IPv4, IPv6, MTU, TCP/IP stack, service tags) exist and look as requested, or removes them.
+  - Built for benchmark labs, where a test network is added next to the management network and must not disturb it.
+  - B(Only what you set is managed.) An option left out is left as it is on the host. Leaving out
+    O(vswitch.uplinks) keeps the uplinks, leaving out O(portgroup.vlan_id) keeps the VLAN, leaving out an MTU keeps
+    the MTU. Nothing is reset to a default.
+  - B(MTU changes are ordered) so no frame outgrows its path. Raising, the vSwitch MTU goes up before the VMkernel
+    adapter's. Lowering, the adapter's MTU goes down before the vSwitch's.
+  - B(A change to an existing VMkernel adapter is applied or refused, never ignored.) New IP settings, a new MTU and a
+    move to another port group of a standard switch are applied in place with C(UpdateVirtualNic).
+  - B(A TCP/IP stack cannot be changed in place.) The module refuses the change unless O(recreate=true), which removes
+    the adapter and adds it again on the new stack.
+  - B(The management network is protected.) Unless O(allow_management_changes=true), the module refuses to change
+    C(vmk0), any adapter tagged C(management), the port groups those adapters are on, a port group named
+    C(Management Network), the vSwitches carrying those port groups and their uplinks. The error message says so and
+    names the override. Adding a new port group and VMkernel adapter to the management vSwitch does not change what
+    is there, and is allowed.
+  - With O(state=absent), removes what is named, in this order. First the VMkernel adapter (O(vmknic.device), or the
+    adapter on O(portgroup.name)). Then the port group, only if no other adapter and no VM uses it. Then the vSwitch,
+    only if O(vswitch) is given and the vSwitch carries no other port group.
+  - Returns the final state of the named objects and the host's physical NICs (driver, link state, speed), so a
+    benchmark can report its throughput as a share of line rate.
+author:
+  - esxilab.iperf contributors (@esxilab)
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reads the host, computes the operations and returns them in RV(operations) without calling any of them.
+  diff_mode:
+    support: full
+    details:
+      - Returns the named vSwitch, port group and VMkernel adapter before and after (predicted in check mode).
+  platform:
+    support: full
+    platforms: esxi
+    details:
+      - Runs where the task runs, normally the controller, and talks to the vSphere API of an ESXi host, directly
+        or through a vCenter. Nothing runs on the ESXi host itself.
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.vmware
+options:
+  state:
+    description:
+      - V(present) creates or updates what is named; V(absent) removes it (see the description for the order and
+        the conditions).
+    type: str
+    choices: [present, absent]
+    default: present
+  vswitch:
+    description:
+      - The standard vSwitch.
+      - With O(state=present) it is created when missing. Without O(vswitch), an existing O(portgroup.name) is used
+        on whatever vSwitch carries it.
+    type: dict
+    suboptions:
+      name:
+        description: Name of the vSwitch (at most 32 characters).
+        type: str
+        required: true
+      uplinks:
+        description:
+          - The physical NICs (for example V(vmnic1)) bridged to the vSwitch, all of them. Order does not matter.
+          - NICs that are new to the vSwitch become active uplinks; NICs left out of the list are detached.
+          - A NIC that is an uplink of another vSwitch is refused. Remove it there first.
+          - Leave out to keep the uplinks the vSwitch has. V([]) detaches every uplink.
+        type: list
+        elements: str
+      mtu:
+        description:
+          - MTU of the vSwitch in bytes, at most 9000. Leave out to keep the current MTU (a new vSwitch gets the
+            host default, 1500).
+        type: int
+  portgroup:
+    description:
+      - The port group the VMkernel adapter is on. Created on O(vswitch.name) when missing.
+      - A port group that exists on another vSwitch than O(vswitch.name) is refused. It is not moved.
+    type: dict
+    suboptions:
+      name:
+        description: Name of the port group.
+        type: str
+        required: true
+      vlan_id:
+        description:
+          - VLAN ID, V(0) (untagged) to V(4095). Leave out to keep the current VLAN (a new port group gets V(0)).
+        type: int
+  vmknic:
+    description:
+      - The VMkernel adapter.
+      - Found by O(vmknic.device), or else as the adapter on O(portgroup.name). A standard port group holds one.
+      - When none is found, one is created on O(portgroup.name) and its device name is returned in RV(vmknic.device).
+    type: dict
+    suboptions:
+      device:
+        description:
+          - Device name of an existing adapter, for example V(vmk1).
+          - The vSphere API chooses the name when it creates an adapter, so a device that does not exist is refused
+            with O(state=present). Leave it out to create one.
+          - Given together with a O(portgroup.name) the adapter is not on, the adapter is moved to that port group.
+        type: str
+      ip_address:
+        description:
+          - Static IPv4 address. Needs O(vmknic.netmask). Leave out (and O(vmknic.dhcp) too) to keep the current
+            IPv4 settings.
+        type: str
+      netmask:
+        description: IPv4 netmask in dotted form, for example V(255.255.255.0).
+        type: str
+      dhcp:
+        description:
+          - V(true) gets the IPv4 address by DHCP. V(false) needs O(vmknic.ip_address).
+        type: bool
+      ipv6:
+        description:
+          - IPv6 settings. The host must have IPv6 enabled (it takes a reboot to turn it on).
+          - Leave out to keep the current IPv6 settings.
+        type: dict
+        suboptions:
+          addresses:
+            description:
+              - All static IPv6 addresses, as V(address/prefix) (for example V(2001:db8:10::21/64)).
+              - Static addresses not listed are removed. Addresses from SLAAC, DHCPv6 and the link-local address are
+                left alone. Leave out to keep the static addresses as they are.
+            type: list
+            elements: str
+          autoconf:
+            description: Router advertisement (SLAAC) address configuration.
+            type: bool
+          dhcp:
+            description: DHCPv6 address configuration.
+            type: bool
+      mtu:
+        description:
+          - MTU of the adapter in bytes, at most 9000. Leave out to keep the current MTU (a new adapter gets 1500).
+          - A warning is returned when it ends up above the MTU of its vSwitch.
+        type: int
+      tcpip_stack:
+        description:
+          - TCP/IP stack of the adapter. V(default), V(vmotion), V(provisioning) and V(vxlan) are translated to the
+            API keys. Any other value is used as a stack key as it is, for a custom stack made with
+            C(esxcli network ip netstack add).
+          - Set only when creating. For an existing adapter on another stack the task fails unless O(recreate=true).
+          - Leave out to keep the stack (a new adapter goes on the default stack).
+        type: str
+      services:
+        description:
+          - All service tags of the adapter. Tags not listed are removed. V([]) removes every tag. Leave out to keep
+            the tags.
+          - Tags can be set only on the default TCP/IP stack.
+        type: list
+        elements: str
+        choices:
+          - management
+          - vmotion
+          - vsan
+          - vsan_witness
+          - provisioning
+          - replication
+          - replication_nfc
+          - backup_nfc
+          - fault_tolerance
+          - nvme_tcp
+          - nvme_rdma
+  recreate:
+    description:
+      - Allow the removal and re-creation of an existing VMkernel adapter when its TCP/IP stack must change.
+      - The adapter loses its connections while this happens, and the API may give it another device name (returned
+        in RV(vmknic.device)).
+      - This does not force a re-creation. Nothing is done when the stack is already right.
+    type: bool
+    default: false
+  allow_management_changes:
+    description:
+      - Allow changes to the management network (see the description for what that covers).
+      - Keep another way into the host (console, out-of-band management) before you use this.
+    type: bool
+    default: false
+notes:
+  - Only standard vSwitches are managed. A VMkernel adapter on a distributed or NSX switch can be read and changed
+    in place (IP, MTU, services), but it cannot be moved to a standard port group or re-created.
+  - A new vSwitch gets 128 ports and the host's default policies. The teaming, security and shaping policies of an
+    existing vSwitch or port group are kept as they are, except that uplinks new to the vSwitch are made active.
+  - The service tag V(vsan) is set through C(HostVirtualNicManager), like the other tags. vSAN clusters managed by
+    vCenter may expect it to be set through the vSAN configuration instead.
+seealso:
+  - name: HostNetworkSystem (vSphere Web Services API)
+    description: The API calls this module makes.
+    link: https://developer.broadcom.com/xapis/vsphere-web-services-api/latest/vim.host.NetworkSystem.html
+"""
+
+EXAMPLES = r"""
+---
+- name: Test network for iperf3 - vSwitch on vmnic1, jumbo frames, VLAN 30, static vmk
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ esxi_address }}"
+    username: root
+    password: "{{ esxi_root_password }}"
+    validate_certs: false
+    vswitch:
+      name: vSwitch-iperf
+      uplinks: [vmnic1]
+      mtu: 9000
+    portgroup:
+      name: iperf
+      vlan_id: 30
+    vmknic:
+      ip_address: 10.30.0.21
+      netmask: 255.255.255.0
+      mtu: 9000
+  delegate_to: localhost
+  register: iperf_net
+
+- name: Report the uplink speed of the test network
+  ansible.builtin.debug:
+    msg: >-
+      {{ iperf_net.vmknic.device }} on {{ iperf_net.vswitch.name }}:
+      {{ iperf_net.physical_nics | selectattr('vswitch', 'equalto', 'vSwitch-iperf')
+         | map(attribute='speed_mbps') | list }} Mb/s
+
+- name: Change only the MTU of the existing adapter (uplinks, VLAN and IP stay)
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ vcenter_address }}"
+    username: "{{ vcenter_user }}"
+    password: "{{ vcenter_password }}"
+    esxi_hostname: esxi01.lab.example
+    vswitch:
+      name: vSwitch-iperf
+      mtu: 1500
+    vmknic:
+      device: vmk1
+      mtu: 1500
+  delegate_to: localhost
+
+- name: Move vmk1 onto the vMotion TCP/IP stack (remove + add)
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ esxi_address }}"
+    username: root
+    password: "{{ esxi_root_password }}"
+    portgroup:
+      name: iperf
+    vmknic:
+      device: vmk1
+      tcpip_stack: vmotion
+    recreate: true
+  delegate_to: localhost
+
+- name: Dual-stack adapter tagged for vMotion, by DHCP, on an existing port group
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ esxi_address }}"
+    username: root
+    password: "{{ esxi_root_password }}"
+    portgroup:
+      name: vmotion-a
+    vmknic:
+      dhcp: true
+      ipv6:
+        addresses: ["2001:db8:40::21/64"]
+        autoconf: false
+      services: [vmotion]
+  delegate_to: localhost
+
+- name: Remove the test network again (adapter, then port group, then vSwitch)
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ esxi_address }}"
+    username: root
+    password: "{{ esxi_root_password }}"
+    state: absent
+    vswitch:
+      name: vSwitch-iperf
+    portgroup:
+      name: iperf
+    vmknic: {}
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+host:
+  description: Name of the ESXi host that was configured, as the API reports it.
+  returned: always
+  type: str
+  sample: esxi01.lab.example
+operations:
+  description:
+    - The operations run in order, or those that would run in check mode. Empty when nothing had to change.
+    - Each has C(op) (V(add_vswitch), V(update_vswitch), V(remove_vswitch), V(add_portgroup), V(update_portgroup),
+      V(remove_portgroup), V(add_vmknic), V(update_vmknic), V(remove_vmknic), V(select_service),
+      V(deselect_service)) and the values it sends. A value of V(null) is left as it is on the host.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {op: update_vswitch, name: vSwitch-iperf, mtu: 9000, uplinks: null}
+    - {op: add_portgroup, name: iperf, vswitch: vSwitch-iperf, vlan_id: 30}
+    - op: add_vmknic
+      portgroup: iperf
+      ipv4: {dhcp: false, address: 10.30.0.21, netmask: 255.255.255.0}
+      ipv6: null
+      mtu: 9000
+      tcpip_stack: null
+converged:
+  description:
+    - Whether the host, read again after the changes, matches the request. V(false) comes with a warning naming
+      what the host did not take (an API endpoint may accept a call and ignore part of it).
+  returned: when something was changed (not in check mode)
+  type: bool
+  sample: true
+vswitch:
+  description:
+    - The vSwitch as it is on the host at the end of the task (before it, in check mode). V(null) when it does
+      not exist.
+  returned: when O(vswitch) is given, or O(portgroup.name) exists
+  type: dict
+  contains:
+    name:
+      description: Name.
+      type: str
+    mtu:
+      description: MTU in bytes; V(null) when the host does not report it.
+      type: int
+    uplinks:
+      description: Physical NICs bridged to it.
+      type: list
+      elements: str
+    portgroups:
+      description: Names of the port groups on it.
+      type: list
+      elements: str
+  sample: {name: vSwitch-iperf, mtu: 9000, uplinks: [vmnic1], portgroups: [iperf]}
+portgroup:
+  description: The port group at the end of the task (before it, in check mode); V(null) when it does not exist.
+  returned: when O(portgroup) is given
+  type: dict
+  contains:
+    name:
+      description: Name.
+      type: str
+    vswitch:
+      description: The vSwitch it is on.
+      type: str
+    vlan_id:
+      description: VLAN ID, V(0) for untagged.
+      type: int
+  sample: {name: iperf, vswitch: vSwitch-iperf, vlan_id: 30}
+vmknic:
+  description: The VMkernel adapter at the end of the task (before it, in check mode); V(null) when it does not exist.
+  returned: when O(vmknic) is given
+  type: dict
+  contains:
+    device:
+      description: Device name, for example V(vmk1).
+      type: str
+    portgroup:
+      description: Standard port group it is on; V(null) on a distributed or NSX switch.
+      type: str
+    distributed:
+      description: Whether it is on a distributed or NSX switch.
+      type: bool
+    mtu:
+      description: MTU in bytes.
+      type: int
+    tcpip_stack:
+      description: The TCP/IP stack key, for example V(defaultTcpipStack), V(vmotion) or V(vSphereProvisioning).
+      type: str
+    ipv4:
+      description: C(dhcp) (bool), C(address) and C(netmask) (the current lease when DHCP is used).
+      type: dict
+    ipv6:
+      description:
+        - C(addresses) (static ones, V(address/prefix)), C(other_addresses) (link-local, SLAAC, DHCPv6),
+          C(autoconf) and C(dhcp). V(null) when the host reports no IPv6 configuration.
+      type: dict
+    mac:
+      description: MAC address.
+      type: str
+    services:
+      description: Service tags (same names as O(vmknic.services)); V(null) when they could not be read.
+      type: list
+      elements: str
+  sample:
+    device: vmk1
+    portgroup: iperf
+    distributed: false
+    mtu: 9000
+    tcpip_stack: defaultTcpipStack
+    ipv4: {dhcp: false, address: 10.30.0.21, netmask: 255.255.255.0}
+    ipv6: {addresses: [], other_addresses: ["fe80::250:56ff:fe6a:1/64"], autoconf: false, dhcp: false}
+    mac: "00:50:56:6a:00:01"
+    services: []
+physical_nics:
+  description:
+    - Every physical NIC of the host, for reporting throughput against line rate.
+    - The vSphere API has no MTU for a physical NIC. C(vswitch_mtu) is the MTU of the standard vSwitch the NIC is an
+      uplink of.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Device name, for example V(vmnic1).
+      type: str
+    driver:
+      description: Driver name, for example V(ixgben).
+      type: str
+    mac:
+      description: MAC address.
+      type: str
+    link_up:
+      description: Whether the link is up (the API reports a link speed only then).
+      type: bool
+    speed_mbps:
+      description: Negotiated link speed in Mb/s; V(null) when the link is down.
+      type: int
+    duplex:
+      description: V(full) or V(half); V(null) when the link is down.
+      type: str
+    vswitch:
+      description: Standard vSwitch it is an uplink of; V(null) when none.
+      type: str
+    vswitch_mtu:
+      description: MTU of that vSwitch; V(null) when none or not reported.
+      type: int
+  sample:
+    - {name: vmnic1, driver: ixgben, mac: "00:30:93:0c:05:c6", link_up: true, speed_mbps: 10000, duplex: full,
+       vswitch: vSwitch-iperf, vswitch_mtu: 9000}
+    - {name: vmnic2, driver: ixgben, mac: "00:30:93:0c:05:c7", link_up: false, speed_mbps: null, duplex: null,
+       vswitch: null, vswitch_mtu: null}
+"""
+
+import dataclasses  # noqa: E402 -- imports follow the documentation blocks
+from typing import Any  # noqa: E402 -- imports follow the documentation blocks
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402 -- imports follow the documentation blocks
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import (  # noqa: E402
+    ApplyError,
+    HostReadError,
+    apply_plan,
+    read_host_state,
+)
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (  # noqa: E402
+    SERVICES,
+    DesiredState,
+    PlanError,
+    desired_from_params,
+    make_plan,
+    pnic_views,
+    state_views,
+)
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (  # noqa: E402
+    VSphereError,
+    find_host,
+    require_pyvmomi,
+    vmware_argument_spec,
+    vsphere_session,
+)
+
+
+def argument_spec() -> dict[str, Any]:
+    """The module's options (connection options included)."""
+    return {
+        **vmware_argument_spec(),
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "vswitch": {
+            "type": "dict",
+            "options": {
+                "name": {"type": "str", "required": True},
+                "uplinks": {"type": "list", "elements": "str"},
+                "mtu": {"type": "int"},
+            },
+        },
+        "portgroup": {
+            "type": "dict",
+            "options": {"name": {"type": "str", "required": True}, "vlan_id": {"type": "int"}},
+        },
+        "vmknic": {
+            "type": "dict",
+            "required_together": [["ip_address", "netmask"]],
+            "options": {
+                "device": {"type": "str"},
+                "ip_address": {"type": "str"},
+                "netmask": {"type": "str"},
+                "dhcp": {"type": "bool"},
+                "ipv6": {
+                    "type": "dict",
+                    "options": {
+                        "addresses": {"type": "list", "elements": "str"},
+                        "autoconf": {"type": "bool"},
+                        "dhcp": {"type": "bool"},
+                    },
+                },
+                "mtu": {"type": "int"},
+                "tcpip_stack": {"type": "str"},
+                "services": {"type": "list", "elements": "str", "choices": list(SERVICES)},
+            },
+        },
+        "recreate": {"type": "bool", "default": False},
+        "allow_management_changes": {"type": "bool", "default": False},
+    }
+
+
+def run(module: AnsibleModule, host: Any, desired: DesiredState) -> None:
+    """Read current -> compute the differences -> none: exit unchanged -> check mode: exit with the
+    diff -> act -> return the final state. Every path ends in exit_json or fail_json."""
+    name = str(host.name)
+    current = read_host_state(host)
+    try:
+        plan = make_plan(current, desired)
+    except PlanError as err:
+        module.fail_json(msg=f"{name}: {err}", reasons=list(err.reasons), host=name)
+        return
+    for warning in plan.warnings:
+        module.warn(f"{name}: {warning}")
+    result: dict[str, Any] = {"changed": plan.changed, "host": name, "operations": [op.as_dict() for op in plan.ops]}
+    if plan.changed and module._diff:
+        result["diff"] = {"before": plan.before, "after": plan.after}
+    if not plan.changed or module.check_mode:
+        module.exit_json(**result, **state_views(current, desired, plan.device), physical_nics=pnic_views(current))
+        return
+    try:
+        created = apply_plan(host, plan.ops)
+    except ApplyError as err:
+        result["changed"] = bool(err.applied)
+        result["applied"] = [op.as_dict() for op in err.applied]
+        module.fail_json(msg=f"{name}: {err}", **result)
+        return
+    final = read_host_state(host)
+    device = created or plan.device
+    result["converged"] = _converged(module, name, final, desired, created)
+    module.exit_json(**result, **state_views(final, desired, device), physical_nics=pnic_views(final))
+
+
+def _converged(module: AnsibleModule, name: str, final: Any, desired: DesiredState, created: str | None) -> bool:
+    """Plan again against the host as it is now; anything left to do means the host did not take it."""
+    if created and desired.vmknic is not None and desired.vmknic.device:
+        desired = dataclasses.replace(desired, vmknic=dataclasses.replace(desired.vmknic, device=created))
+    try:
+        leftover = make_plan(final, desired)
+    except PlanError as err:
+        module.warn(f"{name}: could not check the result: {err}")
+        return False
+    if leftover.ops:
+        left = "; ".join(op.describe() for op in leftover.ops)
+        module.warn(f"{name}: the host accepted the changes but still differs from the request: {left}")
+        return False
+    return True
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        required_one_of=[["vswitch", "portgroup", "vmknic"]],
+        supports_check_mode=True,
+    )
+    require_pyvmomi(module)
+    try:
+        desired = desired_from_params(module.params)
+        with vsphere_session(module.params) as service_instance:
+            host = find_host(service_instance, module.params["esxi_hostname"])
+            run(module, host, desired)
+    except PlanError as err:
+        module.fail_json(msg=str(err), reasons=list(err.reasons))
+    except (VSphereError, HostReadError) as err:
+        module.fail_json(msg=str(err))
+
+
+if __name__ == "__main__":
+    main()
