@@ -441,18 +441,18 @@ physical_nics:
        vswitch: null, vswitch_mtu: null}
 """
 
-import dataclasses  # noqa: E402 -- imports follow the documentation blocks
-from typing import Any  # noqa: E402 -- imports follow the documentation blocks
+import dataclasses
+from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402 -- imports follow the documentation blocks
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import (  # noqa: E402
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import (
     ApplyError,
     HostReadError,
     apply_plan,
     read_host_state,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (  # noqa: E402
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (
     SERVICES,
     DesiredState,
     PlanError,
@@ -461,7 +461,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     pnic_views,
     state_views,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (  # noqa: E402
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
     VSphereError,
     find_host,
     require_pyvmomi,
