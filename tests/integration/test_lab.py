@@ -1,0 +1,275 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The local lab (``lab/esxilab_lab.py``) built for real: namespaces, bridge, sshd, iperf3, tc.
+
+Needs root and ``ip netns``. Uses its own prefix (``eltest``), its own subnet inside the
+RFC 2544 range (198.19.250.0/24, so a running ``esxilab`` demo lab is not disturbed) and a
+temporary state dir. The fixture's finalizer runs ``down --purge`` and checks that no
+namespace, link or process of the prefix is left, even when a step fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+SCRIPT = REPO / "lab" / "esxilab_lab.py"
+ANSIBLE = Path(sys.executable).parent / "ansible"
+PREFIX = "eltest"
+SUBNET = "198.19.250.0/24"
+H1, H2, H3, H4 = (f"198.19.250.{10 + i}" for i in range(1, 5))
+RATE_BPS = 50_000_000
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    try:
+        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`ip netns` is unavailable: {exc}"
+    if probe.returncode != 0:
+        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
+    return None
+
+
+@dataclass(frozen=True)
+class Lab:
+    state_dir: Path
+    base_args: tuple[str, ...]
+
+    def cli(self, *args: str, expect_rc: int = 0) -> dict[str, Any]:
+        """Run the lab script with --json and return its document."""
+        command, *rest = args
+        argv = [sys.executable, str(SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir), "--json"]
+        if command != "down":
+            argv += list(self.base_args)
+        proc = subprocess.run(argv + rest, capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == expect_rc, f"{argv + rest}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        return doc
+
+    def ssh(self, address: str, command: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        argv = [
+            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
+            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
+            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+            f"root@{address}", command,
+        ]  # fmt: skip
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _ip_json(*args: str) -> list[dict[str, Any]]:
+    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
+    return list(json.loads(out)) if out.strip() else []
+
+
+def _lab_namespaces() -> list[str]:
+    return sorted(str(n["name"]) for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-"))
+
+
+def _lab_links() -> list[str]:
+    return sorted(str(n["ifname"]) for n in _ip_json("link", "show") if str(n["ifname"]).startswith(f"{PREFIX}-"))
+
+
+def _processes_mentioning(needles: Sequence[str]) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(n in cmdline for n in needles):
+            found.append(f"{entry.name}: {cmdline.strip()}")
+    return found
+
+
+def _assert_nothing_left(state_dir: Path) -> None:
+    assert _lab_namespaces() == []
+    assert _lab_links() == []
+    needles = [str(state_dir), "198.19.250."]
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(needles) and time.monotonic() < deadline:
+        time.sleep(0.1)  # ssh ControlPersist masters exit once their server is gone
+    assert _processes_mentioning(needles) == []
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab(state_dir=tmp_path / "state", base_args=("--hosts", "4", "--subnet", SUBNET))
+    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        _assert_nothing_left(the_lab.state_dir)
+
+
+def _iperf3(lab: Lab, server: str, client: str, extra: str = "") -> dict[str, Any]:
+    started = lab.ssh(server, f"iperf3 -s -1 -D -B {server}")
+    assert started.returncode == 0, started.stderr
+    deadline = time.monotonic() + 5
+    while True:  # -D returns before the listener is bound
+        proc = lab.ssh(client, f"iperf3 -c {server} -B {client} -t 2 -J {extra}", timeout=30)
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        if "error" not in doc or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert proc.returncode == 0, proc.stdout[-500:] + proc.stderr
+    return doc
+
+
+def test_lab_lifecycle(lab: Lab, tmp_path: Path) -> None:
+    # check mode on nothing: reports the whole build, creates nothing
+    check = lab.cli("up", "--check")
+    assert check["changed"] is True and check["check"] is True
+    assert f"create bridge {PREFIX}-br0 mtu 1500 with 198.19.250.1/24" in check["actions"]
+    assert f"create namespace {PREFIX}-h4" in check["actions"]
+    assert _lab_namespaces() == [] and _lab_links() == []
+    assert not (lab.state_dir / "inventory.yml").exists()
+
+    # up, then up again: nothing to do
+    up = lab.cli("up")
+    assert up["changed"] is True
+    assert [h["address"] for h in up["hosts"]] == [H1, H2, H3, H4]
+    assert _lab_namespaces() == [f"{PREFIX}-h{i}" for i in range(1, 5)]
+    assert _lab_links() == [f"{PREFIX}-br0"] + [f"{PREFIX}-v{i}" for i in range(1, 5)]
+    again = lab.cli("up")
+    assert again["changed"] is False and again["actions"] == []
+    assert lab.cli("up", "--check")["changed"] is False
+
+    # every host answers on ssh with the generated key and knows its own address
+    for index, address in enumerate((H1, H2, H3, H4), start=1):
+        proc = lab.ssh(address, "uname -n; ip -4 -o addr show dev eth0; ip -o link show lo")
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0] == f"{PREFIX}-h{index}"
+        assert f"inet {address}/24" in lines[1]
+        assert "UP" in lines[2]
+
+    # iperf3 between h1 and h2 over the lab addresses (unshaped)
+    doc = _iperf3(lab, H2, H1)
+    assert doc["start"]["connecting_to"] == {"host": H2, "port": 5201}
+    assert doc["end"]["sum_received"]["bytes"] > 0
+    assert doc["end"]["sum_received"]["seconds"] == pytest.approx(2.0, abs=0.2)
+
+    # shaping in place: 50mbit tbf on both ends of every veth. TCP goodput at MTU 1500 is the
+    # rate times payload/frame = 1448/1514 (tbf charges L2 frames without preamble/FCS/gap).
+    shaped = lab.cli("up", "--rate", "50mbit")
+    assert f"shape {PREFIX}-h1:eth0: none -> tbf rate 50mbit burst 31250 limit 1048576" in shaped["actions"]
+    assert f"shape {PREFIX}-v2: none -> tbf rate 50mbit burst 31250 limit 1048576" in shaped["actions"]
+    assert lab.cli("up", "--rate", "50mbit")["changed"] is False
+    expected = RATE_BPS * 1448 / 1514
+    for extra in ("", "-R"):
+        end = _iperf3(lab, H2, H1, extra)["end"]
+        bps = end["sum_received"]["bits_per_second"]
+        assert 0.92 * expected < bps < 1.01 * expected, f"{extra or 'forward'}: {bps / 1e6:.2f} Mbit/s"
+        # the sender's own tbf queue (1 MiB) is deep enough that TCP never drops its own packets
+        assert end["sum_sent"]["retransmits"] == 0
+
+    # change one host's MTU in place: links change, sshd keeps running (same pid)
+    pid_before = (lab.state_dir / "hosts" / "h2" / "sshd.pid").read_text()
+    mtu = lab.cli("up", "--rate", "50mbit", "--host-mtu", "h2=9000")
+    assert mtu["changed"] is True
+    assert f"set mtu 1500 -> 9000 on {PREFIX}-v2" in mtu["actions"]
+    assert f"set mtu 1500 -> 9000 on {PREFIX}-h2:eth0" in mtu["actions"]
+    assert not any("sshd" in action for action in mtu["actions"])
+    assert (lab.state_dir / "hosts" / "h2" / "sshd.pid").read_text() == pid_before
+    assert _ip_json("-n", f"{PREFIX}-h2", "link", "show", "dev", "eth0")[0]["mtu"] == 9000
+    assert _ip_json("link", "show", "dev", f"{PREFIX}-v2")[0]["mtu"] == 9000
+    assert _ip_json("link", "show", "dev", f"{PREFIX}-br0")[0]["mtu"] == 1500
+    assert lab.cli("up", "--rate", "50mbit", "--host-mtu", "h2=9000")["changed"] is False
+    assert "lab_mtu: 9000" in (lab.state_dir / "inventory.yml").read_text()
+
+    # Ansible through the generated inventory only (no ansible.cfg): raw and a Python module
+    if ANSIBLE.exists():
+        home = tmp_path / "ah"
+        env = dict(os.environ, ANSIBLE_HOME=str(home), ANSIBLE_CONFIG=str(home / "none.cfg"), ANSIBLE_NOCOLOR="1")
+        inventory = str(lab.state_dir / "inventory.yml")
+        for module, args in (("ansible.builtin.raw", "uname -n"), ("ansible.builtin.ping", "")):
+            argv = [str(ANSIBLE), "-i", inventory, "lab", "-m", module] + (["-a", args] if args else [])
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=90, check=False, cwd=tmp_path, env=env)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            for index in range(1, 5):
+                if module.endswith("raw"):
+                    assert f"h{index} | CHANGED | rc=0" in proc.stdout
+                    assert f"{PREFIX}-h{index}" in proc.stdout
+                else:
+                    assert f"h{index} | SUCCESS" in proc.stdout
+            assert proc.stdout.count('"ping": "pong"') == (4 if module.endswith("ping") else 0)
+
+    # leave servers running: down must stop them
+    assert lab.ssh(H3, f"iperf3 -s -D -B {H3}").returncode == 0
+    assert lab.ssh(H4, f"iperf -s -D -B {H4} >/dev/null 2>&1").returncode == 0
+    assert lab.ssh(H4, "iperf -v 2>&1").stdout.startswith("iperf version 2.")
+
+    down = lab.cli("down")
+    assert down["changed"] is True
+    assert f"delete namespace {PREFIX}-h3" in down["actions"]
+    assert f"delete bridge {PREFIX}-br0" in down["actions"]
+    _assert_nothing_left(lab.state_dir)
+    assert (lab.state_dir / "id_ed25519").exists()  # keys are kept for the next up (--purge removes them)
+    assert not (lab.state_dir / "inventory.yml").exists()
+    again_down = lab.cli("down")
+    assert again_down["changed"] is False and again_down["actions"] == []
+
+
+def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path / "never-built"
+    argv = [sys.executable, str(SCRIPT), "down", "--name", "elnone", "--state-dir", str(state), "--json"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["changed"] is False
+    assert not state.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--subnet", "10.0.0.0/24"], "must lie inside 198.18.0.0/15"),
+        (["--hosts", "9"], "--hosts 9: must be between 2 and 8"),
+        (["--host-mtu", "h5=9000"], "the lab has only h1..h4"),
+        (["--rate", "fast"], "use a tc rate such as 100mbit"),
+        (["--name", "UPPER"], "use 1-11 lowercase letters/digits"),
+    ],
+)
+def test_up_refuses_bad_options(tmp_path: Path, options: list[str], message: str) -> None:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    argv = [sys.executable, str(SCRIPT), "up", "--check", "--state-dir", str(tmp_path / "s"), *options]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert not (tmp_path / "s").exists()
