@@ -1,22 +1,48 @@
 #!/usr/bin/env bash
 # Render the documentation of every plugin of the installed collection with ansible-doc.
-# Fails when a plugin's docs do not render, or when the collection lists no plugin at all.
+# Fails when a plugin's docs do not render, when ansible-doc writes anything on stderr (for
+# example "[WARNING]: Skipping file ..." for a plugin it could not load, which would otherwise
+# just drop out of the listing), or when the collection lists no plugin at all.
 set -euo pipefail
+
+errfile=$(mktemp)
+trap 'rm -f "$errfile"' EXIT
+
+# ansible-doc with the given arguments; stdout passes through. A non-zero exit or any stderr
+# output stops the script (also when called inside $(...): set -e sees the failed assignment).
+doc() {
+  local rc=0
+  ansible-doc "$@" 2>"$errfile" || rc=$?
+  if [ "$rc" -ne 0 ] || [ -s "$errfile" ]; then
+    {
+      echo "FAILED: ansible-doc $* (exit $rc) wrote on stderr:"
+      cat "$errfile"
+    } >&2
+    exit 1
+  fi
+}
+
 count=0
 for type in module filter; do
-  mapfile -t names < <(ansible-doc -t "$type" -l esxilab.iperf --json | python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin))))')
+  listing=$(doc -t "$type" -l esxilab.iperf --json)
+  names_text=$(python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin))))' <<<"$listing")
+  mapfile -t names <<<"$names_text"
   for name in "${names[@]}"; do
     [ -n "$name" ] || continue
-    out=$(ansible-doc -t "$type" "$name")
+    out=$(doc -t "$type" "$name")
     grep -q "OPTIONS\|EXAMPLES" <<<"$out" || { echo "ansible-doc -t $type $name: no OPTIONS/EXAMPLES" >&2; exit 1; }
     echo "ansible-doc -t $type $name: ok ($(wc -l <<<"$out") lines)"
     count=$((count + 1))
   done
 done
-mapfile -t roles < <(cd roles 2>/dev/null && ls -d */ 2>/dev/null | tr -d / || true)
+roles=()
+for dir in roles/*/; do
+  [ -d "$dir" ] || continue
+  dir=${dir%/}
+  roles+=("${dir#roles/}")
+done
 for role in "${roles[@]}"; do
-  [ -n "$role" ] || continue
-  ansible-doc -t role "esxilab.iperf.$role" >/dev/null
+  doc -t role "esxilab.iperf.$role" >/dev/null
   echo "ansible-doc -t role esxilab.iperf.$role: ok"
   count=$((count + 1))
 done

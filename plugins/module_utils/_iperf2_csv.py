@@ -61,6 +61,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -123,7 +124,7 @@ def _float_or_none(text: str | None) -> float | None:
         value = float(text)
     except ValueError:
         return None
-    if value != value or value < 0 or value in (float("inf"), float("-inf")):
+    if math.isnan(value) or value < 0 or value in (float("inf"), float("-inf")):
         return None
     return value
 

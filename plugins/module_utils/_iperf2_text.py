@@ -62,6 +62,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -151,7 +152,7 @@ def _known_pct(text: str) -> float | None:
         value = float(text.strip())
     except ValueError:
         return None
-    if value != value or value < 0 or value in (float("inf"), float("-inf")):  # nan / negative / inf
+    if math.isnan(value) or value < 0 or value in (float("inf"), float("-inf")):  # nan / negative / inf
         return None
     return value
 
@@ -448,9 +449,8 @@ class _Parser:
             line = raw.strip()
             if not line or line.startswith("---") or _HEADER_RE.match(line):
                 continue
-            if _CT_RE.match(line):
-                match = _CT_RE.match(line)
-                assert match is not None
+            match = _CT_RE.match(line)
+            if match:
                 self.result["connect_times"] = {
                     "min_ms": float(match.group("min")),
                     "avg_ms": float(match.group("avg")),

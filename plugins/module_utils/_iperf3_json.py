@@ -204,7 +204,7 @@ def _num(value: Any) -> float | int | None:
 
 def _count(value: Any) -> int | None:
     """A non-negative integer figure (3.0.x prints ``%g`` floats such as ``1.2e+07``)."""
-    if type(value) is int:
+    if isinstance(value, int) and not isinstance(value, bool):
         return value if value >= 0 else None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 0:
         return int(value)
@@ -276,7 +276,7 @@ def _endpoint(host: Any, port: Any) -> dict[str, Any] | None:
         return None
     return {
         "host": host if isinstance(host, str) else None,
-        "port": port if type(port) is int else None,
+        "port": port if isinstance(port, int) and not isinstance(port, bool) else None,
     }
 
 
@@ -522,7 +522,7 @@ class _Doc:
                     elif _is_zero_placeholder(snd):
                         sent = None
                 item = {"id": sid, "sent": sent, "received": received}
-            if type(item["id"]) is not int and not isinstance(item["id"], str):
+            if isinstance(item["id"], bool) or not isinstance(item["id"], int | str):
                 item["id"] = len(forward) + len(reverse) + 1
             (forward if is_forward else reverse).append(item)
         return forward, reverse
@@ -630,18 +630,20 @@ def _interval(obj: Any) -> dict[str, Any] | None:
         return None
     start, end = obj.get("start"), obj.get("end")
     nbytes, bps = obj.get("bytes"), obj.get("bits_per_second")
-    if type(nbytes) is not int or nbytes < 0:
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
         nbytes = _count(nbytes)
-    if type(bps) is not float or not bps >= 0 or bps == math.inf:
+    if not isinstance(bps, float) or not bps >= 0 or bps == math.inf:
         bps = _rate(bps)
-    if type(start) is not float and type(start) is not int:
+    if isinstance(start, bool) or not isinstance(start, float | int):
         start = _num(start)
-    if type(end) is not float and type(end) is not int:
+    if isinstance(end, bool) or not isinstance(end, float | int):
         end = _num(end)
     if nbytes is None or bps is None or start is None or end is None:
         return None
     retransmits = obj.get("retransmits")
-    if retransmits is not None and (type(retransmits) is not int or retransmits < 0):
+    if retransmits is not None and (
+        isinstance(retransmits, bool) or not isinstance(retransmits, int) or retransmits < 0
+    ):
         retransmits = _count(retransmits)
     return {
         "start": start,

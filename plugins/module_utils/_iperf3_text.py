@@ -616,7 +616,7 @@ class _Segment:
         if self.header_word == "Bitrate":
             # From 3.2 on, only a client prints both a sender and a receiver line for a stream.
             keys = {(d.sid, d.role, d.tag) for d in summary}
-            if any((sid, role, "sender") in keys and (sid, role, "receiver") in keys for sid, role, _ in keys):
+            if any((sid, role, "sender") in keys and (sid, role, "receiver") in keys for sid, role, _tag in keys):
                 return "client"
         return None
 
@@ -890,11 +890,11 @@ def parse_iperf3_text(text: str) -> Result:
         if len(with_content) > 1:
             result["warnings"].append(f"this output holds {len(with_content)} tests; the last one is returned")
     elif len(segments) > 1:
-        result, _ = _parse_segment(main)
+        result, _has_content = _parse_segment(main)
     else:
         result = parsed[-1][0]
     if server_lines is not None:
-        server_result, _ = _parse_segment(server_lines, forced_side="server")
+        server_result, _server_has_content = _parse_segment(server_lines, forced_side="server")
         result["server_output"] = server_result
     if result["error"] or not _has_figures(result):
         result["raw"] = text

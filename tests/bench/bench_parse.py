@@ -41,12 +41,14 @@ ensure_collection_path()
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import parse_iperf3_json  # noqa: E402
 
+_dispatch_parse: Callable[[str], Any] | None
 try:
-    from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse as _dispatch_parse
+    from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse as _imported_parse
 except ImportError as exc:  # a sibling parser of the dispatcher is not written yet
     _dispatch_parse = None
     _DISPATCH_MISSING = str(exc)
 else:
+    _dispatch_parse = _imported_parse
     _DISPATCH_MISSING = ""
 
 PORT = 15290
@@ -111,7 +113,7 @@ def generate(iperf3: str, duration: int, bandwidth: str, streams: int, interval:
 def best_times(funcs: list[Callable[[], Any]], repeat: int) -> list[float]:
     """Best wall time of each function; runs are interleaved so machine load hits all alike."""
     best = [float("inf")] * len(funcs)
-    for _ in range(repeat):
+    for _round in range(repeat):
         for index, func in enumerate(funcs):
             gc.collect()
             begin = time.perf_counter()
@@ -125,7 +127,7 @@ def peak_memory(func: Callable[[], Any]) -> int:
     tracemalloc.start()
     try:
         result = func()
-        _, peak = tracemalloc.get_traced_memory()
+        _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     del result

@@ -105,7 +105,7 @@ def run_pair(
             timeout=CLIENT_TIMEOUT,
             check=False,
         )
-        server_out, _ = server.communicate(timeout=server_time + 10)
+        server_out, _stderr = server.communicate(timeout=server_time + 10)
     finally:
         if server.poll() is None:
             server.kill()
@@ -396,7 +396,7 @@ def test_server_log_of_two_consecutive_tests() -> None:
             ).stdout
             for extra in ([], ["-P", "2"])
         ]
-        log, _ = server.communicate(timeout=15)
+        log, _stderr = server.communicate(timeout=15)
     finally:
         if server.poll() is None:
             server.kill()
@@ -418,7 +418,11 @@ def test_connection_refused() -> None:
     port = 15329
     assert not _bound(port, udp=False)
     out = subprocess.run(
-        [IPERF, "-c", HOST, "-p", str(port), "-t", "1"], capture_output=True, text=True, timeout=CLIENT_TIMEOUT
+        [IPERF, "-c", HOST, "-p", str(port), "-t", "1"],
+        capture_output=True,
+        text=True,
+        timeout=CLIENT_TIMEOUT,
+        check=False,
     )
     result = parse_iperf2_text(out.stdout + out.stderr)
     assert not list(VALIDATOR.iter_errors(result))

@@ -133,7 +133,7 @@ def test_tcp() -> None:
 
 def test_parallel_three_streams() -> None:
     port = 15211
-    _, result = _run(port, "-t", "1", "-P", "3", "-b", "50M")
+    _raw, result = _run(port, "-t", "1", "-P", "3", "-b", "50M")
     _common(result, port)
     assert result["streams"] == 3
     assert len(result["per_stream"]) == 3
@@ -149,7 +149,7 @@ def test_parallel_three_streams() -> None:
 
 def test_reverse() -> None:
     port = 15212
-    _, result = _run(port, "-t", "1", "-R", "-b", "100M")
+    _raw, result = _run(port, "-t", "1", "-R", "-b", "100M")
     _common(result, port)
     assert result["reverse"] is True
     _rate_matches(result["sent"])  # the server's figures
@@ -161,7 +161,7 @@ def test_reverse() -> None:
 
 def test_bidir() -> None:
     port = 15213
-    _, result = _run(port, "-t", "1", "--bidir", "-b", "100M")
+    _raw, result = _run(port, "-t", "1", "--bidir", "-b", "100M")
     _common(result, port)
     assert result["bidir"] is True
     for key in ("sent", "received", "reverse_sent", "reverse_received"):
@@ -177,7 +177,7 @@ def test_bidir() -> None:
 
 def test_udp() -> None:
     port = 15214
-    _, result = _run(port, "-t", "1", "-u", "-b", "50M")
+    _raw, result = _run(port, "-t", "1", "-u", "-b", "50M")
     _common(result, port)
     assert result["protocol"] == "udp"
     _rate_matches(result["sent"])
@@ -195,7 +195,7 @@ def test_udp() -> None:
 
 def test_omit() -> None:
     port = 15215
-    _, result = _run(port, "-t", "1", "-O", "1", "-b", "100M")
+    _raw, result = _run(port, "-t", "1", "-O", "1", "-b", "100M")
     _common(result, port)
     omitted = [i["omitted"] for i in result["intervals"]]
     assert omitted[0] is True
@@ -209,7 +209,7 @@ def test_omit() -> None:
 
 def test_byte_limited() -> None:
     port = 15216
-    _, result = _run(port, "-n", "10M")
+    _raw, result = _run(port, "-n", "10M")
     _common(result, port)
     assert result["sent"]["bytes"] == 10 * 1024 * 1024  # -n 10M, written in whole 128 KiB blocks
     _rate_matches(result["sent"])

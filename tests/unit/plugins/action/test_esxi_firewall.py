@@ -18,8 +18,8 @@ import pytest
 import yaml
 from ansible.playbook.task import Task
 
+import ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule
-from ansible_collections.esxilab.iperf.plugins.modules import esxi_firewall as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import CommandOutput, run
 from tests.collection_path import REPO

@@ -20,6 +20,7 @@ from ansible.playbook.task import Task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ansible_collections.esxilab.iperf.plugins.modules.iperf_facts as module_doc
 from ansible_collections.esxilab.iperf.plugins.action import iperf_facts as action
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
     ESXI_PATHS,
@@ -31,7 +32,6 @@ from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
     sh_glob_word,
     tool_facts,
 )
-from ansible_collections.esxilab.iperf.plugins.modules import iperf_facts as module_doc
 from tests.collection_path import FIXTURES
 
 MARKER = "ESXILAB_IPERF_test0123456789"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -21,11 +21,11 @@ from tests.collection_path import FIXTURES, SCHEMA
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
 
 # (bytes, bits/s, seconds, retransmits)
-Tot = tuple[int, float, float, int | None]
+Tot: TypeAlias = tuple[int, float, float, int | None]
 # (start, end, bytes, bits/s, retransmits)
-Iv = tuple[float, float, int, float, int | None]
+Iv: TypeAlias = tuple[float, float, int, float, int | None]
 # (jitter_ms, lost_packets, packets, lost_percent)
-Udp = tuple[float | None, int | None, int | None, float | None]
+Udp: TypeAlias = tuple[float | None, int | None, int | None, float | None]
 
 
 def totals(value: Tot | None) -> dict[str, Any] | None:

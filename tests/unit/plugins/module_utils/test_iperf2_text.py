@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -42,11 +42,11 @@ def rate(printed: str) -> float:
 
 
 # (printed bytes, printed rate, seconds, retransmits)
-Tot = tuple[str, str, float, int | None]
+Tot: TypeAlias = tuple[str, str, float, int | None]
 # (index, start, end, printed bytes, printed rate, retransmits)
-Iv = tuple[int, float, float, str, str, int | None]
+Iv: TypeAlias = tuple[int, float, float, str, str, int | None]
 # (jitter_ms, lost_packets, packets, lost_percent)
-Udp = tuple[float | None, int | None, int | None, float | None]
+Udp: TypeAlias = tuple[float | None, int | None, int | None, float | None]
 
 
 def tot(b: str, r: str, s: float, retr: int | None = None) -> Tot:

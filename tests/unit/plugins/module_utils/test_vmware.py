@@ -10,9 +10,9 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from pyVim import connect  # the module _vmware calls SmartConnect/Disconnect on: patched here
 from pyVmomi import vim
 
-from ansible_collections.esxilab.iperf.plugins.module_utils import _vmware
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import VSphereError, find_host, vsphere_session
 from tests.unit.plugins.vsphere_fakes import fault
 
@@ -74,7 +74,7 @@ def test_missing_connection_option_names_the_environment_variable(missing: str, 
 
 def test_login_failure_and_logout() -> None:
     with (
-        mock.patch.object(_vmware.connect, "SmartConnect", side_effect=fault("vim.fault.InvalidLogin", "")),
+        mock.patch.object(connect, "SmartConnect", side_effect=fault("vim.fault.InvalidLogin", "")),
         pytest.raises(VSphereError) as caught,
         vsphere_session(PARAMS),
     ):
@@ -83,8 +83,8 @@ def test_login_failure_and_logout() -> None:
         "cannot log in to the vSphere API at vc.lab.example:443 as root: invalid user name or password"
     )
     with (
-        mock.patch.object(_vmware.connect, "SmartConnect", return_value="si") as smart_connect,
-        mock.patch.object(_vmware.connect, "Disconnect") as disconnect,
+        mock.patch.object(connect, "SmartConnect", return_value="si") as smart_connect,
+        mock.patch.object(connect, "Disconnect") as disconnect,
     ):
         with vsphere_session({**PARAMS, "validate_certs": False}) as si:
             assert si == "si"
@@ -95,9 +95,7 @@ def test_login_failure_and_logout() -> None:
 
 def test_refused_connection_is_reported_with_the_endpoint() -> None:
     with (
-        mock.patch.object(
-            _vmware.connect, "SmartConnect", side_effect=ConnectionRefusedError(111, "Connection refused")
-        ),
+        mock.patch.object(connect, "SmartConnect", side_effect=ConnectionRefusedError(111, "Connection refused")),
         pytest.raises(
             VSphereError, match=r"cannot connect to the vSphere API at vc.lab.example:443: .*Connection refused"
         ),

@@ -22,9 +22,9 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
+import ansible_collections.esxilab.iperf.plugins.modules.esxi_vmknic as vmknic_module
 from ansible_collections.esxilab.iperf.plugins.module_utils import _vmware
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import VSphereError
-from ansible_collections.esxilab.iperf.plugins.modules import esxi_vmknic
 from tests.unit.plugins.vsphere_fakes import HOST_NAME, MUTATING, FakeHost, fault, lab_host
 
 CONNECTION = {"hostname": "esxi01.lab.example", "username": "root", "password": "s3cret", "validate_certs": False}
@@ -92,11 +92,11 @@ def run_module(
             fail_json=_fail_json,
             warn=lambda self, warning: warnings.append(warning),
         ),
-        mock.patch.object(esxi_vmknic, "vsphere_session", fake_session),
-        mock.patch.object(esxi_vmknic, "find_host", fake_find_host),
+        mock.patch.object(vmknic_module, "vsphere_session", fake_session),
+        mock.patch.object(vmknic_module, "find_host", fake_find_host),
         pytest.raises(ModuleExit) as caught,
     ):
-        esxi_vmknic.main()
+        vmknic_module.main()
     result = caught.value.result
     result["warnings"] = warnings
     return result
@@ -361,7 +361,7 @@ def test_connection_options_fall_back_to_the_environment(monkeypatch: pytest.Mon
 
 
 def test_connection_defaults_and_password_is_no_log() -> None:
-    spec = esxi_vmknic.argument_spec()
+    spec = vmknic_module.argument_spec()
     assert spec["port"]["default"] == 443
     assert spec["validate_certs"]["default"] is True
     assert spec["password"]["no_log"] is True
