@@ -1,0 +1,537 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation of ``esxilab.iperf.iperf_run``; the work is done by plugins/action/iperf_run.py."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: iperf_run
+short_description: Start an iperf2/iperf3 server, run a client test, or stop the server, on hosts without Python
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Runs iperf2 or iperf3 on the host over its plain POSIX shell. The host needs no Python; the busybox shell of
+    ESXi 6.7, 7.x and 8.x is enough, as are C(dash) and C(bash) on Linux. Everything else (building the command
+    line, parsing the output, telling what went wrong) happens on the controller.
+  - O(mode=server) starts a server in the background and returns its RV(pid) and RV(log); O(mode=client) runs one
+    test against a server and returns the normalized RV(result); O(mode=stop) stops servers this module started.
+  - 'Each task runs two short scripts on the host: a read-only probe (which iperf binaries exist and their versions,
+    which clock and sleep tools the shell has, listening ports and the servers this module started), then the
+    action itself.'
+  - The client result is parsed as P(esxilab.iperf.iperf_parse#filter) does. iperf3 runs with C(-J) (JSON).
+    iperf2 runs with text output, C(-f b) and, from iperf2 2.1 on, C(-e). Text output is used because iperf2
+    2.1.8 leaves the UDP server report (the receiver's loss and jitter) out of its CSV output (C(-y C)); C(-f b) makes
+    byte counts and rates exact integers (the default adaptive units keep three significant digits); C(-e) adds the
+    TCP retry counts. iperf2 before 2.1 (for example 2.0.5 on ESXi) prints the legacy format, which has no C(-e).
+  - A failure is reported with a message that names the cause and the fix, and with everything known anyway
+    (RV(command), RV(raw), RV(stderr), RV(result)).
+  - 'Failures recognised, as RV(error_kind): V(refused) (no server on that port), V(unreachable) (no route),
+    V(connect_timeout), V(resolve) (unknown host name), V(busy) (the server is running a test for another client),
+    V(listener_not_permitted) (ESXi''s shipped iperf3 may not listen: use C(iperf3.copy)), V(port_in_use),
+    V(bind_address) (the bind address is not on the host), V(not_iperf3_server) and V(not_iperf2_server) (iperf2 and
+    iperf3 do not interoperate), V(server_gone) (the server closed the connection during the test),
+    V(udp_no_server) (no iperf2 UDP server answered), V(timeout), V(exec_failed), V(iperf_error), V(no_result).'
+options:
+  mode:
+    description:
+      - V(server) starts a server in the background, V(client) runs one test, V(stop) stops servers this module
+        started.
+      - An option that does not apply to the mode is an error, so a mistake is not silently ignored.
+    type: str
+    required: true
+    choices: [server, client, stop]
+  tool:
+    description:
+      - Which iperf to run. When unset, the family of the binary found (see O(binary)).
+      - iperf2 and iperf3 do not interoperate; set the same O(tool) on the server and client tasks of a pair.
+      - Not used with O(mode=stop).
+    type: str
+    choices: [iperf3, iperf2]
+  binary:
+    description:
+      - Path (or name on the host's E(PATH)) of the iperf binary to run.
+      - 'When unset, the first runnable of, in this order: C(/usr/lib/vmware/vsan/bin/iperf3.copy),
+        C(/opt/iperf/bin/iperf.copy), C(/usr/lib/vmware/vsan/bin/iperf3), C(/opt/iperf/bin/iperf),
+        C(/usr/lib/vmware/vsan/bin/iperf.copy), C(/usr/lib/vmware/vsan/bin/iperf), then C(iperf3) and C(iperf) on
+        E(PATH); restricted to the family of O(tool) when it is set. Each candidate is probed with C([ -x ]) and run
+        once with C(-v), as M(esxilab.iperf.iperf_facts) does.'
+      - 'On ESXi the copied binaries come first because the shipped C(/usr/lib/vmware/vsan/bin/iperf3) cannot listen
+        (C(unable to start listener for connections: Operation not permitted)); M(esxilab.iperf.esxi_iperf_install)
+        makes the copy.'
+    type: str
+  port:
+    description:
+      - Server port to listen on (O(mode=server)), to connect to (O(mode=client)), or of the server to stop
+        (O(mode=stop)).
+      - Default the tool's own, 5201 for iperf3 and 5001 for iperf2. Use one port per client/server pair; a server
+        runs one test at a time.
+    type: int
+  bind:
+    description:
+      - Address to bind to (C(-B)). For a server, the address it listens on; for a client, the source address of
+        the test (on ESXi, the address of the vmk interface to test).
+    type: str
+  protocol:
+    description:
+      - V(udp) runs a UDP test (C(-u)); set O(bandwidth) too, iperf's UDP default is 1 Mbit/s.
+      - With O(mode=server) it matters for iperf2 only, whose server listens for one protocol; an iperf3 server
+        serves both.
+    type: str
+    choices: [tcp, udp]
+    default: tcp
+  interval:
+    description:
+      - Seconds between interval reports (C(-i)); V(0) turns them off. The intervals are in RV(result.intervals).
+    type: float
+  window:
+    description:
+      - Socket buffer size (C(-w)), for example V(256K), in the tool's own notation.
+    type: str
+  extra_args:
+    description:
+      - More iperf arguments, appended last and verbatim (each item one argument, quoted for the shell).
+      - Arguments that change the output format (C(-y), C(-f), C(-J), C(--json-stream), C(--logfile)) break the
+        parsing of the result; use the options of this module instead.
+    type: list
+    elements: str
+    default: []
+  state_dir:
+    description:
+      - Directory on the host for the server's pidfile C(esxilab-iperf-<port>.pid) and log C(esxilab-iperf-<port>.log).
+      - Servers are found again (by O(mode=server) to refuse a second one on the same port, and by O(mode=stop))
+        through these pidfiles only.
+    type: str
+    default: /tmp
+  server_timeout:
+    description:
+      - Seconds after which a server started by this module is killed, whatever it is doing, so that a forgotten
+        server dies by itself. A shell guard started with the server does it; it works with every tool and version.
+      - Choose it longer than the whole test series; stop the server earlier with O(mode=stop).
+      - With O(one_off=true) and iperf3 3.11 or later, it is also passed as C(--idle-timeout), so the server exits
+        when no client came within that time (before 3.11, C(--idle-timeout) restarts the server instead of ending
+        it and is not used).
+      - V(0) disables the guard's time limit (the server then runs until stopped).
+    type: int
+    default: 600
+  one_off:
+    description:
+      - iperf3 only (3.0.11 or later) - the server exits after its first test (C(-1)).
+    type: bool
+    default: false
+  server:
+    description:
+      - Address (or name) of the server to test against. Required with O(mode=client).
+    type: str
+  duration:
+    description:
+      - Test length in seconds (C(-t)). Default the tool's own, 10 s. Mutually exclusive with O(bytes).
+    type: int
+  bytes:
+    description:
+      - Bytes to send instead of a duration (C(-n)). Mutually exclusive with O(duration).
+    type: int
+  streams:
+    description:
+      - Parallel streams (C(-P)), 1 to 128.
+    type: int
+  reverse:
+    description:
+      - The server sends, the client receives (C(-R)). iperf3, and iperf2 from 2.1 on; an older iperf2 (2.0.5 on
+        ESXi) is refused rather than run in the wrong direction.
+    type: bool
+    default: false
+  bidir:
+    description:
+      - Both directions at once - iperf3 C(--bidir) (3.7 or later), iperf2 C(-d) (dual test; the server connects
+        back to the client, so the client's firewall must let it in).
+      - Mutually exclusive with O(reverse).
+    type: bool
+    default: false
+  bandwidth:
+    description:
+      - Target rate in bits per second (C(-b)), for example V(100M), V(1G), or V(0) for unlimited (iperf3, and
+        iperf2 UDP). iperf3 also takes a burst count (V(100M/10)).
+      - iperf2 before 2.0.13 treats C(-b) as "UDP test", so with O(protocol=tcp) it is refused there.
+    type: str
+  length:
+    description:
+      - Read/write buffer length, or UDP datagram size (C(-l)), for example V(1460) or V(128K).
+    type: str
+  mss:
+    description:
+      - TCP maximum segment size (C(-M)).
+    type: int
+  omit:
+    description:
+      - iperf3 only - seconds at the start left out of the totals (C(-O)); they stay in RV(result.intervals) with
+        C(omitted=true).
+    type: int
+  zerocopy:
+    description:
+      - iperf3 only - send with C(sendfile()) (C(-Z)). (iperf2's C(-Z) is something else and is refused.)
+    type: bool
+    default: false
+  connect_timeout:
+    description:
+      - iperf3 only (3.2 or later) - milliseconds to wait for the control connection (C(--connect-timeout)).
+    type: int
+  timeout:
+    description:
+      - Seconds the client may run before it is killed and the task fails with RV(error_kind=timeout); counted from
+        the start of iperf, after the O(start_at) barrier.
+      - Default O(duration) (10 s when unset) + O(omit) + 30 s; 600 s for a test limited by O(bytes).
+      - GNU C(timeout) wraps iperf when the host has it; elsewhere (busybox, ESXi) a shell watchdog kills it.
+    type: float
+  start_at:
+    description:
+      - Epoch time (seconds, fractions allowed) at which iperf starts; the host's shell waits until then. Give every
+        client of a concurrent test the same value (for example now + 5 s) to start them together.
+      - The time is read from the HOST's clock; keep the hosts in sync (NTP).
+      - 'How closely the start is hit depends on the host''s shell (see RV(barrier.method)). With a sub-second clock
+        (C($EPOCHREALTIME) in bash 5 and recent busybox, or GNU C(date +%s.%N)) and a sub-second sleep (C(sleep 0.1) in
+        GNU coreutils and some busybox builds, or busybox C(usleep) as on ESXi), iperf starts a few milliseconds after
+        the target (reading the clock and starting a process; 2 to 4 ms measured on Linux). With only whole seconds
+        (busybox C(date)) the script busy-waits for the target second to begin and then sleeps the fraction, again to a
+        few milliseconds, or, without any sub-second sleep, starts at the next whole second.'
+      - Waiting counts neither in O(timeout) nor in RV(result); it does make the task last that long.
+      - Values that look like milliseconds, or lie more than an hour ahead, are refused.
+    type: float
+  labels:
+    description:
+      - Copied into RV(result.labels), for example the host pair or the run number, so results can be grouped later.
+    type: dict
+    default: {}
+  pid:
+    description:
+      - With O(mode=stop), the server to stop, by process id. It must be a server this module started (a pidfile in
+        O(state_dir) lists it); another running process is refused, never killed.
+      - With neither O(pid) nor O(port), every server this module started on the host is stopped.
+    type: int
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.attributes.action
+  - esxilab.iperf.attributes.platform_posix_raw
+attributes:
+  check_mode:
+    support: partial
+    details:
+      - O(mode=client) is skipped in check mode (a test cannot be simulated); the probe still runs, so a missing
+        binary or an option the tool version lacks is reported, and RV(command) shows what would run.
+      - O(mode=server) and O(mode=stop) report what they would start or stop (and refuse a port in use) without
+        doing it.
+  diff_mode:
+    support: none
+    details:
+      - Nothing on the host is configured; there is nothing to diff.
+notes:
+  - 'ESXi: the shipped C(/usr/lib/vmware/vsan/bin/iperf3) fails as a server with C(unable to start listener for
+    connections: Operation not permitted); a copy (C(iperf3.copy)) may listen. On ESXi 8, C(execInstalledOnly) may
+    block binaries that no VIB installed, such as a copy made by hand; see M(esxilab.iperf.esxi_iperf_install).'
+  - 'ESXi: the shipped iperf3 cannot read C(TCP_INFO) and prints C(getsockopt - Function not implemented); its
+    retransmit counts are then meaningless, so they are set to C(null) in RV(result) with a warning.'
+  - The server is started with C(trap '' HUP) (what C(nohup) does), so it survives the end of the SSH session; its
+    output goes to the log, so the task does not wait for it. A client run returns C(changed=false) - a test
+    changes nothing on the hosts.
+  - Opening the firewall for the test port is not done by this module (on ESXi the firewall blocks iperf's ports
+    unless a ruleset allows them).
+seealso:
+  - module: esxilab.iperf.iperf_facts
+    description: Find the iperf binaries of a host and read result files there.
+  - plugin: esxilab.iperf.iperf_parse
+    plugin_type: filter
+    description: Parse iperf output into the same normalized result.
+  - plugin: esxilab.iperf.iperf_stats
+    plugin_type: filter
+    description: Statistics over a list of results.
+"""
+
+EXAMPLES = r"""
+---
+- name: Start an iperf3 server on the ESXi vmk address (killed after 15 minutes if forgotten)
+  esxilab.iperf.iperf_run:
+    mode: server
+    tool: iperf3
+    bind: 192.168.50.11
+    port: 5201
+    server_timeout: 900
+  register: iperf_server
+
+- name: Run a 10 s TCP test with 4 streams from the other host
+  esxilab.iperf.iperf_run:
+    mode: client
+    tool: iperf3
+    server: 192.168.50.11
+    port: 5201
+    bind: 192.168.50.12
+    duration: 10
+    streams: 4
+    labels:
+      pair: esx2-to-esx1
+  delegate_to: esx2
+  register: iperf_test
+
+- name: Show the throughput the receiver measured
+  ansible.builtin.debug:
+    msg: "{{ (iperf_test.result.bits_per_second / 1e9) | round(2) }} Gbit/s"
+
+- name: UDP at 1 Gbit/s, server to client (reverse)
+  esxilab.iperf.iperf_run:
+    mode: client
+    server: 192.168.50.11
+    protocol: udp
+    bandwidth: 1G
+    reverse: true
+    duration: 5
+  delegate_to: esx2
+
+- name: Start the clients of several pairs at the same moment (barrier)
+  esxilab.iperf.iperf_run:
+    mode: client
+    server: "{{ pair_server }}"
+    port: "{{ pair_port }}"
+    duration: 20
+    start_at: "{{ barrier_time }}"
+  vars:
+    barrier_time: "{{ lookup('ansible.builtin.pipe', 'date +%s') | int + 10 }}"
+
+- name: Stop the server started above
+  esxilab.iperf.iperf_run:
+    mode: stop
+    port: 5201
+
+- name: Stop every server this module started on the host (cleanup)
+  esxilab.iperf.iperf_run:
+    mode: stop
+"""
+
+RETURN = r"""
+msg:
+  description: What was done, or why it failed (the cause and the fix).
+  returned: always
+  type: str
+  sample: "connection refused by 192.168.50.11:5201: is a server listening on 192.168.50.11:5201? Start one with
+    mode=server (tool=iperf3, port=5201) on that host, and check that the port is right"
+tool:
+  description: The iperf family run.
+  returned: mode is server or client
+  type: str
+  sample: iperf3
+tool_version:
+  description: Version of the binary, from its C(-v) banner.
+  returned: mode is server or client
+  type: str
+  sample: "3.12"
+binary:
+  description: Path of the binary run on the host.
+  returned: mode is server or client
+  type: str
+  sample: /usr/lib/vmware/vsan/bin/iperf3.copy
+port:
+  description: The server port used.
+  returned: mode is server or client
+  type: int
+  sample: 5201
+command:
+  description:
+    - The exact iperf command line run on the host (quoted for C(sh)); in check mode, the one that would run.
+    - It runs inside a small wrapper script (barrier, clock reading, timeout, output capture).
+  returned: mode is server or client
+  type: str
+  sample: /usr/bin/iperf3 -c 192.168.50.11 -p 5201 -J -t 10 -P 4 -B 192.168.50.12
+pid:
+  description: Process id of the server (null in check mode).
+  returned: mode is server
+  type: int
+  sample: 48213
+guard_pid:
+  description: Process id of the shell guard that enforces O(server_timeout) and removes the pidfile.
+  returned: mode is server and a server was started
+  type: int
+  sample: 48214
+bind:
+  description: The address the server listens on (null for all addresses).
+  returned: mode is server
+  type: str
+  sample: 192.168.50.11
+log:
+  description: Path on the host of the server's output (its text log).
+  returned: mode is server
+  type: str
+  sample: /tmp/esxilab-iperf-5201.log
+status:
+  description:
+    - V(listening) when the server printed its C(Server listening) banner within a second of starting,
+      V(running) when the process runs but printed no banner yet (iperf3 before 3.1.5 buffers its log).
+  returned: mode is server and a server was started
+  type: str
+  sample: listening
+server_timeout:
+  description: Seconds after which the guard kills the server (0 = never).
+  returned: mode is server
+  type: int
+  sample: 600
+raw:
+  description:
+    - O(mode=client) - the client's own output (standard output; iperf3 JSON or iperf2 text), unchanged.
+    - O(mode=server) - the server's log as it was right after the start.
+  returned: mode is server or client, when something ran
+  type: str
+stderr:
+  description: The client's standard error (iperf2 errors, ESXi's C(getsockopt) messages).
+  returned: mode is client and the client ran
+  type: str
+rc:
+  description: Exit status of the client (of GNU C(timeout) when it wrapped the client). iperf3 before 3.14 exits 0
+    even when it failed with C(-J), so the status alone proves nothing.
+  returned: mode is client and the client ran
+  type: int
+  sample: 0
+timed_out:
+  description: Whether the client was killed for exceeding O(timeout).
+  returned: mode is client and the client ran
+  type: bool
+  sample: false
+timeout:
+  description: The limit applied to the client, in seconds.
+  returned: mode is client and the client ran
+  type: float
+  sample: 40.0
+started_at:
+  description:
+    - Epoch time read on the client host just before iperf was started (after the O(start_at) barrier).
+    - Its resolution is RV(started_at_resolution); the reading precedes the start of iperf by the time it takes to
+      start a process (a millisecond or so on Linux), and iperf's first packet comes later still (connection
+      set-up).
+  returned: mode is client and the client ran
+  type: float
+  sample: 1717171717.123456
+started_at_source:
+  description: How RV(started_at) was read - C(EPOCHREALTIME) (the shell's variable, microseconds), C(date +%s.%N)
+    (nanosecond digits) or C(date +%s) (whole seconds; busybox C(date) has no C(%N)).
+  returned: mode is client and the client ran
+  type: str
+  sample: EPOCHREALTIME
+started_at_resolution:
+  description: Resolution of RV(started_at) in seconds (C(1e-06), C(1e-09) or C(1.0)).
+  returned: mode is client and the client ran
+  type: float
+  sample: 1e-06
+barrier:
+  description: How the O(start_at) barrier went.
+  returned: mode is client and O(start_at) is set
+  type: dict
+  contains:
+    start_at:
+      description: The requested start time.
+      type: float
+    arrived_at:
+      description: The host's time when its script reached the barrier (whole seconds on a whole-second clock).
+      type: float
+    late_by:
+      description: RV(started_at) minus O(start_at), in seconds; null when the clock has only whole seconds.
+      type: float
+    method:
+      description: How the host waited, in words.
+      type: str
+      sample: whole-second sleep, then usleep to the target (clock EPOCHREALTIME)
+result:
+  description:
+    - The normalized result (C(schema_version=1)) parsed from RV(raw), as P(esxilab.iperf.iperf_parse#filter)
+      returns it, plus C(labels) when O(labels) is set. Rates are bit/s, byte counts bytes, times seconds; a
+      figure the output does not carry is null, never guessed.
+    - The headline RV(result.bits_per_second) is the receiver's total when the output has a usable one, else the
+      sender's.
+    - Null when the output could not be parsed (RV(raw) and RV(stderr) keep what was printed).
+  returned: mode is client and the client ran
+  type: dict
+  contains:
+    tool:
+      description: C(iperf2) or C(iperf3).
+      type: str
+    tool_version:
+      description: Version printed in the output itself (null when it prints none, as iperf2 does).
+      type: str
+    side:
+      description: C(client) or C(server), as the output says.
+      type: str
+    protocol:
+      description: C(tcp) or C(udp).
+      type: str
+    reverse:
+      description: Whether the server sent (C(-R)).
+      type: bool
+    bidir:
+      description: Whether both directions ran at once.
+      type: bool
+    streams:
+      description: Number of parallel streams.
+      type: int
+    sent:
+      description: The sender's totals (C(bytes), C(bits_per_second), C(seconds), C(retransmits)).
+      type: dict
+    received:
+      description: The receiver's totals.
+      type: dict
+    bits_per_second:
+      description: The headline rate.
+      type: float
+    udp:
+      description: C(jitter_ms), C(lost_packets), C(packets), C(lost_percent) from the receiver (UDP only).
+      type: dict
+    intervals:
+      description: The interval reports, oldest first.
+      type: list
+      elements: dict
+    per_stream:
+      description: Totals per stream.
+      type: list
+      elements: dict
+    complete:
+      description: False when the run was cut short or a side's totals are missing (see C(warnings)).
+      type: bool
+    warnings:
+      description: Why the result is incomplete or a figure was dropped.
+      type: list
+      elements: str
+    error:
+      description: The tool's own error message, if it printed one.
+      type: str
+    labels:
+      description: The O(labels).
+      type: dict
+error_kind:
+  description:
+    - What went wrong, as a keyword (see the description); with O(mode=server) also V(port_in_use) and
+      V(server_exited) (the server ended right after its start for a reason not recognised; see RV(raw)).
+  returned: when the task failed for a recognised cause
+  type: str
+  sample: refused
+stopped:
+  description: The servers O(mode=stop) acted on.
+  returned: mode is stop
+  type: list
+  elements: dict
+  contains:
+    pid:
+      description: Process id of the server.
+      type: int
+    port:
+      description: Its port.
+      type: int
+    tool:
+      description: Its tool.
+      type: str
+    log:
+      description: Path of its log on the host.
+      type: str
+    status:
+      description: V(stopped) (ended by SIGTERM), V(killed) (needed SIGKILL), V(gone) (had already ended; its stale
+        pidfile was removed), V(notours) (its pidfile changed meanwhile; left alone), V(would stop) (check mode).
+      type: str
+    raw:
+      description: The server's whole log; parse it with P(esxilab.iperf.iperf_parse#filter) and C(all=true) to get
+        every test the server saw.
+      type: str
+"""

@@ -1,0 +1,1034 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests of the iperf_run backend: command lines, scripts, output reading, diagnosis, flow.
+
+Texts marked "observed" were printed by the Debian 12 binaries (iperf 3.12, iperf 2.1.8, ss,
+net-tools and busybox 1.35 netstat) on the machine this module was written on; the others come
+from the shared fixture corpus (README section 3.4 and the ``*error*`` files) or the ESXi
+reference (``shared/reference/esxi-facts.md``).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.esxilab.iperf.plugins.modules import iperf_run as module_doc
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run as r
+from tests.collection_path import FIXTURES, REPO
+
+TOKEN = "0123abcd"
+M = f"{r.MARKER}{TOKEN}"
+
+IPERF3_312_BANNER = (
+    "iperf 3.12 (cJSON 1.7.15)\nLinux vm 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 x86_64\n"
+    "Optional features available: CPU affinity setting, IPv6 flow label, SCTP\n"
+)  # observed, `iperf3 -v` (features line shortened)
+IPERF2_218_BANNER = "iperf version 2.1.8 (12 August 2022) pthreads\n"  # observed, `iperf -v`
+# ESXi 6.0, /opt/iperf/bin/iperf -v (shared ESXi fixture, prompt line removed)
+IPERF2_205_BANNER = (
+    (REPO / "tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
+)
+
+GNU_ENV = "epochrealtime=\ndate_ns=1796019183.875742123\nusleep=0\nfracsleep=1\ngnu_timeout=1\nuname=Linux\n"
+# What the probe prints under busybox ash 1.35 with busybox applets (observed: busybox `date +%s.%N`
+# prints a literal %N, EPOCHREALTIME exists, usleep exists).
+BUSYBOX_ENV = (
+    "epochrealtime=1796019183.874025\ndate_ns=1796019183.%N\nusleep=1\nfracsleep=1\ngnu_timeout=0\nuname=Linux\n"
+)
+# An old busybox: no EPOCHREALTIME, no %N, no fractional sleep, usleep present, as ESXi is assumed to be.
+OLD_BUSYBOX_ENV = "epochrealtime=\ndate_ns=1796019183.%N\nusleep=1\nfracsleep=0\ngnu_timeout=0\nuname=VMkernel\n"
+
+
+def params(**values: Any) -> dict[str, Any]:
+    """Task arguments as validate_argument_spec hands them over (every option present)."""
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full.update(values)
+    return full
+
+
+def emit(token: str, *sections: tuple[str, str, str]) -> str:
+    """The stdout a script prints: ``printf '\\n%s\\n' marker`` then the section's text."""
+    out = ""
+    for name, args, text in sections:
+        out += f"\n{r.MARKER}{token} {name}{' ' + args if args else ''}\n{text}"
+    return out
+
+
+IPERF3 = r.Binary("/usr/bin/iperf3", "iperf3", "3.12")
+IPERF2 = r.Binary("/usr/bin/iperf", "iperf2", "2.1.8")
+IPERF2_ESXI = r.Binary("/opt/iperf/bin/iperf.copy", "iperf2", "2.0.5")
+
+
+# ------------------------------------------------------------------------------------------
+# Documentation and argument spec agree
+# ------------------------------------------------------------------------------------------
+
+
+def test_documentation_matches_argument_spec() -> None:
+    doc = yaml.safe_load(module_doc.DOCUMENTATION)
+    options = doc["options"]
+    assert set(options) == set(r.ARGUMENT_SPEC)
+    for name, spec in r.ARGUMENT_SPEC.items():
+        documented = options[name]
+        assert documented["type"] == spec["type"], name
+        assert documented.get("default") == spec.get("default"), name
+        assert documented.get("choices") == spec.get("choices"), name
+        assert documented.get("required", False) == spec.get("required", False), name
+        assert documented.get("elements") == spec.get("elements"), name
+    assert doc["attributes"]["check_mode"]["support"] == "partial"
+    assert doc["attributes"]["diff_mode"]["support"] == "none"
+    assert "esxilab.iperf.attributes.action" in doc["extends_documentation_fragment"]
+    assert "esxilab.iperf.attributes.platform_posix_raw" in doc["extends_documentation_fragment"]
+    assert yaml.safe_load(module_doc.EXAMPLES)
+    returned = yaml.safe_load(module_doc.RETURN)
+    for key in ("pid", "log", "result", "raw", "command", "started_at", "stopped", "error_kind", "barrier"):
+        assert key in returned
+
+
+# ------------------------------------------------------------------------------------------
+# Option checks without a host
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "needle"),
+    [
+        ({"mode": "server", "duration": 5}, "duration (mode=client)"),
+        ({"mode": "stop", "binary": "/x"}, "binary (mode=client/server)"),
+        ({"mode": "client", "server": "h", "one_off": True}, "one_off (mode=server)"),
+        ({"mode": "client", "server": "h", "pid": 3}, "pid (mode=stop)"),
+        ({"mode": "client", "server": "h", "port": 70000}, "between 1 and 65535"),
+        ({"mode": "client", "server": "h", "streams": 0}, "streams must be at least 1"),
+        ({"mode": "client", "server": "h", "streams": 129}, "at most 128"),
+        ({"mode": "client", "server": "h", "timeout": 0.0}, "more than 0 seconds"),
+        ({"mode": "client", "server": "h", "window": "lots"}, "window='lots'"),
+        ({"mode": "client", "server": "h", "bandwidth": "1 G"}, "bandwidth='1 G'"),
+        ({"mode": "client", "server": "-p 1"}, "is not a host name or address"),
+        ({"mode": "server", "state_dir": "tmp"}, "absolute path"),
+        ({"mode": "server", "state_dir": "/tmp/$(reboot)"}, "absolute path"),
+    ],
+)
+def test_validate_params_refuses(values: dict[str, Any], needle: str) -> None:
+    with pytest.raises(r.IperfRunError) as err:
+        r.validate_params(params(**values))
+    assert needle in err.value.message
+
+
+def test_validate_params_accepts_defaults_of_other_modes() -> None:
+    # Options left at their defaults never count as "set" for another mode.
+    assert r.validate_params(params(mode="stop")) == "stop"
+    assert r.validate_params(params(mode="server", port=15400)) == "server"
+    assert r.validate_params(params(mode="client", server="192.0.2.1", bandwidth="100M/10")) == "client"
+
+
+def test_default_timeout() -> None:
+    assert r.default_timeout(params(mode="client")) == 40.0
+    assert r.default_timeout(params(mode="client", duration=2)) == 32.0
+    assert r.default_timeout(params(mode="client", duration=20, omit=3)) == 53.0
+    assert r.default_timeout(params(mode="client", bytes=10**9)) == 600.0
+
+
+def test_check_start_at() -> None:
+    now = 1_700_000_000.0
+    r.check_start_at(now + 5, now)
+    r.check_start_at(now - 5, now)  # a past barrier is reported after the run, not refused
+    with pytest.raises(r.IperfRunError, match="looks like milliseconds"):
+        r.check_start_at(1_700_000_005_000.0, now)
+    with pytest.raises(r.IperfRunError, match="more than one hour"):
+        r.check_start_at(now + 3601, now)
+
+
+# ------------------------------------------------------------------------------------------
+# Command lines
+# ------------------------------------------------------------------------------------------
+
+ALL_CLIENT = {
+    "server": "192.0.2.10",
+    "duration": 12,
+    "streams": 4,
+    "interval": 0.5,
+    "protocol": "udp",
+    "bandwidth": "1G",
+    "window": "256K",
+    "length": "1400",
+    "mss": 1400,
+    "bind": "192.0.2.11",
+    "extra_args": ["--title", "a b"],
+}
+
+
+def test_iperf3_client_argv_every_option() -> None:
+    p = params(mode="client", **ALL_CLIENT, reverse=True, omit=2, zerocopy=True, connect_timeout=500)
+    argv = r.build_client_argv(IPERF3, p, 5201)
+    assert argv == [
+        "/usr/bin/iperf3", "-c", "192.0.2.10", "-p", "5201", "-J", "-t", "12", "-P", "4", "-i", "0.5", "-R",
+        "-u", "-b", "1G", "-w", "256K", "-l", "1400", "-M", "1400", "-O", "2", "-Z", "-B", "192.0.2.11",
+        "--connect-timeout", "500", "--title", "a b",
+    ]  # fmt: skip
+    assert shlex.join(argv).endswith("--title 'a b'")
+
+
+def test_iperf3_client_argv_bidir_and_bytes() -> None:
+    argv = r.build_client_argv(IPERF3, params(mode="client", server="h", bidir=True, bytes=1000000), 15400)
+    assert argv == ["/usr/bin/iperf3", "-c", "h", "-p", "15400", "-J", "-n", "1000000", "--bidir"]
+
+
+def test_iperf2_21_client_argv_every_option() -> None:
+    p = params(mode="client", **ALL_CLIENT, reverse=True)
+    argv = r.build_client_argv(IPERF2, p, 5001)
+    assert argv == [
+        "/usr/bin/iperf", "-c", "192.0.2.10", "-p", "5001", "-f", "b", "-e", "-t", "12", "-P", "4", "-i", "0.5",
+        "-R", "-u", "-b", "1G", "-w", "256K", "-l", "1400", "-M", "1400", "-B", "192.0.2.11", "--title", "a b",
+    ]  # fmt: skip
+
+
+def test_iperf2_bidir_is_dualtest_and_205_has_no_enhanced() -> None:
+    argv = r.build_client_argv(IPERF2_ESXI, params(mode="client", server="h", bidir=True, duration=5), 5001)
+    assert argv == ["/opt/iperf/bin/iperf.copy", "-c", "h", "-p", "5001", "-f", "b", "-t", "5", "-d"]
+
+
+@pytest.mark.parametrize(
+    ("binary", "values", "needle"),
+    [
+        (IPERF2_ESXI, {"reverse": True}, "reverse needs iperf2 2.1 or later"),
+        (IPERF2, {"omit": 2}, "-O (omit the first seconds) is an iperf3 option"),
+        (IPERF2, {"zerocopy": True}, "congestion control algorithm"),
+        (IPERF2, {"connect_timeout": 100}, "--connect-timeout is an iperf3 option"),
+        (IPERF2, {"bandwidth": "10M/5", "protocol": "udp"}, "/burst suffix is an iperf3 feature"),
+        (IPERF2_ESXI, {"bandwidth": "10M"}, "-b implies UDP"),
+        (r.Binary("/b", "iperf3", "3.6"), {"bidir": True}, "bidir needs iperf3 3.7"),
+        (r.Binary("/b", "iperf3", "3.1.3"), {"connect_timeout": 100}, "connect_timeout needs iperf3 3.2"),
+    ],
+)
+def test_client_argv_refusals(binary: r.Binary, values: dict[str, Any], needle: str) -> None:
+    with pytest.raises(r.IperfRunError) as err:
+        r.build_client_argv(binary, params(mode="client", server="h", **values), 1)
+    assert needle in err.value.message
+
+
+def test_iperf2_205_udp_bandwidth_is_allowed() -> None:
+    argv = r.build_client_argv(IPERF2_ESXI, params(mode="client", server="h", protocol="udp", bandwidth="10M"), 1)
+    assert argv[-3:] == ["-u", "-b", "10M"]
+
+
+def test_server_argv_variants() -> None:
+    p = params(mode="server", bind="127.0.0.1", interval=1.0, window="1M", one_off=True, server_timeout=300)
+    assert r.build_server_argv(IPERF3, p, 15400) == [
+        "/usr/bin/iperf3", "-s", "-p", "15400", "--forceflush", "-1", "--idle-timeout", "300", "-B", "127.0.0.1",
+        "-i", "1", "-w", "1M",
+    ]  # fmt: skip
+    # 3.10 has --idle-timeout, but it restarts a one-off server instead of ending it: not used.
+    assert r.build_server_argv(r.Binary("/b", "iperf3", "3.10.1"), p, 1)[:6] == [
+        "/b",
+        "-s",
+        "-p",
+        "1",
+        "--forceflush",
+        "-1",
+    ]
+    assert "--idle-timeout" not in r.build_server_argv(r.Binary("/b", "iperf3", "3.10.1"), p, 1)
+    # 3.1.3 (no --forceflush yet)
+    old = r.build_server_argv(r.Binary("/b", "iperf3", "3.1.3"), params(mode="server"), 5201)
+    assert old == ["/b", "-s", "-p", "5201"]
+    # iperf2 servers listen for one protocol
+    assert r.build_server_argv(IPERF2, params(mode="server", protocol="udp"), 5001) == [
+        "/usr/bin/iperf", "-s", "-p", "5001", "-u",
+    ]  # fmt: skip
+    with pytest.raises(r.IperfRunError, match="one_off is an iperf3 option"):
+        r.build_server_argv(IPERF2, params(mode="server", one_off=True), 5001)
+    with pytest.raises(r.IperfRunError, match=re.escape("3.0.11")):
+        r.build_server_argv(r.Binary("/b", "iperf3", "3.0.10"), params(mode="server", one_off=True), 5201)
+
+
+# ------------------------------------------------------------------------------------------
+# Output sections
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", ["", "one line", "ends with newline\n", "two\n\nblank lines\n\n", "\n"])
+def test_sections_keep_text_exactly(body: str) -> None:
+    stdout = "login noise\n" + emit(TOKEN, ("stdout", "", body), ("exit", "rc=0 timedout=0", ""), ("done", "", ""))
+    sections = r.parse_sections(stdout, TOKEN)
+    assert [s.name for s in sections] == ["stdout", "exit", "done"]
+    assert sections[0].text == body
+    assert sections[1].args == "rc=0 timedout=0"
+
+
+def test_sections_from_a_pty_are_normalised() -> None:
+    stdout = emit(TOKEN, ("stdout", "", "a\nb\n"), ("done", "", "")).replace("\n", "\r\n")
+    assert r.parse_sections(stdout, TOKEN)[0].text == "a\nb\n"
+
+
+def test_sections_ignore_other_tokens() -> None:
+    stdout = emit(TOKEN, ("stdout", "", f"{r.MARKER}ffff stdout\n"), ("done", "", ""))
+    assert r.parse_sections(stdout, TOKEN)[0].text == f"{r.MARKER}ffff stdout\n"
+
+
+def test_marker_round_trip_through_sh() -> None:
+    script = "\n".join(
+        [
+            r._marker(TOKEN, "a"),
+            "printf 'x\\ny'",
+            r._marker(TOKEN, "b", "v=$((1+2))"),
+            "printf 'z\\n'",
+            r._marker(TOKEN, "done"),
+        ]
+    )
+    out = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=10, check=True).stdout
+    sections = r.parse_sections(out, TOKEN)
+    assert [(s.name, s.args, s.text) for s in sections] == [("a", "", "x\ny"), ("b", "v=3", "z\n"), ("done", "", "")]
+
+
+# ------------------------------------------------------------------------------------------
+# Capabilities, clocks and the barrier
+# ------------------------------------------------------------------------------------------
+
+
+def test_parse_caps() -> None:
+    gnu = r.parse_caps(GNU_ENV)
+    assert (gnu.clock, gnu.nap, gnu.gnu_timeout, gnu.esxi) == ("date_ns", "fracsleep", True, False)
+    assert gnu.clock_resolution == 1e-9
+    busybox = r.parse_caps(BUSYBOX_ENV)
+    assert (busybox.clock, busybox.nap, busybox.gnu_timeout) == ("epochrealtime", "fracsleep", False)
+    old = r.parse_caps(OLD_BUSYBOX_ENV)
+    assert (old.clock, old.nap, old.esxi, old.clock_source) == ("date_s", "usleep", True, "date +%s")
+    # bash in a locale with a decimal comma
+    assert r.parse_caps("epochrealtime=1796019183,874025\n").clock == "epochrealtime"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1796019183.874025", (1796019183.874025, 1e-6)),
+        ("1796019183,874025", (1796019183.874025, 1e-6)),
+        ("1796019183.875742123", (1796019183.875742123, 1e-9)),
+        ("1796019183.%N", (1796019183.0, 1.0)),  # busybox date without %N (observed)
+        ("1796019183.N", (1796019183.0, 1.0)),
+        ("1796019183", (1796019183.0, 1.0)),
+        ("", (None, None)),
+        ("date: invalid", (None, None)),
+    ],
+)
+def test_parse_started_at(raw: str, expected: tuple[float | None, float | None]) -> None:
+    value, resolution = r.parse_started_at(raw)
+    assert (value, resolution) == (
+        pytest.approx(expected[0]) if expected[0] else None,
+        pytest.approx(expected[1]) if expected[1] else None,
+    )
+
+
+def _sh(script: str, shell: Sequence[str] = ("/bin/sh", "-c")) -> str:
+    return subprocess.run([*shell, script], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1700000000.000123", 1700000000000123),  # leading zeros must not turn octal
+        ("1700000000.089999", 1700000000089999),
+        ("1700000000,5", 1700000000500000),  # decimal comma, short fraction
+        ("1700000000.123456789", 1700000000123456),  # nanoseconds are cut to microseconds
+    ],
+)
+def test_now_us_shell_arithmetic(value: str, expected: int) -> None:
+    # dash has no special EPOCHREALTIME, so the variable can be set to a known value.
+    function = r._now_us_function(r.HostCaps(clock="epochrealtime"))
+    assert _sh(f"{function}\nEPOCHREALTIME={value}\n_now_us") == str(expected)
+
+
+def test_barrier_math_subsecond_clock() -> None:
+    text = r.build_barrier(TOKEN, r.HostCaps(clock="date_ns", nap="usleep"), 1700000000.25)
+    assert "_tgt=1700000000250000" in text
+    assert 'usleep "$_r"' in text
+    assert "sleep $(( _r / 1000000 - 1 ))" in text  # coarse whole-second sleep first
+    frac = r.build_barrier(TOKEN, r.HostCaps(clock="epochrealtime", nap="fracsleep"), 1.5)
+    assert 'sleep "$(( $_r / 1000000 )).$(printf %06d $(( $_r % 1000000 )))"' in frac
+    spin = r.build_barrier(TOKEN, r.HostCaps(clock="epochrealtime", nap="none"), 1.5)
+    assert 'while [ "$(_now_us)" -lt "$_tgt" ]; do :; done' in spin
+
+
+def test_barrier_math_whole_second_clock() -> None:
+    text = r.build_barrier(TOKEN, r.HostCaps(clock="date_s", nap="usleep"), 1700000000.25)
+    assert "_ts=1700000000" in text
+    assert 'usleep "250000"' in text  # the fraction after the second boundary
+    no_nap = r.build_barrier(TOKEN, r.HostCaps(clock="date_s", nap="none"), 1700000000.25)
+    assert 'while [ "$(date +%s)" -lt "1700000001" ]; do :; done' in no_nap  # next whole second
+    whole = r.build_barrier(TOKEN, r.HostCaps(clock="date_s", nap="none"), 1700000000.0)
+    assert "1700000001" not in whole
+
+
+def test_barrier_in_the_past_returns_at_once() -> None:
+    caps = r.HostCaps(clock="date_ns", nap="fracsleep")
+    script = r.build_barrier(TOKEN, caps, 1000.0) + "\n" + r._marker(TOKEN, "done")
+    sections = r.parse_sections(_sh(script), TOKEN)
+    kv = r._kv(sections[0].args)
+    assert kv["target_us"] == "1000000000"
+    assert int(kv["now_us"]) > 1_700_000_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("caps", "words"),
+    [
+        (r.HostCaps(clock="epochrealtime", nap="usleep"), "then usleep to the target (clock: EPOCHREALTIME)"),
+        (r.HostCaps(clock="date_ns", nap="none"), "busy-wait on date +%s.%N"),
+        (r.HostCaps(clock="date_s", nap="none"), "busy-wait for the next whole second"),
+    ],
+)
+def test_barrier_method_words(caps: r.HostCaps, words: str) -> None:
+    assert words in r.barrier_method(caps)
+
+
+# ------------------------------------------------------------------------------------------
+# Listening sockets
+# ------------------------------------------------------------------------------------------
+
+SS_OUTPUT = """\
+Netid State  Recv-Q Send-Q Local Address:Port  Peer Address:PortProcess
+udp   UNCONN 0      0            0.0.0.0:15431      0.0.0.0:*
+tcp   LISTEN 0      4096       127.0.0.1:15430      0.0.0.0:*
+tcp   LISTEN 0      4096               *:15432            *:*
+"""  # observed (`ss -lntu`, trailing blanks stripped)
+NETSTAT_OUTPUT = """\
+Active Internet connections (only servers)
+Proto Recv-Q Send-Q Local Address           Foreign Address         State
+tcp        0      0 127.0.0.1:15430         0.0.0.0:*               LISTEN
+tcp6       0      0 :::15432                :::*                    LISTEN
+udp        0      0 0.0.0.0:15431           0.0.0.0:*
+"""  # observed (net-tools `netstat -lntu`)
+# `esxcli network ip connection list` column layout (Proto, Recv Q, Send Q, Local Address,
+# Foreign Address, State, World ID, CC Algo, World Name; UDP rows have no state), as quoted in
+# the tests of intel/mfd-network-adapter; rows written for this test.
+ESXCLI_OUTPUT = """\
+Proto  Recv Q  Send Q  Local Address      Foreign Address  State        World ID  CC Algo  World Name
+-----  ------  ------  -----------------  ---------------  -----------  --------  -------  -----------
+tcp         0       0  192.0.2.11:5201    0.0.0.0:0        LISTEN        2101234  newreno  iperf3.copy
+tcp         0       0  192.0.2.11:22      192.0.2.99:5599  ESTABLISHED   2099999  newreno  sshd
+udp         0       0  [::]:123           [::]:0                         2098450           ntpd
+"""
+
+
+def test_parse_listeners() -> None:
+    assert r.parse_listeners(SS_OUTPUT) == [
+        r.Listener("udp", "0.0.0.0", 15431),
+        r.Listener("tcp", "127.0.0.1", 15430),
+        r.Listener("tcp", "*", 15432),
+    ]
+    assert r.parse_listeners(NETSTAT_OUTPUT) == [
+        r.Listener("tcp", "127.0.0.1", 15430),
+        r.Listener("tcp", "::", 15432),
+        r.Listener("udp", "0.0.0.0", 15431),
+    ]
+    assert r.parse_listeners(ESXCLI_OUTPUT) == [r.Listener("tcp", "192.0.2.11", 5201), r.Listener("udp", "::", 123)]
+
+
+def test_port_conflicts() -> None:
+    listeners = r.parse_listeners(SS_OUTPUT)
+    assert r.port_conflicts(listeners, proto="tcp", port=15430, bind=None)
+    assert r.port_conflicts(listeners, proto="tcp", port=15430, bind="127.0.0.1")
+    assert not r.port_conflicts(listeners, proto="tcp", port=15430, bind="127.0.0.2")  # another address
+    assert r.port_conflicts(listeners, proto="tcp", port=15432, bind="127.0.0.2")  # wildcard listener
+    assert not r.port_conflicts(listeners, proto="tcp", port=15431, bind=None)  # only UDP there
+    assert r.port_conflicts(listeners, proto="udp", port=15431, bind=None)
+
+
+# ------------------------------------------------------------------------------------------
+# Binaries
+# ------------------------------------------------------------------------------------------
+
+
+def _probe_with(*binaries: tuple[str, str]) -> r.Probe:
+    stdout = emit(
+        TOKEN,
+        ("env", "", GNU_ENV),
+        *[("version", path, banner) for path, banner in binaries],
+        ("done", "", ""),
+    )
+    return r.parse_probe(r.CommandOutput(0, stdout, ""), TOKEN)
+
+
+def test_select_binary_order_and_tool() -> None:
+    probe = _probe_with(
+        ("/opt/iperf/bin/iperf.copy", IPERF2_205_BANNER),
+        ("/usr/bin/iperf3", IPERF3_312_BANNER),
+        ("/usr/bin/iperf", IPERF2_218_BANNER),
+    )
+    assert r.select_binary(probe, tool=None, binary=None) == r.Binary("/opt/iperf/bin/iperf.copy", "iperf2", "2.0.5")
+    assert r.select_binary(probe, tool="iperf3", binary=None) == r.Binary("/usr/bin/iperf3", "iperf3", "3.12")
+
+
+def test_select_binary_errors() -> None:
+    only2 = _probe_with(("/usr/bin/iperf", IPERF2_218_BANNER))
+    with pytest.raises(r.IperfRunError) as err:
+        r.select_binary(only2, tool="iperf3", binary=None)
+    assert "no usable iperf3 binary" in err.value.message
+    assert "the host has iperf2 2.1.8 at /usr/bin/iperf" in err.value.message
+    assert "esxi_iperf_install" in err.value.message
+    with pytest.raises(r.IperfRunError, match=re.escape("is iperf2 2.1.8, but tool=iperf3")):
+        r.select_binary(only2, tool="iperf3", binary="/usr/bin/iperf")
+    # observed: what sh prints for an executable file that is not a program
+    broken = _probe_with(("/tmp/iperf3.copy", '/tmp/iperf3.copy: 1: Syntax error: "(" unexpected\n'))
+    with pytest.raises(r.IperfRunError) as err:
+        r.select_binary(broken, tool=None, binary="/tmp/iperf3.copy")
+    assert "printed no iperf version banner" in err.value.message
+    assert "execInstalledOnly" in err.value.message
+    with pytest.raises(r.IperfRunError, match="does not exist or is not executable"):
+        r.select_binary(_probe_with(), tool=None, binary="/nope")
+
+
+def test_probe_script_lists_candidates_quoted() -> None:
+    script = r.build_probe_script(
+        TOKEN, candidates=("/opt/x y/iperf", "iperf3"), listing=True, state_dir="/tmp", pid=42
+    )
+    assert "for c in '/opt/x y/iperf' iperf3; do" in script
+    assert "ss -lntu" in script and "netstat -lntu" in script and "esxcli network ip connection list" in script
+    assert "/tmp/esxilab-iperf-*.pid" in script
+    assert "kill -0 42" in script
+
+
+def test_probe_failure_is_explained() -> None:
+    with pytest.raises(r.IperfRunError, match="POSIX shell"):
+        r.parse_probe(r.CommandOutput(127, "", "sh: not found"), TOKEN)
+
+
+# ------------------------------------------------------------------------------------------
+# Diagnosis from the tools' own words
+# ------------------------------------------------------------------------------------------
+
+CLIENT3 = r.Context("client", "iperf3", server="192.0.2.10", port=5201)
+CLIENT2 = r.Context("client", "iperf2", server="192.0.2.10", port=5001, duration=10.0)
+SERVER3 = r.Context("server", "iperf3", port=5201, bind="192.168.0.40", binary="/usr/lib/vmware/vsan/bin/iperf3")
+
+
+def _fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "ctx", "kind", "needles"),
+    [
+        (
+            _fixture("iperf3-3.1.3-windows-text-client-error-connection-refused.txt"),
+            CLIENT3,
+            "refused",
+            ["is a server listening on 192.0.2.10:5201?", "mode=server"],
+        ),
+        (
+            _fixture("iperf3-3.17.1-text-client-error-unable-to-connect.txt"),
+            CLIENT3,
+            "refused",
+            ["connection refused by 192.0.2.10:5201"],
+        ),
+        (
+            _fixture("iperf3-ge3.17-jsonstream-client-error-server-busy-omnt.jsonl"),
+            CLIENT3,
+            "busy",
+            ["busy running a test", "one server port per client/server pair"],
+        ),
+        (
+            "error - the server is busy running a test. try again later",  # README 3.4 (issue #980), -J form
+            CLIENT3,
+            "busy",
+            ["another client"],
+        ),
+        (
+            _fixture("iperf3-3.x-text-client-error-control-socket-closed-cloudpilot.txt"),
+            CLIENT3,
+            "not_iperf3_server",
+            ["probably an iperf2 server", "do not interoperate", "tool=iperf3"],
+        ),
+        (
+            "received an unknown control message",  # observed: iperf3 3.12 client -> iperf2 2.1.8 server, -J
+            CLIENT3,
+            "not_iperf3_server",
+            ["does not speak the iperf3 protocol"],
+        ),
+        (
+            _fixture("iperf3-3.1.3-text-server-error-unable-to-start-listener.txt"),
+            SERVER3,
+            "bind_address",
+            ["192.168.0.40 is not an address of this host"],
+        ),
+        (
+            # shared/reference/esxi-facts.md 2.1, ESXi 7, shipped iperf3 as server
+            "iperf3: error - unable to start listener for connections: Operation not permitted\niperf3: exiting\n",
+            SERVER3,
+            "listener_not_permitted",
+            ["/usr/lib/vmware/vsan/bin/iperf3.copy", "esxi_iperf_install"],
+        ),
+        (
+            # README 3.4 (issue #625)
+            "iperf3: error - unable to start listener for connections: Address already in use\niperf3: exiting\n",
+            SERVER3,
+            "port_in_use",
+            ["port 5201 is already in use", "mode=stop port=5201"],
+        ),
+        (
+            "listener bind failed: Address already in use\n",  # observed: iperf 2.1.8 -s on a used port
+            r.Context("server", "iperf2", port=5001),
+            "port_in_use",
+            ["port 5001 is already in use"],
+        ),
+        (
+            "tcp connect failed: Connection refused\n",  # observed: iperf 2.1.8 client, no server
+            CLIENT2,
+            "refused",
+            ["connection refused by 192.0.2.10:5001", "tool=iperf2"],
+        ),
+        (
+            "read failed: Connection refused\n" * 3,  # observed: iperf 2.1.8 UDP client, no UDP server
+            r.Context("client", "iperf2", server="192.0.2.10", port=5001, protocol="udp"),
+            "udp_no_server",
+            ["start the server with protocol=udp"],
+        ),
+        (
+            "[  3] WARNING: did not receive ack of last datagram after 10 tries.\n",  # observed, iperf 2.1.8
+            r.Context("client", "iperf2", server="192.0.2.10", port=5001, protocol="udp"),
+            "udp_no_server",
+            ["no iperf2 UDP server answered"],
+        ),
+        (
+            "iperf3: error - unable to connect to server: Name or service not known\n",  # observed, iperf3 3.12
+            r.Context("client", "iperf3", server="nonexistent.invalid", port=5201),
+            "resolve",
+            ["'nonexistent.invalid' cannot be resolved"],
+        ),
+        (
+            "nonexistent.invalid: Unknown host\n",  # observed, iperf 2.1.8
+            r.Context("client", "iperf2", server="nonexistent.invalid", port=5001),
+            "resolve",
+            ["use an IP address"],
+        ),
+    ],
+)
+def test_diagnose_known_texts(text: str, ctx: r.Context, kind: str, needles: list[str]) -> None:
+    diagnosis = r.diagnose(text, ctx)
+    assert diagnosis is not None
+    assert diagnosis.kind == kind
+    for needle in needles:
+        assert needle in diagnosis.message
+
+
+def test_diagnose_control_socket_closed_mid_test_is_not_a_tool_mismatch() -> None:
+    text = _fixture("iperf3-3.x-text-client-error-control-socket-closed-cloudpilot.txt")
+    diagnosis = r.diagnose(text, CLIENT3, had_intervals=True)
+    assert diagnosis is not None and diagnosis.kind == "server_gone"
+
+
+def test_diagnose_iperf2_client_against_iperf3_server() -> None:
+    # observed: iperf 2.1.8 client -> iperf3 3.12 server lasted 0.0261 s of -t 1
+    text = "tcp write failed: Connection reset by peer\nshutdown failed: Transport endpoint is not connected\n"
+    ctx = r.Context("client", "iperf2", server="127.0.0.1", port=15400, duration=1.0)
+    diagnosis = r.diagnose(text, ctx, ran_seconds=0.0261)
+    assert diagnosis is not None and diagnosis.kind == "not_iperf2_server"
+    assert "after 0.0261 s of 1 s" in diagnosis.message
+    assert "probably an iperf3 server" in diagnosis.message
+    late = r.diagnose(text, ctx, ran_seconds=0.9)
+    assert late is not None and late.kind == "reset"
+
+
+def test_diagnose_timeout_and_exec() -> None:
+    timeout = r.diagnose("", CLIENT3, timed_out=True, timeout=40.0)
+    assert timeout is not None and timeout.kind == "timeout"
+    assert "within timeout=40 s" in timeout.message and "do not interoperate" in timeout.message
+    with_intervals = r.diagnose("", CLIENT3, timed_out=True, timeout=40.0, had_intervals=True)
+    assert with_intervals is not None and "interoperate" not in with_intervals.message
+    denied = r.diagnose("sh: 1: /opt/iperf/bin/iperf.copy: Permission denied\n", CLIENT2, rc=126)
+    assert denied is not None and denied.kind == "exec_failed" and "execInstalledOnly" in denied.message
+    assert r.diagnose("iperf3: getsockopt - Function not implemented\n", CLIENT3) is None
+
+
+def test_diagnose_issue445_is_not_a_client_error() -> None:
+    text = _fixture("iperf3-3.0or3.1-text-server-error-unable-to-receive-parameters-too-many-errors-issue445.txt")
+    assert r.diagnose(text, SERVER3) is None
+
+
+# ------------------------------------------------------------------------------------------
+# Client output
+# ------------------------------------------------------------------------------------------
+
+GNU_CAPS = r.parse_caps(GNU_ENV)
+
+
+def _client_sections(
+    stdout: str, stderr: str = "", *, rc: int = 0, timed_out: bool = False, **extra: str
+) -> list[r.Section]:
+    parts: list[tuple[str, str, str]] = []
+    if "barrier" in extra:
+        parts.append(("barrier", extra["barrier"], ""))
+    parts += [
+        ("started_at", extra.get("started_at", "1471318776.500000123"), ""),
+        ("exit", f"rc={rc} timedout={int(timed_out)}", ""),
+        ("stdout", "", stdout),
+        ("stderr", "", stderr),
+        ("done", "", ""),
+    ]
+    sections: list[r.Section] = r.parse_sections(emit(TOKEN, *parts), TOKEN)
+    return sections
+
+
+def test_interpret_iperf3_json() -> None:
+    sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"))
+    info, diagnosis = r.interpret_client(
+        sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={"pair": "a-b"}
+    )
+    assert diagnosis is None
+    result = info["result"]
+    assert result["sent"]["bytes"] == 486643200
+    assert result["sent"]["retransmits"] == 159
+    assert result["received"]["bytes"] == 485969880
+    assert result["bits_per_second"] == pytest.approx(388736097.120548)
+    assert result["labels"] == {"pair": "a-b"}
+    assert info["started_at"] == pytest.approx(1471318776.500000123)
+    assert (info["started_at_source"], info["started_at_resolution"]) == ("date +%s.%N", 1e-9)
+    assert info["raw"].startswith("{")
+    assert "barrier" not in info
+
+
+def test_interpret_iperf2_text_fb_e() -> None:
+    sections = _client_sections(_fixture("iperf2-2.1.9-text-client-udp-e-fb-i2-pscheduler.txt"))
+    ctx = r.Context("client", "iperf2", server="localhost", port=5001, protocol="udp", duration=6.0)
+    info, diagnosis = r.interpret_client(sections, ctx, caps=GNU_CAPS, timeout=36.0, start_at=None, labels={})
+    assert diagnosis is None
+    result = info["result"]
+    assert result["received"]["bytes"] == 790860
+    assert result["received"]["bits_per_second"] == 1052469.0
+    assert result["udp"]["packets"] == 538 and result["udp"]["lost_packets"] == 0
+    assert result["udp"]["jitter_ms"] == 0.013
+    assert "labels" not in result
+
+
+def test_interpret_esxi_getsockopt_drops_retransmits() -> None:
+    # The JSON is a real 3.1.3 document; the stderr lines are what ESXi's iperf3 prints
+    # (shared/reference/esxi-facts.md, fixture appendix F-iperf3-67).
+    stderr = "iperf3: getsockopt - Function not implemented\n" * 4
+    sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"), stderr)
+    info, diagnosis = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})
+    assert diagnosis is None
+    result = info["result"]
+    assert result["sent"]["retransmits"] is None
+    assert all(i["retransmits"] is None for i in result["intervals"])
+    assert result["sent"]["bytes"] == 486643200  # the byte counts stay
+    assert any("getsockopt" in w for w in result["warnings"])
+
+
+def test_interpret_refused_iperf3_json() -> None:
+    # observed: iperf3 3.12 -J against a closed port (exit status 0 all the same)
+    doc = (
+        '{\n\t"start":\t{\n\t\t"connected":\t[],\n\t\t"version":\t"iperf 3.12",\n\t\t"system_info":\t"Linux vm"\n\t},\n'
+        '\t"intervals":\t[],\n\t"end":\t{\n\t},\n\t"error":\t"unable to connect to server: Connection refused"\n}\n'
+    )
+    info, diagnosis = r.interpret_client(
+        _client_sections(doc), CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={}
+    )
+    assert diagnosis is not None and diagnosis.kind == "refused"
+    assert info["result"]["error"] == "unable to connect to server: Connection refused"
+    assert info["rc"] == 0
+
+
+def test_interpret_no_output() -> None:
+    sections = _client_sections("", "sh: 1: iperf3: not found\n", rc=127)
+    info, diagnosis = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})
+    assert info["result"] is None
+    assert diagnosis is not None and diagnosis.kind == "exec_failed"
+
+
+def test_interpret_barrier_on_time_and_late() -> None:
+    doc = _fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json")
+    on_time = _client_sections(doc, barrier="now_us=1471318770000000 target_us=1471318776500000")
+    info, _diag = r.interpret_client(on_time, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=1471318776.5, labels={})
+    assert info["barrier"]["late_by"] == pytest.approx(0.0, abs=1e-6)
+    assert info["barrier"]["arrived_at"] == 1471318770.0
+    assert info["warnings"] == []
+    late = _client_sections(
+        doc, barrier="now_us=1471318778000000 target_us=1471318776500000", started_at="1471318778.000100"
+    )
+    info, _diag = r.interpret_client(late, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=1471318776.5, labels={})
+    assert info["barrier"]["late_by"] == pytest.approx(1.5001)
+    assert "start_at had passed by 1.500 s" in info["warnings"][0]
+    coarse = _client_sections(
+        doc, barrier="now_us=1471318770000000 target_us=1471318776500000", started_at="1471318776"
+    )
+    caps = r.parse_caps(OLD_BUSYBOX_ENV)
+    info, _diag = r.interpret_client(coarse, CLIENT3, caps=caps, timeout=40.0, start_at=1471318776.5, labels={})
+    assert info["barrier"]["late_by"] is None  # a whole-second reading cannot tell
+    assert (info["started_at_source"], info["started_at_resolution"]) == ("date +%s", 1.0)
+
+
+# ------------------------------------------------------------------------------------------
+# Scripts are valid sh
+# ------------------------------------------------------------------------------------------
+
+SHELLS = [pytest.param(["/bin/sh", "-n", "-c"], id="sh")]
+if shutil.which("busybox"):
+    SHELLS.append(pytest.param(["busybox", "sh", "-n", "-c"], id="busybox-ash"))
+if shutil.which("bash"):
+    SHELLS.append(pytest.param(["bash", "--posix", "-n", "-c"], id="bash-posix"))
+
+ALL_CAPS = [
+    r.HostCaps(clock=c, nap=n, gnu_timeout=t)
+    for c in ("epochrealtime", "date_ns", "date_s")
+    for n in ("fracsleep", "usleep", "none")
+    for t in (True, False)
+]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_every_script_parses(shell: list[str]) -> None:
+    argv = ["/usr/bin/iperf3", "-c", "h'o$st", "-p", "1", "--title", "a b; rm -rf /"]
+    scripts = [r.build_probe_script(TOKEN, candidates=r.DEFAULT_BINARIES, listing=True, state_dir="/tmp", pid=7)]
+    for caps in ALL_CAPS:
+        scripts.append(r.build_client_script(TOKEN, argv, caps=caps, timeout=12.5, start_at=1700000000.25))
+        scripts.append(
+            r.build_server_script(
+                TOKEN, argv, caps=caps, pidfile="/tmp/p", logfile="/tmp/l", server_timeout=60, meta={"tool": "iperf3"}
+            )
+        )
+        scripts.append(
+            r.build_stop_script(TOKEN, [{"pid": "12", "guard": "13", "path": "/tmp/p", "log": "/tmp/l"}], caps=caps)
+        )
+    for script in scripts:
+        subprocess.run([*shell, script], check=True, capture_output=True, timeout=10)
+
+
+def test_client_script_timeout_wrapping() -> None:
+    argv = ["/usr/bin/iperf3", "-c", "h"]
+    gnu = r.build_client_script(TOKEN, argv, caps=r.HostCaps(gnu_timeout=True), timeout=40.2)
+    assert "timeout -k 2 41 /usr/bin/iperf3 -c h" in gnu
+    watchdog = r.build_client_script(TOKEN, argv, caps=r.HostCaps(gnu_timeout=False), timeout=40.2)
+    assert "sleep 41 & _w=$!" in watchdog
+    assert "timeout -k" not in watchdog
+
+
+# ------------------------------------------------------------------------------------------
+# The whole flow against a fake host
+# ------------------------------------------------------------------------------------------
+
+
+class FakeHost:
+    """Answers the backend's scripts like a host would, from canned pieces."""
+
+    def __init__(
+        self,
+        *,
+        env: str = GNU_ENV,
+        binaries: Mapping[str, str] | None = None,
+        listing: tuple[str, str] = ("ss", ""),
+        pidfiles: Sequence[tuple[bool, str]] = (),
+        pid_alive: bool = False,
+        started: tuple[str, str] = ("status=listening", "Server listening on 5201\n"),
+        client: Sequence[tuple[str, str, str]] = (),
+        stopped: str = "stopped",
+    ) -> None:
+        self.env = env
+        self.binaries = dict(binaries if binaries is not None else {"/usr/bin/iperf3": IPERF3_312_BANNER})
+        self.listing = listing
+        self.pidfiles = list(pidfiles)
+        self.pid_alive = pid_alive
+        self.started = started
+        self.client = list(client)
+        self.stopped = stopped
+        self.scripts: list[str] = []
+
+    def __call__(self, script: str) -> r.CommandOutput:
+        self.scripts.append(script)
+        match = re.search(r"@@ESXILAB:([0-9a-f]+)", script)
+        assert match
+        token = match.group(1)
+        if "esxilab-iperf-guard" in script:
+            args, log = self.started
+            return r.CommandOutput(
+                0, emit(token, ("started", f"pid=4242 guard=4243 {args}", log), ("done", "", "")), ""
+            )
+        if " exit rc=" in script:
+            return r.CommandOutput(0, emit(token, *self.client, ("done", "", "")), "")
+        if " stopped pid=" in script:
+            pids = re.findall(r"grep -qx 'pid=(\d+)'", script)
+            parts = [("stopped", f"pid={p} status={self.stopped}", "server log\n") for p in pids]
+            return r.CommandOutput(0, emit(token, *parts, ("done", "", "")), "")
+        parts = [("env", "", self.env)]
+        loop = re.search(r"^for c in (.*); do$", script, re.MULTILINE)
+        if loop:
+            for candidate in shlex.split(loop.group(1)):
+                path = candidate if "/" in candidate else f"/usr/bin/{candidate}"
+                if path in self.binaries:
+                    parts.append(("version", path, self.binaries[path]))
+                else:
+                    parts.append(("missing", candidate, ""))
+        if "ss -lntu" in script:
+            parts.append(("listing", self.listing[0], self.listing[1]))
+        if "esxilab-iperf-*.pid" in script:
+            for alive, content in self.pidfiles:
+                port = re.search(r"port=(\d+)", content)
+                path = f"/tmp/esxilab-iperf-{port.group(1) if port else 0}.pid"
+                parts.append(("pidfile", f"alive={int(alive)} path={path}", content))
+        pid = re.search(r"kill -0 (\d+) 2>/dev/null; then a=1", script)
+        if pid:
+            parts.append(("pid", f"pid={pid.group(1)} alive={int(self.pid_alive)}", ""))
+        parts.append(("done", "", ""))
+        return r.CommandOutput(0, emit(token, *parts), "")
+
+
+def run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str, Any]:
+    result: dict[str, Any] = r.run(
+        params(**values), host, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0
+    )
+    return result
+
+
+PIDFILE_15400 = "pid=4242\nguard=4243\ntool=iperf3\nport=15400\nbind=127.0.0.1\nlog=/tmp/esxilab-iperf-15400.log\n"
+
+
+def test_flow_server_start() -> None:
+    host = FakeHost()
+    result = run(host, mode="server", port=15400, bind="127.0.0.1", server_timeout=120)
+    assert result["changed"] is True
+    assert (result["pid"], result["guard_pid"], result["status"]) == (4242, 4243, "listening")
+    assert result["log"] == "/tmp/esxilab-iperf-15400.log"
+    assert result["command"] == "/usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1"
+    assert result["warnings"] == []
+    start = host.scripts[-1]
+    assert "trap '' HUP; exec $_ss /usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1" in start
+    assert "_ss=setsid" in start and "set -m" in start  # out of the ssh session's foreground group
+    assert 'esxilab-iperf-guard "$p" /tmp/esxilab-iperf-15400.pid 120' in start
+
+
+def test_flow_server_check_mode_runs_only_the_probe() -> None:
+    host = FakeHost()
+    result = run(host, check_mode=True, mode="server", port=15400)
+    assert result["changed"] is True and result["pid"] is None
+    assert "would start iperf3 server on port 15400" in result["msg"]
+    assert len(host.scripts) == 1
+
+
+def test_flow_server_refuses_port_in_use() -> None:
+    host = FakeHost(listing=("ss", SS_OUTPUT))
+    with pytest.raises(r.IperfRunError) as err:
+        run(host, mode="server", port=15430, bind="127.0.0.1")
+    assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss)" in err.value.message
+    assert len(host.scripts) == 1  # nothing was started
+    with pytest.raises(r.IperfRunError, match="already runs on port 15400"):
+        run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)
+    # a stale pidfile (process gone) does not block
+    assert run(FakeHost(pidfiles=[(False, PIDFILE_15400)]), mode="server", port=15400)["changed"] is True
+
+
+def test_flow_server_exits_on_esxi() -> None:
+    log = "iperf3: error - unable to start listener for connections: Operation not permitted\niperf3: exiting\n"
+    host = FakeHost(
+        env=OLD_BUSYBOX_ENV,
+        binaries={"/usr/lib/vmware/vsan/bin/iperf3": IPERF3_312_BANNER},
+        listing=("esxcli", ""),
+        started=("status=exited", log),
+    )
+    with pytest.raises(r.IperfRunError) as err:
+        run(host, mode="server", port=5201)
+    assert "use the copied binary /usr/lib/vmware/vsan/bin/iperf3.copy" in err.value.message
+    assert err.value.result["raw"] == log
+    assert err.value.result["pid"] is None
+    assert "usleep 100000" in host.scripts[-1]  # naps with busybox usleep
+
+
+def test_flow_server_without_banner_warns() -> None:
+    host = FakeHost(binaries={"/usr/bin/iperf3": "iperf 3.1.3\n"}, started=("status=running", ""))
+    result = run(host, mode="server")
+    assert result["port"] == 5201
+    assert result["status"] == "running"
+    assert "iperf3 before 3.1.5 buffers its log" in result["warnings"][0]
+
+
+def test_flow_client() -> None:
+    doc = _fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json")
+    host = FakeHost(
+        client=[
+            ("started_at", "1471318776.512345678", ""),
+            ("exit", "rc=0 timedout=0", ""),
+            ("stdout", "", doc),
+            ("stderr", "", ""),
+        ]
+    )
+    result = run(host, mode="client", server="192.0.2.10", duration=10, labels={"run": 1})
+    assert result["changed"] is False
+    assert result["command"] == "/usr/bin/iperf3 -c 192.0.2.10 -p 5201 -J -t 10"
+    assert result["result"]["received"]["bytes"] == 485969880
+    assert result["result"]["labels"] == {"run": 1}
+    assert result["timeout"] == 40.0
+    assert "timeout -k 2 40 /usr/bin/iperf3 -c 192.0.2.10 -p 5201 -J -t 10" in host.scripts[-1]
+
+
+def test_flow_client_check_mode_is_skipped() -> None:
+    host = FakeHost(binaries={"/usr/bin/iperf": IPERF2_218_BANNER})
+    result = run(host, check_mode=True, mode="client", server="192.0.2.10", tool="iperf2", reverse=True)
+    assert result["skipped"] is True and result["changed"] is False
+    assert "not run" in result["skip_reason"]
+    assert result["command"] == "/usr/bin/iperf -c 192.0.2.10 -p 5001 -f b -e -R"
+    assert len(host.scripts) == 1
+    # the probe still catches what the tool version lacks
+    esxi = FakeHost(binaries={"/opt/iperf/bin/iperf.copy": IPERF2_205_BANNER})
+    with pytest.raises(r.IperfRunError, match=re.escape("reverse needs iperf2 2.1")):
+        run(esxi, check_mode=True, mode="client", server="192.0.2.10", reverse=True)
+
+
+def test_flow_client_refused_keeps_everything() -> None:
+    host = FakeHost(
+        binaries={"/usr/bin/iperf": IPERF2_218_BANNER},
+        client=[
+            ("started_at", "1700000000.1", ""),
+            ("exit", "rc=1", ""),
+            ("stdout", "", ""),
+            ("stderr", "", "tcp connect failed: Connection refused\n"),
+        ],
+    )
+    with pytest.raises(r.IperfRunError) as err:
+        run(host, mode="client", server="127.0.0.1", port=15499, duration=1)
+    assert err.value.result["error_kind"] == "refused"
+    assert err.value.result["stderr"] == "tcp connect failed: Connection refused\n"
+    assert err.value.result["command"] == "/usr/bin/iperf -c 127.0.0.1 -p 15499 -f b -e -t 1"
+
+
+def test_flow_stop() -> None:
+    host = FakeHost(pidfiles=[(True, PIDFILE_15400)])
+    result = run(host, mode="stop", port=15400)
+    assert result["changed"] is True
+    assert result["stopped"] == [
+        {
+            "pid": 4242,
+            "port": 15400,
+            "tool": "iperf3",
+            "log": "/tmp/esxilab-iperf-15400.log",
+            "status": "stopped",
+            "raw": "server log\n",
+        }
+    ]
+    assert "kill 4243" in host.scripts[-1]  # the guard too
+
+
+def test_flow_stop_check_mode_and_nothing() -> None:
+    host = FakeHost(pidfiles=[(True, PIDFILE_15400)])
+    result = run(host, check_mode=True, mode="stop")
+    assert result["changed"] is True and "would stop pid 4242 (port 15400)" in result["msg"]
+    assert len(host.scripts) == 1
+    nothing = run(FakeHost(), mode="stop", port=15401)
+    assert nothing["changed"] is False and nothing["stopped"] == []
+    stale = run(FakeHost(pidfiles=[(False, PIDFILE_15400)], stopped="gone"), mode="stop", pid=4242)
+    assert stale["changed"] is False and stale["stopped"][0]["status"] == "gone"
+
+
+def test_flow_stop_refuses_foreign_pid() -> None:
+    with pytest.raises(r.IperfRunError, match="refusing to kill it"):
+        run(FakeHost(pid_alive=True), mode="stop", pid=1)
+    assert run(FakeHost(pid_alive=False), mode="stop", pid=99999)["changed"] is False
+
+
+def test_no_ansible_import() -> None:
+    source = Path(r.__file__).read_text()
+    assert "import ansible." not in source and "from ansible." not in source
