@@ -33,7 +33,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse_all
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
-from ansible_collections.esxilab.iperf.plugins.module_utils._tools import describe_tool
+from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -53,14 +53,6 @@ __all__ = [
 
 # Names looked for in every $PATH directory.
 PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
-# Fixed locations on ESXi: the bundled vSAN iperf3 (and the copy that may listen), and the
-# community iperf 2.0.5 VIB (and its copy).
-ESXI_PATHS = (
-    "/usr/lib/vmware/vsan/bin/iperf3",
-    "/usr/lib/vmware/vsan/bin/iperf3.copy",
-    "/opt/iperf/bin/iperf",
-    "/opt/iperf/bin/iperf.copy",
-)
 ON_PARSE_ERROR = ("fail", "skip", "keep")
 
 # The options; ``src``, ``content`` and ``paths`` are checked by hand for clearer messages.

@@ -35,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
-from ansible_collections.esxilab.iperf.plugins.module_utils._tools import describe_tool, version_tuple
+from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool, version_tuple
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -71,10 +71,7 @@ DEFAULT_PORTS: dict[Tool, int] = {"iperf3": 5201, "iperf2": 5001}
 # the `.copy` binaries are the ones that may listen (see the module documentation), then the
 # shipped ones, then whatever is on PATH (Linux).
 DEFAULT_BINARIES: tuple[str, ...] = (
-    "/usr/lib/vmware/vsan/bin/iperf3.copy",
-    "/opt/iperf/bin/iperf.copy",
-    "/usr/lib/vmware/vsan/bin/iperf3",
-    "/opt/iperf/bin/iperf",
+    *ESXI_PATHS,
     "/usr/lib/vmware/vsan/bin/iperf.copy",
     "/usr/lib/vmware/vsan/bin/iperf",
     "iperf3",
