@@ -1,0 +1,184 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin ``esxilab.iperf.report_write``: write an iperf report directory on the controller.
+
+Documentation: the module file of the same name. The content comes from
+``plugin_utils/_report.py`` (tables, Markdown, CSV, plot specifications) and
+``plugin_utils/_plots.py`` (PNG with matplotlib, optional); this file validates the
+arguments and writes the files. No module runs and the host is not contacted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._plots import matplotlib_problem, render_all
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+    FILES,
+    ReportError,
+    build_report,
+    plot_specs,
+    results_csv,
+    summary_csv,
+    table_lines,
+    to_json,
+    to_markdown,
+)
+
+_NAME = "esxilab.iperf.report_write"
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "runs": {"type": "list", "elements": "dict", "required": True},
+    "dest": {"type": "path", "required": True},
+    "name": {"type": "str", "default": "iperf"},
+    "title": {"type": "str"},
+    "environment": {"type": "dict", "default": {}},
+    "line_rate_bps": {"type": "float"},
+    "compare_by": {"type": "str"},
+    "knee_tolerance": {"type": "float", "default": 0.05},
+    "plots": {"type": "bool", "default": True},
+    "generated_at": {"type": "str"},
+}
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+
+
+def write_if_changed(path: str, content: bytes, *, check_mode: bool) -> bool:
+    """Write ``content`` to ``path`` atomically unless it already holds it; return whether it changed."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() == content:
+                return False
+    except FileNotFoundError:
+        pass
+    if check_mode:
+        return True
+    fd, tmp = tempfile.mkstemp(prefix=".report-", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """Write results.json, results.csv, summary.csv, summary.md and the PNG plots of a report."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._supports_check_mode = True
+        self._supports_async = False
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        del tmp  # tmp no longer has any effect
+
+        try:
+            _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        except AnsibleActionFail as exc:  # wrong or unknown options
+            result.update(exc.result)
+            return result
+        check_mode = bool(self._play_context.check_mode)
+        dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
+        try:
+            report = build_report(
+                args["runs"],
+                name=args["name"],
+                title=args["title"],
+                environment=args["environment"],
+                line_rate_bps=args["line_rate_bps"],
+                compare_by=args["compare_by"],
+                knee_tolerance=args["knee_tolerance"],
+                generated_at=args["generated_at"],
+            )
+        except ReportError as exc:
+            result.update(failed=True, msg=f"{_NAME}: {exc}")
+            return result
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            result.update(failed=True, msg=f"{_NAME}: dest {dest} exists and is not a directory; choose another path")
+            return result
+
+        specs = plot_specs(report) if args["plots"] else []
+        problems: list[str] = []
+        images: dict[str, bytes] = {}
+        if specs and check_mode:
+            problem = matplotlib_problem()
+            if problem is not None:
+                problems.append(problem)
+                specs = []
+        elif specs:
+            images, problems = render_all(specs)
+            specs = [spec for spec in specs if spec.file in images]
+        note: str | None = None  # why plots are missing, for summary.md, the table and plots_skipped
+        if not args["plots"]:
+            note = "not drawn (plots=false)"
+        elif problems:
+            note = f"{'some were skipped' if specs else 'skipped'} - {'; '.join(problems)}"
+
+        contents: dict[str, bytes] = {
+            FILES["json"]: to_json(report).encode(),
+            FILES["csv"]: results_csv(report).encode(),
+            FILES["summary_csv"]: summary_csv(report).encode(),
+            FILES["markdown"]: to_markdown(report, specs, note).encode(),
+        }
+        paths = {key: os.path.join(dest, name) for key, name in FILES.items()}
+        plot_paths = [os.path.join(dest, spec.file) for spec in specs]
+        written: list[str] = []
+        try:
+            if not os.path.isdir(dest) and not check_mode:
+                os.makedirs(dest, mode=DIR_MODE, exist_ok=True)
+            missing = not os.path.isdir(dest)  # check mode: every file would be written
+            for name, content in contents.items():
+                path = os.path.join(dest, name)
+                if missing or write_if_changed(path, content, check_mode=check_mode):
+                    written.append(path)
+            for spec, path in zip(specs, plot_paths, strict=True):
+                if check_mode or missing or write_if_changed(path, images[spec.file], check_mode=check_mode):
+                    written.append(path)
+        except OSError as exc:
+            result.update(
+                failed=True,
+                msg=f"{_NAME}: could not write the report in {dest}: {exc}; check that the directory is writable "
+                "or choose another one (role variable report_dir)",
+            )
+            return result
+
+        if problems:
+            result["warnings"] = [f"{_NAME}: the report was written without (some) plots: {p}" for p in problems]
+        verb = "would write" if check_mode else "wrote"
+        result.update(
+            changed=bool(written),
+            dir=dest,
+            files={**paths, "plots": plot_paths},
+            written=written,
+            plots_skipped=note,
+            table=table_lines(report, directory=dest, plots_note=note),
+            summary=[
+                {
+                    "test": g.test,
+                    "direction": g.direction,
+                    "swapped": g.swapped,
+                    "streams": g.streams,
+                    "compare": g.compare,
+                    "runs": len(g.runs),
+                    "count": g.stats["count"],
+                    "mean": g.mean,
+                    "ci95_half_width": g.half_width,
+                    "percent_of_line_rate": g.percent_of_line_rate,
+                    "knee": g.knee,
+                }
+                for g in report.groups
+            ],
+            msg=f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date",
+        )
+        return result

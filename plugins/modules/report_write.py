@@ -1,0 +1,248 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation of ``esxilab.iperf.report_write``; the work is done by plugins/action/report_write.py."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: report_write
+short_description: Write an iperf report (JSON, CSV, Markdown summary, PNG plots) on the controller
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Writes a report directory O(dest) on the Ansible controller from iperf results - C(results.json) (every
+    normalized result with its labels, the environment, the runs, the summary, the sweeps and the comparison),
+    C(results.csv) (one row per result), C(summary.csv) (one row per summary group), C(summary.md) (a readable
+    summary) and PNG plots.
+  - 'C(summary.md) holds: the environment given in O(environment); one table per test with, per direction, streams
+    value and (with O(compare_by)) label value, the runs, mean, median, standard deviation, 95 % confidence interval
+    (Student t), min, max and percentage of line rate; the knee of each stream sweep; the comparison by O(compare_by)
+    side by side; the plots; every run with its status.'
+  - 'Plots (matplotlib, Agg backend): throughput vs parallel streams for sweeps, with 95 % CI error bars and the knee
+    marked; grouped bars for the comparison by O(compare_by); throughput per interval of every result that has
+    intervals. Without matplotlib on the controller the other files are still written, the plots are skipped, the
+    task warns and says so in RV(plots_skipped) - the task does not fail for it.'
+  - Every figure comes from the results. A run without a usable figure is left out of the statistics and shown as
+    C(n/a), never as 0. A percentage of line rate is shown only when a line rate is known.
+  - Used by the role C(esxilab.iperf.report). Runs on the controller only; the host of the task is not contacted and
+    no module is run. Use it with C(run_once=true).
+  - Each file is written atomically (a temporary file renamed over it) and only when its content differs.
+options:
+  runs:
+    description:
+      - The runs to report. Either the run records of the role C(esxilab.iperf.paired_test) (C(paired_test_results),
+        one record per run with its pairs and C(total_bits_per_second)), or normalized results with C(labels) (from
+        P(esxilab.iperf.iperf_parse#filter), M(esxilab.iperf.iperf_facts) or M(esxilab.iperf.iperf_run)), or both
+        mixed.
+      - A normalized result is one run of its own. Its test, stream count, direction and repetition come from its
+        labels C(test), C(streams), C(direction) and C(repetition); without them the test is V(default), the stream
+        count and direction those of the result.
+      - A run's figure is the record's C(total_bits_per_second) (the sum of its pairs), or the result's headline
+        C(bits_per_second).
+    type: list
+    elements: dict
+    required: true
+  dest:
+    description:
+      - Directory of the report, created (mode C(0755)) if missing. A relative path is relative to the playbook's
+        directory.
+    type: path
+    required: true
+  name:
+    description: Short name of the report, shown in the summary and C(results.json).
+    type: str
+    default: iperf
+  title:
+    description: "Title of C(summary.md) and the printed table. Unset - C(iperf report: <name>)."
+    type: str
+  environment:
+    description:
+      - What was measured on, copied into C(results.json) and shown in C(summary.md) - for example the ESXi version,
+        the NIC, its driver and link speed, the MTU, the iperf tool and version.
+      - A list of dictionaries (for example RV(esxilab.iperf.esxi_vmknic#module:physical_nics)) is shown as a table.
+    type: dict
+    default: {}
+  line_rate_bps:
+    description:
+      - Line rate in bit/s that run figures are compared with (10 Gbit/s - V(10000000000)); for example the speed of
+        the one uplink all pairs of a run cross.
+      - A run or result whose labels hold C(line_rate_bps) (bit/s) or C(link_speed_mbps) (Mb/s, as
+        M(esxilab.iperf.esxi_vmknic) reports C(speed_mbps)) uses that instead.
+      - Unset and no such label - no percentage of line rate.
+    type: float
+  compare_by:
+    description:
+      - A label whose values are compared side by side, for example V(nic) for C(e1000) vs C(vmxnet3), or V(mtu) for
+        1500 vs 9000. Runs are grouped by its value, the comparison table shows the means of each value and their
+        difference relative to the first value seen.
+      - When every test has one value of the label (a test per NIC), tests are compared with each other; otherwise the
+        values are compared within each test.
+    type: str
+  knee_tolerance:
+    description: Fraction of the best mean within which a stream count counts as reaching the plateau (the knee).
+    type: float
+    default: 0.05
+  plots:
+    description: Draw the PNG plots (needs matplotlib on the controller).
+    type: bool
+    default: true
+  generated_at:
+    description: Time stamp shown in the summary and C(results.json), for example V(2025-01-31T12:00:00Z).
+    type: str
+requirements:
+  - matplotlib (optional, on the controller) for the PNG plots
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.attributes.action
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reports which files would be written and returns the table; writes nothing and draws no plot.
+  diff_mode:
+    support: none
+    details:
+      - A report is new data, not configuration; no diff is shown.
+  platform:
+    support: full
+    platforms: posix
+    details:
+      - Runs on the controller only.
+seealso:
+  - plugin: esxilab.iperf.iperf_stats
+    plugin_type: filter
+    description: The same statistics as a filter.
+"""
+
+EXAMPLES = r"""
+---
+- name: Write the report of a paired test and print its table
+  esxilab.iperf.report_write:
+    runs: "{{ paired_test_results }}"
+    dest: "{{ playbook_dir }}/reports/vswitch-forwarding"
+    name: vswitch-forwarding
+    line_rate_bps: 10000000000
+    environment:
+      esxi_version: 8.0.3
+      nic: vmxnet3
+      mtu: 9000
+  run_once: true
+  register: report
+
+- name: Show the table
+  ansible.builtin.debug:
+    msg: "{{ report.table }}"
+  run_once: true
+
+- name: Compare two NIC types from results parsed on the controller
+  esxilab.iperf.report_write:
+    runs: "{{ e1000_results + vmxnet3_results }}"
+    dest: /srv/lab/reports/nic-types
+    name: nic-types
+    compare_by: nic
+  run_once: true
+"""
+
+RETURN = r"""
+dir:
+  description: The report directory.
+  returned: success
+  type: str
+  sample: /srv/lab/reports/vswitch-forwarding
+files:
+  description: The files of the report.
+  returned: success
+  type: dict
+  contains:
+    json:
+      description: C(results.json) - C(format=esxilab.iperf.report), C(version=1), the options, C(environment),
+        C(runs), C(results) (every normalized result with its labels), C(summary), C(sweeps), C(comparison).
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding/results.json
+    csv:
+      description: C(results.csv) - one row per result, empty cells for figures a result does not have.
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding/results.csv
+    summary_csv:
+      description: C(summary.csv) - one row per test, direction, swap, streams value and compared label value.
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding/summary.csv
+    markdown:
+      description: C(summary.md) - the readable summary.
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding/summary.md
+    plots:
+      description: The PNG plots written (in check mode, that would be written); empty when plots were skipped.
+      type: list
+      elements: str
+      sample: [/srv/lab/reports/vswitch-forwarding/sweep-forward.png]
+written:
+  description: The files written (in check mode, that would be written); files that already held the same content
+    are not listed.
+  returned: success
+  type: list
+  elements: str
+plots_skipped:
+  description: Why plots are missing (for example matplotlib is not installed on the controller); V(null) when every
+    plot was drawn.
+  returned: success
+  type: str
+  sample: skipped - matplotlib is not installed on the controller (No module named 'matplotlib'); install it on the
+    controller (pip install matplotlib) to get the PNG plots
+table:
+  description: The compact summary - one line per test, direction, streams value and compared label value - for
+    P(ansible.builtin.debug#module) C(msg).
+  returned: success
+  type: list
+  elements: str
+  sample:
+    - "iperf report: sweep: 6 run(s), 1 without a usable figure"
+    - "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line"
+    - "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3"
+summary:
+  description: The summary groups as data.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    test:
+      description: Test name.
+      type: str
+    direction:
+      description: V(forward), V(reverse) or V(bidir).
+      type: str
+    swapped:
+      description: Whether servers and clients were swapped.
+      type: bool
+    streams:
+      description: Parallel streams per client; V(null) when not known.
+      type: int
+    compare:
+      description: Value of the O(compare_by) label; V(null) without O(compare_by).
+      type: str
+    runs:
+      description: Runs in the group.
+      type: int
+    count:
+      description: Runs with a usable figure.
+      type: int
+    mean:
+      description: Mean throughput in bit/s; V(null) when no run has a figure.
+      type: float
+    ci95_half_width:
+      description: Half width of the 95 % confidence interval of the mean in bit/s; V(null) below 2 figures.
+      type: float
+    percent_of_line_rate:
+      description: Mean as a percentage of the line rate; V(null) when no line rate is known.
+      type: float
+    knee:
+      description: Knee of the group's sweep (stream count); V(null) outside sweeps.
+      type: int
+msg:
+  description: What was done.
+  returned: always
+  type: str
+  sample: wrote 7 file(s) in /srv/lab/reports/vswitch-forwarding
+"""

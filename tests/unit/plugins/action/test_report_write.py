@@ -1,0 +1,228 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The report_write action: files written on the controller, check mode, idempotency, no matplotlib, docs."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+import yaml
+from ansible.playbook.task import Task
+
+from ansible_collections.esxilab.iperf.plugins.action import report_write as action
+from ansible_collections.esxilab.iperf.plugins.action.report_write import ActionModule
+from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
+from ansible_collections.esxilab.iperf.plugins.modules import report_write as module_doc
+from tests.collection_path import FIXTURES
+
+# "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver" (one interval)
+LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
+# "[  4]   0.00-10.00  sec   860 MBytes   721 Mbits/sec  receiver" (ten intervals)
+ATTFIBER = "iperf3-3.0or3.1-text-client-tcp-attfiber.txt"
+REFUSED = "iperf3-3.17.1-text-client-error-unable-to-connect.txt"
+BASE_FILES = ["results.csv", "results.json", "summary.csv", "summary.md"]
+
+
+def _result(name: str, **labels: Any) -> dict[str, Any]:
+    parsed: dict[str, Any] = parse((FIXTURES / name).read_text())
+    parsed["labels"] = labels
+    return parsed
+
+
+def _runs() -> list[dict[str, Any]]:
+    return [
+        _result(LABLOG, test="lo", nic="e1000"),
+        _result(ATTFIBER, test="lo", nic="vmxnet3"),
+        _result(REFUSED, test="lo", nic="vmxnet3"),
+    ]
+
+
+def _action(args: dict[str, Any], *, check_mode: bool = False) -> ActionModule:
+    task = MagicMock(Task)
+    task.args = args
+    task.async_val = 0
+    task.check_mode = check_mode
+    task.action = "esxilab.iperf.report_write"
+    play_context = MagicMock()
+    play_context.check_mode = check_mode
+    loader = MagicMock()
+    loader.path_dwim.side_effect = lambda path: path
+    plugin = ActionModule(
+        task=task,
+        connection=MagicMock(),
+        play_context=play_context,
+        loader=loader,
+        templar=MagicMock(),
+        shared_loader_obj=None,
+    )
+    plugin._load_name = "esxilab.iperf.report_write"
+    return plugin
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(sys.modules):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    dest = tmp_path / "reports" / "lo"
+    args = {"runs": _runs(), "dest": str(dest), "name": "lo", "compare_by": "nic", "line_rate_bps": 1e9}
+    out = _action(args).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert out["changed"] is True
+    assert out["dir"] == str(dest)
+    pngs = ["compare-nic-lo.png", "timeseries-lo-forward-1s-e1000.png", "timeseries-lo-forward-1s-vmxnet3.png"]
+    assert sorted(p.name for p in dest.iterdir()) == sorted(BASE_FILES + pngs)
+    assert out["files"]["json"] == str(dest / "results.json")
+    assert out["files"]["plots"] == [str(dest / name) for name in pngs]
+    assert sorted(out["written"]) == sorted(str(dest / n) for n in BASE_FILES + pngs)
+    assert out["plots_skipped"] is None
+    assert "warnings" not in out
+    assert stat.S_IMODE((dest / "summary.md").stat().st_mode) == 0o644
+    document = json.loads((dest / "results.json").read_text())
+    assert [r["bits_per_second"] for r in document["runs"]] == [796e6, 721e6, None]
+    assert out["table"][0] == "iperf report: lo: 3 run(s), 1 without a usable figure"
+    assert out["table"][-1] == f"report: {dest}/summary.md"
+    assert out["table"][-3:-1] == [
+        "nic vs e1000 (test=lo, direction=forward, streams=1): vmxnet3 -9.4 %",  # 721 vs 796 Mbit/s
+        "nic vs e1000 (test=lo, direction=forward, streams=n/a): vmxnet3 n/a",  # the refused run
+    ]
+    assert [(g["compare"], g["count"], g["mean"]) for g in out["summary"]] == [
+        ("e1000", 1, 796e6),
+        ("vmxnet3", 1, 721e6),
+        ("vmxnet3", 0, None),  # the refused run: its own group (no stream seen), n/a
+    ]
+    assert (
+        "![Mean throughput by nic - test lo, error bars: 95 % CI](compare-nic-lo.png)"
+        in (dest / "summary.md").read_text()
+    )
+
+    again = _action(args).run(task_vars={})
+    assert again["changed"] is False
+    assert again["written"] == []
+    assert again["msg"] == f"the report in {dest} is up to date"
+
+
+def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Path) -> None:
+    dest = tmp_path / "new"
+    out = _action({"runs": _runs(), "dest": str(dest), "plots": False}, check_mode=True).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert out["changed"] is True
+    assert not dest.exists()
+    assert sorted(Path(p).name for p in out["written"]) == BASE_FILES
+    assert out["msg"] == f"would write 4 file(s) in {dest}"
+    assert out["plots_skipped"] == "not drawn (plots=false)"
+    assert out["table"][0] == "iperf report: iperf: 3 run(s), 1 without a usable figure"
+
+
+def test_without_matplotlib_the_report_is_written_without_plots(tmp_path: Path, no_matplotlib: None) -> None:
+    dest = tmp_path / "noplots"
+    out = _action({"runs": _runs(), "dest": str(dest)}).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert sorted(p.name for p in dest.iterdir()) == BASE_FILES
+    assert out["files"]["plots"] == []
+    assert out["plots_skipped"].startswith("skipped - matplotlib is not installed on the controller")
+    assert out["warnings"][0].startswith(
+        "esxilab.iperf.report_write: the report was written without (some) plots: matplotlib is not installed"
+    )
+    summary = (dest / "summary.md").read_text()
+    assert "Plots: skipped - matplotlib is not installed on the controller" in summary
+    assert "pip install matplotlib" in summary
+    assert "![" not in summary
+    assert out["table"][-2].startswith("plots: skipped - matplotlib is not installed")
+
+
+def test_without_matplotlib_check_mode_says_plots_would_be_skipped(tmp_path: Path, no_matplotlib: None) -> None:
+    out = _action({"runs": _runs(), "dest": str(tmp_path)}, check_mode=True).run(task_vars={})
+    assert out["files"]["plots"] == []
+    assert out["plots_skipped"].startswith("skipped - matplotlib is not installed")
+    assert sorted(Path(p).name for p in out["written"]) == BASE_FILES
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"runs": [{"a": 1}]}, "esxilab.iperf.report_write: runs[0] is neither a run record"),
+        ({"runs": [], "line_rate_bps": -1}, "line_rate_bps must be a positive number"),
+        ({"runs": [], "knee_tolerance": 2}, "knee_tolerance must be a fraction"),
+        ({"runs": "x"}, "runs"),
+        ({"runs": [], "colour": "red"}, "Unsupported parameters"),
+    ],
+)
+def test_bad_arguments_fail_with_a_message(tmp_path: Path, args: dict[str, Any], message: str) -> None:
+    out = _action({"dest": str(tmp_path / "r"), **args}).run(task_vars={})
+    assert out["failed"] is True
+    assert message in out["msg"]
+    assert not (tmp_path / "r").exists()
+
+
+def test_dest_that_is_a_file_fails(tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.write_text("x")
+    out = _action({"runs": [], "dest": str(target)}).run(task_vars={})
+    assert out["failed"] is True
+    assert out["msg"] == f"esxilab.iperf.report_write: dest {target} exists and is not a directory; choose another path"
+
+
+def test_unwritable_dest_fails_naming_the_directory(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    out = _action({"runs": [], "dest": str(locked / "r"), "plots": False}).run(task_vars={})
+    assert out["failed"] is True
+    assert f"could not write the report in {locked / 'r'}" in out["msg"]
+
+
+# -- the documentation matches the action ---------------------------------------------------
+
+
+def test_documented_options_match_the_argument_spec() -> None:
+    doc = yaml.safe_load(module_doc.DOCUMENTATION)
+    assert doc["module"] == "report_write"
+    assert set(doc["options"]) == set(action.ARGUMENT_SPEC)
+    for name, spec in action.ARGUMENT_SPEC.items():
+        documented = doc["options"][name]
+        assert documented["type"] == spec["type"], name
+        assert documented.get("default") == spec.get("default"), name
+        assert documented.get("required", False) == spec.get("required", False), name
+        assert documented.get("elements") == spec.get("elements"), name
+    assert yaml.safe_load(module_doc.EXAMPLES)
+    returned = yaml.safe_load(module_doc.RETURN)
+    assert set(returned) == {"dir", "files", "written", "plots_skipped", "table", "summary", "msg"}
+    assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "plots"}
+
+
+def test_docs_only_module_holds_nothing_but_documentation() -> None:
+    tree = ast.parse(Path(module_doc.__file__).read_text())
+    for node in tree.body:
+        assert isinstance(node, ast.Assign | ast.Expr | ast.ImportFrom), ast.dump(node)
+        if isinstance(node, ast.ImportFrom):
+            assert node.module == "__future__"
+    assert not os.stat(module_doc.__file__).st_mode & stat.S_IXUSR
+
+
+def test_role_defaults_mirror_the_argument_spec() -> None:
+    from tests.collection_path import REPO
+
+    role = REPO / "roles" / "report"
+    spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    assert set(defaults) == set(spec) - {"report_runs"}
+    for name, option in spec.items():
+        if name in defaults:
+            assert defaults[name] == option.get("default"), name
