@@ -33,9 +33,12 @@ options:
     type: list
     elements: raw
     required: true
-  start_at:
-    description: The common start time given to the clients (epoch seconds), when the run used a barrier.
-    type: float
+  barrier:
+    description:
+      - The barrier of the run, C({run, start_at, start_delay}) - the common start time given to the clients
+        (epoch seconds) and how many seconds ahead of the moment it was set. Ignored when its C(run) is not this
+        run's.
+    type: dict
 seealso:
   - plugin: esxilab.iperf.paired_test_plan
     plugin_type: filter
@@ -53,7 +56,7 @@ EXAMPLES = r"""
   run_once: true
   vars:
     reports: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='my_report', default=none) }}"
-    record: "{{ run | esxilab.iperf.paired_test_record(reports=reports | list, start_at=start_at) }}"
+    record: "{{ run | esxilab.iperf.paired_test_record(reports=reports | list, barrier=barrier) }}"
 """
 
 RETURN = r"""
@@ -97,6 +100,19 @@ _value:
     start_at:
       description: The common start time of the clients (epoch seconds); C(null) when the run had one pair.
       type: float
+    start_delay:
+      description: Seconds between setting RV(_value.start_at) and that time; C(null) without a barrier.
+      type: float
+    barrier_margin:
+      description:
+        - Seconds the slowest client had left when it reached the barrier; negative when it came late and started
+          at once. C(null) without a barrier.
+      type: float
+    delay_shortfall:
+      description:
+        - How much longer the start delay should have been to leave half a second of margin (0 when it was long
+          enough). The role adds it to the automatic delay of the next runs.
+      type: float
     start_spread:
       description:
         - Seconds between the first and the last pair's RV(_value.pairs[].started_at); C(null) for one pair or when a
@@ -129,7 +145,8 @@ _value:
           description: Host that received the test data.
           type: str
         started_at:
-          description: Epoch time at which the client host started iperf (read from its clock by M(esxilab.iperf.iperf_run)).
+          description:
+            - Epoch time at which the client host started iperf, read from its clock by M(esxilab.iperf.iperf_run).
           type: float
         result:
           description: The normalized result of the client (see P(esxilab.iperf.iperf_parse#filter)); C(null) when none.
@@ -157,6 +174,9 @@ _value:
           type: str
         late_by:
           description: Seconds between the barrier time and the client's start; C(null) without a barrier.
+          type: float
+        arrived_at:
+          description: Epoch time at which the client host reached the barrier; C(null) without a barrier.
           type: float
         command:
           description: The client command line run.
@@ -196,16 +216,14 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import Paire
 _NAME = "esxilab.iperf.paired_test_record"
 
 
-def paired_test_record(run: Any, reports: Any, start_at: float | None = None) -> dict[str, Any]:
+def paired_test_record(run: Any, reports: Any, barrier: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Build the record of one run (see the DOCUMENTATION above)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
         raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
     if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
     try:
-        record: dict[str, Any] = build_record(
-            run, list(reports), start_at=float(start_at) if start_at is not None else None
-        )
+        record: dict[str, Any] = build_record(run, list(reports), barrier=barrier)
     except (PairedTestError, KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     return record

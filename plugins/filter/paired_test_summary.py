@@ -110,7 +110,8 @@ _value:
           description: That mean.
           type: float
         knee:
-          description: Smallest stream count whose mean is within O(tolerance) of the best; C(null) without any usable run.
+          description:
+            - Smallest stream count whose mean is within O(tolerance) of the best; C(null) without any usable run.
           type: int
         tolerance:
           description: The O(tolerance) used.

@@ -1,0 +1,130 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin ``esxilab.iperf.paired_test_report``: write the paired test reports on the controller.
+
+Documentation: the module file of the same name. The file contents come from
+``plugin_utils/_paired.py`` (``render_reports``); this file only validates the arguments and
+writes the files, atomically, in one task: no module runs and the host is not contacted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
+    PairedTestError,
+    render_reports,
+    report_paths,
+)
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "dest": {"type": "path", "required": True},
+    "name": {"type": "str", "required": True},
+    "results": {"type": "list", "elements": "dict", "required": True},
+    "summary": {"type": "list", "elements": "dict", "default": []},
+    "sweeps": {"type": "list", "elements": "dict", "default": []},
+    "tests": {"type": "list", "elements": "dict", "default": []},
+    "meta": {"type": "dict", "default": {}},
+    "mode": {"type": "raw", "default": "0644"},
+}
+
+
+def file_mode(value: Any) -> int:
+    """``0644``, ``'0644'`` or ``'644'`` -> 0o644 (an int from YAML ``0644`` is already octal)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        mode = value
+    elif isinstance(value, str) and value.strip().isdigit() and set(value.strip()) <= set("01234567"):
+        mode = int(value.strip(), 8)
+    else:
+        raise PairedTestError(f"mode must be an octal file mode such as '0644', got {value!r}")
+    if not 0 <= mode <= 0o777:
+        raise PairedTestError(f"mode must be a file permission mode between 0000 and 0777, got {oct(mode)}")
+    return mode
+
+
+def write_if_changed(path: str, content: str, mode: int, *, check_mode: bool) -> bool:
+    """Write ``content`` to ``path`` atomically unless it already holds it; return whether it changed."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            same = handle.read() == content
+        if same and (os.stat(path).st_mode & 0o777) == mode:
+            return False
+    except FileNotFoundError:
+        pass
+    if check_mode:
+        return True
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".paired-test-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """Write the JSON and CSV reports of esxilab.iperf.paired_test on the controller."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._supports_check_mode = True
+        self._supports_async = False
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        del tmp  # tmp no longer has any effect
+
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        check_mode = bool(self._play_context.check_mode)
+        dest = self._loader.path_dwim(os.path.expanduser(args["dest"]))
+        try:
+            mode = file_mode(args["mode"])
+            files = report_paths(dest, args["name"])
+            contents = render_reports(
+                results=args["results"],
+                summary=args["summary"],
+                sweeps=args["sweeps"],
+                tests=args["tests"],
+                meta=args["meta"],
+            )
+        except PairedTestError as exc:
+            result.update(failed=True, msg=f"esxilab.iperf.paired_test_report: {exc}")
+            return result
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            result.update(failed=True, msg=f"dest {dest} exists and is not a directory; choose another directory")
+            return result
+        written: list[str] = []
+        try:
+            if not os.path.isdir(dest) and not check_mode:
+                os.makedirs(dest, mode=0o755, exist_ok=True)
+            for key, path in files.items():
+                # In check mode a missing directory means every file would be written.
+                missing = not os.path.isdir(dest)
+                if missing or write_if_changed(path, contents[key], mode, check_mode=check_mode):
+                    written.append(path)
+        except OSError as exc:
+            result.update(
+                failed=True,
+                msg=f"could not write the reports in {dest}: {exc}; check that the directory is writable "
+                "or set paired_test_report_dir to another directory",
+                files=files,
+            )
+            return result
+        result.update(
+            changed=bool(written),
+            files=files,
+            written=written,
+            msg=f"wrote {len(written)} of {len(files)} report file(s) in {dest}"
+            if written
+            else f"the reports in {dest} are up to date",
+        )
+        return result

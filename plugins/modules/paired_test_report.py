@@ -1,0 +1,129 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation of ``esxilab.iperf.paired_test_report``; the work is done by plugins/action/paired_test_report.py."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: paired_test_report
+short_description: Write the JSON and CSV reports of paired iperf tests on the controller
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Writes three files in O(dest) on the Ansible controller - C(<name>.json) (every run record, the summary, the
+    sweeps and the tests), C(<name>.csv) (one row per pair and run) and C(<name>-summary.csv) (one row per test,
+    direction, swap and streams value).
+  - Used by the role C(esxilab.iperf.paired_test). The CSV tables are those of P(esxilab.iperf.paired_test_csv#filter).
+  - Runs on the controller only; the host of the task is not contacted and no module is run, so it is fast. Use it
+    with C(run_once=true).
+  - Each file is written atomically (a temporary file renamed over it) and only when its content or mode differs.
+options:
+  dest:
+    description:
+      - Directory for the files, created (mode C(0755)) if missing. A relative path is relative to the playbook's
+        directory.
+    type: path
+    required: true
+  name:
+    description: Base name of the files, letters, digits and C(._+-).
+    type: str
+    required: true
+  results:
+    description: The run records (C(paired_test_results), see P(esxilab.iperf.paired_test_record#filter)).
+    type: list
+    elements: dict
+    required: true
+  summary:
+    description: The summary items (C(summary) of P(esxilab.iperf.paired_test_summary#filter)).
+    type: list
+    elements: dict
+    default: []
+  sweeps:
+    description: The sweeps (C(sweeps) of P(esxilab.iperf.paired_test_summary#filter)).
+    type: list
+    elements: dict
+    default: []
+  tests:
+    description: The tests as planned (C(tests) of P(esxilab.iperf.paired_test_plan#filter)).
+    type: list
+    elements: dict
+    default: []
+  meta:
+    description:
+      - More top-level keys of the JSON document, for example C(began), C(finished), C(complete). The keys
+        C(format), C(version), C(tests), C(results), C(summary) and C(sweeps) are reserved.
+    type: dict
+    default: {}
+  mode:
+    description: Permissions of the files, in octal, for example V('0644').
+    type: raw
+    default: "0644"
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.attributes.action
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reports which files would change, writes nothing.
+  diff_mode:
+    support: none
+    details:
+      - The reports are new data, not configuration; no diff is shown.
+  platform:
+    support: full
+    platforms: posix
+    details:
+      - Runs on the controller only.
+seealso:
+  - plugin: esxilab.iperf.paired_test_csv
+    plugin_type: filter
+    description: The CSV tables as text.
+"""
+
+EXAMPLES = r"""
+---
+- name: Write the reports of the paired tests
+  esxilab.iperf.paired_test_report:
+    dest: "{{ playbook_dir }}/reports"
+    name: vswitch-forwarding
+    results: "{{ paired_test_results }}"
+    summary: "{{ paired_test_summary }}"
+    sweeps: "{{ paired_test_sweeps }}"
+    meta:
+      lab: rack-2
+  run_once: true
+"""
+
+RETURN = r"""
+files:
+  description: The report files.
+  returned: success
+  type: dict
+  contains:
+    json:
+      description: The JSON document - C(format=esxilab.iperf.paired_test), C(version=1), the O(meta) keys, C(tests),
+        C(results), C(summary), C(sweeps).
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding.json
+    csv:
+      description: One row per pair and run.
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding.csv
+    summary_csv:
+      description: One row per test, direction, swap and streams value.
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding-summary.csv
+written:
+  description: The files written (in check mode, that would be written).
+  returned: success
+  type: list
+  elements: str
+msg:
+  description: What was done.
+  returned: always
+  type: str
+  sample: wrote 3 of 3 report file(s) in /srv/lab/reports
+"""

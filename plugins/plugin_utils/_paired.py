@@ -1,0 +1,1133 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Backend of the ``esxilab.iperf.paired_test`` role: plan, record, summarize, tabulate.
+
+Plain data in, plain data out; no Ansible import, no clock, no I/O. The role calls these
+through the filters ``paired_test_plan``, ``paired_test_record``, ``paired_test_summary`` and
+``paired_test_csv``.
+
+* ``build_plan()`` expands the tests into the ordered list of runs (tests x streams x
+  direction x swap x repeat), gives each pair its port (``port_base`` + pair index unless the
+  pair sets ``port``) and lists the problems the role's preflight asserts on (unknown host,
+  host outside the play, missing address, duplicate address/port, a host that would have to
+  run two clients at once, too few forks).
+* ``build_record()`` turns what every host registered during one run (server starts,
+  clients, server stops, rescue) into the run record: per pair the normalized result and
+  ``started_at``, and ``total_bits_per_second`` -- the sum of the pairs' headline rates, or
+  ``None`` as soon as one pair has no usable figure (never a partial sum).
+* ``summarize_results()`` groups the runs per test, direction, swap and streams value and
+  summarizes the totals with ``_stats.summarize`` (what ``esxilab.iperf.iperf_stats`` does);
+  for stream sweeps it finds the knee with ``_stats.knee``.
+* ``to_csv()`` writes the pairs table or the summary table.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import ipaddress
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
+
+__all__ = [
+    "BUILTIN_DEFAULTS",
+    "PAIR_KEYS",
+    "SETTINGS",
+    "PairedTestError",
+    "build_plan",
+    "build_record",
+    "render_reports",
+    "report_paths",
+    "summarize_results",
+    "to_csv",
+]
+
+MAX_STREAMS = 128  # iperf3's limit for -P
+ADDRESS_VAR_HINT = "paired_test_address_var"
+
+
+class PairedTestError(ValueError):
+    """The input cannot be used; the message names the item, the cause and the fix."""
+
+
+# --------------------------------------------------------------------------------------------
+# Settings: every key a test may set, falling back to the role variable paired_test_<key>
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One per-test setting: its kind, limits and built-in default."""
+
+    kind: str  # int, float, bool, str, choice, dict, list_str, streams
+    default: Any = None
+    nullable: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+SETTINGS: dict[str, Setting] = {
+    "duration": Setting("int", 10, minimum=1),
+    "streams": Setting("streams", 1),
+    "repeat": Setting("int", 1, minimum=1),
+    "direction": Setting("choice", "forward", choices=("forward", "reverse", "both")),
+    "swap_roles": Setting("bool", False),
+    "tool": Setting("choice", "iperf3", choices=("iperf3", "iperf2")),
+    "protocol": Setting("choice", "tcp", choices=("tcp", "udp")),
+    "bandwidth": Setting("str", None, nullable=True),
+    "port_base": Setting("int", 5201, minimum=1, maximum=65535),
+    "labels": Setting("dict", {}),
+    "omit": Setting("int", None, nullable=True, minimum=0),
+    "interval": Setting("float", None, nullable=True, minimum=0),
+    "window": Setting("str", None, nullable=True),
+    "length": Setting("str", None, nullable=True),
+    "mss": Setting("int", None, nullable=True, minimum=1),
+    "zerocopy": Setting("bool", False),
+    "connect_timeout": Setting("int", None, nullable=True, minimum=1),
+    "client_timeout": Setting("float", None, nullable=True, minimum=1),
+    "server_timeout": Setting("int", None, nullable=True, minimum=1),
+    "server_extra_args": Setting("list_str", []),
+    "client_extra_args": Setting("list_str", []),
+    "start_delay": Setting("float", None, nullable=True, minimum=0),
+    "server_bind": Setting("bool", True),
+    "client_bind": Setting("bool", True),
+}
+BUILTIN_DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
+TEST_KEYS = ("name", "pairs", *SETTINGS)
+PAIR_KEYS = ("server", "client", "address", "client_address", "port")
+# How long a server may outlive its run before its guard kills it (beyond the test itself).
+SERVER_TIMEOUT_MARGIN = 120
+# Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
+# after the other, so the last client reaches the barrier later the more clients there are
+# (measured on the 2-CPU lab controller: 0.7-1.8 s after the barrier was set for 8 clients,
+# 3.3 s under load). The role adds more when a run's slowest client had less than
+# START_MARGIN left (see build_record's barrier_margin).
+START_DELAY_BASE = 1.0
+START_DELAY_PER_CLIENT = 0.4
+START_MARGIN = 0.5
+
+
+def _kind_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _coerce(kind: str, value: Any) -> Any:
+    """Accept what Ansible's own type conversion accepts from strings (``-e duration=30``)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if kind in ("int", "streams") and _INT_RE.match(text):
+        return int(text)
+    if kind == "float":
+        if _INT_RE.match(text):
+            return int(text)
+        try:
+            return float(text)
+        except ValueError:
+            return value
+    if kind == "bool" and text.lower() in _TRUE | _FALSE:
+        return text.lower() in _TRUE
+    return value
+
+
+def _check_setting(name: str, value: Any, where: str) -> Any:
+    """Validate one setting value; return it normalized (streams as a tuple, floats as float)."""
+    spec = SETTINGS[name]
+    if value is None or (spec.nullable and isinstance(value, str) and not value.strip()):
+        if spec.nullable:
+            return None
+        raise PairedTestError(f"{where}: {name} must be set, got null")
+    kind = spec.kind
+    value = _coerce(kind, value)
+    if kind == "streams":
+        return _check_streams(value, where)
+    if kind == "int" or kind == "float":
+        ok = _is_int(value) or (kind == "float" and isinstance(value, float))
+        if not ok or (isinstance(value, float) and not math.isfinite(value)):
+            raise PairedTestError(f"{where}: {name} must be a number, got {_kind_name(value)} {value!r}")
+        if spec.minimum is not None and value < spec.minimum:
+            raise PairedTestError(f"{where}: {name} must be at least {spec.minimum:g}, got {value!r}")
+        if spec.maximum is not None and value > spec.maximum:
+            raise PairedTestError(f"{where}: {name} must be at most {spec.maximum:g}, got {value!r}")
+        return float(value) if kind == "float" else value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise PairedTestError(f"{where}: {name} must be true or false, got {_kind_name(value)} {value!r}")
+        return value
+    if kind == "choice":
+        if value not in spec.choices:
+            raise PairedTestError(f"{where}: {name} must be one of {', '.join(spec.choices)}; got {value!r}")
+        return value
+    if kind == "str":
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise PairedTestError(f"{where}: {name} must be a string such as '100M', got {_kind_name(value)}")
+        text = str(value).strip()
+        if not text or any(c.isspace() for c in text) or text.startswith("-"):
+            raise PairedTestError(f"{where}: {name}={value!r} is not a value iperf accepts (no spaces, no leading -)")
+        return text
+    if kind == "dict":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise PairedTestError(f"{where}: {name} must be a dictionary with string keys, got {_kind_name(value)}")
+        return dict(value)
+    if kind == "list_str":
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise PairedTestError(f"{where}: {name} must be a list of strings, got {_kind_name(value)} {value!r}")
+        if not all(isinstance(v, str) for v in value):
+            raise PairedTestError(f"{where}: {name} must be a list of strings, got {list(value)!r}")
+        return list(value)
+    raise AssertionError(f"unknown setting kind {kind}")  # pragma: no cover
+
+
+def _check_streams(value: Any, where: str) -> tuple[int, ...] | int:
+    def one(item: Any) -> int:
+        if not _is_int(item) or not 1 <= item <= MAX_STREAMS:
+            raise PairedTestError(
+                f"{where}: streams must be a whole number from 1 to {MAX_STREAMS}, or a list of them "
+                f"to sweep (for example [1, 2, 4, 8]); got {item!r}"
+            )
+        result: int = item
+        return result
+
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        return one(value)
+    if not value:
+        raise PairedTestError(f"{where}: streams is an empty list; give at least one stream count")
+    values = tuple(one(item) for item in value)
+    duplicates = sorted({v for v in values if values.count(v) > 1})
+    if duplicates:
+        raise PairedTestError(f"{where}: streams lists {duplicates} more than once; use repeat to repeat runs")
+    return values
+
+
+def _check_host(value: Any, where: str, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise PairedTestError(f"{where}: {key} must be an inventory host name, got {_kind_name(value)} {value!r}")
+    return value.strip()
+
+
+def _check_address(value: Any, where: str, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise PairedTestError(f"{where}: {key} must be an IP address (or host name), got {_kind_name(value)} {value!r}")
+    text = value.strip()
+    try:
+        return ipaddress.ip_address(text).compressed
+    except ValueError:
+        pass
+    if text.startswith("-") or any(c.isspace() for c in text) or "/" in text:
+        raise PairedTestError(f"{where}: {key}={value!r} is not an IP address or host name (no prefix length)")
+    return text
+
+
+def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    unknown = sorted(str(k) for k in item if k not in allowed)
+    if unknown:
+        raise PairedTestError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(allowed)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Pair:
+    index: int  # 1-based
+    server: str
+    client: str
+    address: str | None
+    client_address: str | None
+    port: int | None
+
+
+def _read_pairs(raw: Any, where: str) -> list[_Pair]:
+    if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Sequence) or not raw:
+        raise PairedTestError(
+            f"{where}: pairs must be a non-empty list of {{server, address, client}} dictionaries, got {raw!r}"
+        )
+    pairs = []
+    for index, item in enumerate(raw, start=1):
+        here = f"{where} pair {index}"
+        if not isinstance(item, Mapping):
+            raise PairedTestError(f"{here}: must be a dictionary with server, address and client, got {item!r}")
+        _unknown_keys(item, PAIR_KEYS, here)
+        for key in ("server", "client"):
+            if key not in item:
+                raise PairedTestError(f"{here}: {key} is missing (an inventory host name)")
+        port = _coerce("int", item.get("port"))
+        if port is not None and (not _is_int(port) or not 1 <= port <= 65535):
+            raise PairedTestError(f"{here}: port must be a number from 1 to 65535, got {port!r}")
+        pairs.append(
+            _Pair(
+                index=index,
+                server=_check_host(item["server"], here, "server"),
+                client=_check_host(item["client"], here, "client"),
+                address=_check_address(item.get("address"), here, "address"),
+                client_address=_check_address(item.get("client_address"), here, "client_address"),
+                port=port,
+            )
+        )
+    return pairs
+
+
+def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for name in SETTINGS:
+        if name in test:
+            settings[name] = _check_setting(name, test[name], where)
+        elif name in defaults:
+            settings[name] = _check_setting(name, defaults[name], f"role variable paired_test_{name}")
+        else:
+            settings[name] = _check_setting(name, BUILTIN_DEFAULTS[name], where)
+    return settings
+
+
+def _directions(direction: str) -> tuple[str, ...]:
+    return ("forward", "reverse") if direction == "both" else (direction,)
+
+
+def build_plan(
+    tests: Any,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    addresses: Mapping[str, Any] | None = None,
+    address_var: str | None = None,
+    inventory_hosts: Sequence[str] | None = None,
+    play_hosts: Sequence[str] | None = None,
+    forks: int | None = None,
+) -> dict[str, Any]:
+    """Expand ``tests`` into runs and list the problems to assert on before running anything.
+
+    ``defaults`` maps setting names (without the ``paired_test_`` prefix) to the role's values;
+    ``addresses`` maps host names to their test address (from the host variable named by
+    ``address_var``), used when a pair gives no ``address`` / ``client_address``. The host
+    lists and ``forks`` are only used for the problem checks (``None``: not checked).
+
+    Raises ``PairedTestError`` for input of the wrong shape (unknown keys, wrong types,
+    duplicate test names); everything that depends on the inventory is a *problem* instead.
+    """
+    if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Sequence):
+        raise PairedTestError(f"paired_test_tests must be a list of tests, got {_kind_name(tests)}")
+    if not tests:
+        raise PairedTestError("paired_test_tests is empty: give at least one test with a name and pairs")
+    defaults = dict(defaults or {})
+    unknown = sorted(k for k in defaults if k not in SETTINGS)
+    if unknown:
+        raise PairedTestError(f"unknown default setting(s) {', '.join(unknown)}; known: {', '.join(SETTINGS)}")
+    host_addresses = {str(h): _check_address(a, f"host variable {address_var} of {h}", "address")
+                      for h, a in (addresses or {}).items() if a is not None}  # fmt: skip
+
+    normalized: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    names: set[str] = set()
+    problems: dict[str, list[str]] = {
+        "unknown_hosts": [],
+        "hosts_not_in_play": [],
+        "missing_addresses": [],
+        "duplicate_endpoints": [],
+        "address_conflicts": [],
+        "busy_clients": [],
+        "forks": [],
+    }
+    owners: dict[str, tuple[str, str]] = {}  # address -> (host, where)
+
+    for position, test in enumerate(tests, start=1):
+        if not isinstance(test, Mapping):
+            raise PairedTestError(f"paired_test_tests item {position} must be a dictionary, got {_kind_name(test)}")
+        name = test.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise PairedTestError(f"paired_test_tests item {position}: name is missing (a short unique test name)")
+        name = name.strip()
+        where = f"test {name!r}"
+        if name in names:
+            raise PairedTestError(f"{where}: two tests have this name; test names must be unique")
+        names.add(name)
+        _unknown_keys(test, TEST_KEYS, where)
+        if "pairs" not in test:
+            raise PairedTestError(f"{where}: pairs is missing (a list of {{server, address, client}})")
+        pairs = _read_pairs(test["pairs"], where)
+        settings = _resolve_settings(test, defaults, where)
+        streams = settings["streams"]
+        sweep = isinstance(streams, tuple)
+        stream_values = streams if isinstance(streams, tuple) else (streams,)
+
+        resolved: list[dict[str, Any]] = []
+        for pair in pairs:
+            address = pair.address or host_addresses.get(pair.server)
+            client_address = pair.client_address or host_addresses.get(pair.client)
+            port = pair.port if pair.port is not None else settings["port_base"] + pair.index - 1
+            if port > 65535:
+                raise PairedTestError(
+                    f"{where} pair {pair.index}: port_base {settings['port_base']} + {pair.index - 1} is above 65535; "
+                    "lower port_base"
+                )
+            resolved.append(
+                {
+                    "pair": pair.index,
+                    "server": pair.server,
+                    "client": pair.client,
+                    "address": address,
+                    "client_address": client_address,
+                    "port": port,
+                }
+            )
+            _problems_for_pair(problems, where, pair, address, client_address, settings, address_var)
+            for host, addr in ((pair.server, address), (pair.client, client_address)):
+                if addr is None:
+                    continue
+                owner = owners.get(addr)
+                if owner is None:
+                    owners[addr] = (host, f"{where} pair {pair.index}")
+                elif owner[0] != host:
+                    problem = (
+                        f"{addr} is given as the address of {owner[0]} ({owner[1]}) and of {host} "
+                        f"({where} pair {pair.index}); an address belongs to one host -- fix the address of one of them"
+                    )
+                    if problem not in problems["address_conflicts"]:
+                        problems["address_conflicts"].append(problem)
+
+        normalized.append({"name": name, "pairs": resolved, **settings, "streams": list(streams) if sweep else streams})
+        swaps = (False, True) if settings["swap_roles"] else (False,)
+        for stream_count in stream_values:
+            for direction in _directions(settings["direction"]):
+                for swapped in swaps:
+                    for repetition in range(1, settings["repeat"] + 1):
+                        runs.append(
+                            _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction,
+                                      swapped, repetition)
+                        )  # fmt: skip
+        for swapped in swaps:
+            _problems_for_concurrency(problems, where, resolved, swapped)
+
+    hosts = sorted({p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"]})
+    _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
+    if forks is not None:
+        needed = max((len(r["client_hosts"]) for r in runs), default=0)
+        if needed > forks:
+            problems["forks"].append(
+                f"a run has {needed} clients that must start together but Ansible runs only forks={forks} hosts at "
+                f"a time, so the clients would start in batches; run with --forks {needed} or more (or forks = "
+                f"{needed} in ansible.cfg)"
+            )
+    tools: dict[str, list[str]] = {}
+    for run in runs:
+        for pair in run["pairs"]:
+            for host in (pair["server"], pair["client"]):
+                if run["tool"] not in tools.setdefault(host, []):
+                    tools[host].append(run["tool"])
+    return {
+        "tests": normalized,
+        "runs": runs,
+        "run_count": len(runs),
+        "hosts": hosts,
+        "tools_by_host": tools,
+        "problems": problems,
+        "problem_count": sum(len(v) for v in problems.values()),
+    }
+
+
+def _problems_for_pair(
+    problems: dict[str, list[str]],
+    where: str,
+    pair: _Pair,
+    address: str | None,
+    client_address: str | None,
+    settings: Mapping[str, Any],
+    address_var: str | None,
+) -> None:
+    var = f"the host variable {address_var!r}" if address_var else f"a host variable named by {ADDRESS_VAR_HINT}"
+    if address is None:
+        problems["missing_addresses"].append(
+            f"{where} pair {pair.index}: no address for the server {pair.server}; set address in the pair "
+            f"(the address {pair.server} listens on and the client connects to) or {var} of {pair.server}"
+        )
+    if settings["swap_roles"] and client_address is None:
+        problems["missing_addresses"].append(
+            f"{where} pair {pair.index}: swap_roles is true, so {pair.client} also runs a server, which listens on "
+            f"its own address; set client_address in the pair or {var} of {pair.client}"
+        )
+
+
+def _problems_for_concurrency(
+    problems: dict[str, list[str]], where: str, pairs: Sequence[Mapping[str, Any]], swapped: bool
+) -> None:
+    server_key, client_key, address_key = (
+        ("client", "server", "client_address") if swapped else ("server", "client", "address")
+    )
+    label = f"{where}{' (swapped)' if swapped else ''}"
+    clients: dict[str, list[int]] = {}
+    endpoints: dict[tuple[str, int], list[int]] = {}
+    ports: dict[tuple[str, int], list[int]] = {}
+    for pair in pairs:
+        clients.setdefault(pair[client_key], []).append(pair["pair"])
+        if pair[address_key] is not None:
+            endpoints.setdefault((pair[address_key], pair["port"]), []).append(pair["pair"])
+        ports.setdefault((pair[server_key], pair["port"]), []).append(pair["pair"])
+    for host, indexes in clients.items():
+        if len(indexes) > 1:
+            problems["busy_clients"].append(
+                f"{label}: {host} is the client of pairs {_join(indexes)}, but a host runs one client at a time, so "
+                "they would not run concurrently; give each pair its own client host (a ring h1->h2, h2->h3, h3->h1 "
+                "uses every host once as client and once as server), or add a second inventory alias of the host"
+            )
+    for (address, port), indexes in endpoints.items():
+        if len(indexes) > 1:
+            problems["duplicate_endpoints"].append(
+                f"{label}: pairs {_join(indexes)} all use {address}:{port}; one server per address and port -- "
+                "give each pair its own port (remove port from the pairs to get port_base + index) or address"
+            )
+    for (host, port), indexes in ports.items():
+        if len(indexes) > 1 and len({pairs[i - 1][address_key] for i in indexes}) > 1:
+            problems["duplicate_endpoints"].append(
+                f"{label}: pairs {_join(indexes)} all run a server on {host} port {port}; esxilab.iperf.iperf_run "
+                "keeps one server per host and port -- give each pair its own port"
+            )
+
+
+def _problems_for_hosts(
+    problems: dict[str, list[str]],
+    hosts: Sequence[str],
+    inventory_hosts: Sequence[str] | None,
+    play_hosts: Sequence[str] | None,
+) -> None:
+    known = set(inventory_hosts) if inventory_hosts is not None else None
+    playing = set(play_hosts) if play_hosts is not None else None
+    unknown = [h for h in hosts if known is not None and h not in known]
+    if unknown:
+        sample = ", ".join(sorted(known or ())[:10]) or "none"
+        problems["unknown_hosts"].append(
+            f"{_join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in the inventory; server and client are "
+            f"inventory host names (the inventory has: {sample}{', ...' if len(known or ()) > 10 else ''})"
+        )
+    outside = [h for h in hosts if playing is not None and h not in playing and h not in unknown]
+    if outside:
+        problems["hosts_not_in_play"].append(
+            f"{_join(outside)} {'is' if len(outside) == 1 else 'are'} in the inventory but not in this play (or not "
+            "in this serial batch); apply the role in a play over every host of the tests (for example hosts: lab), "
+            "without serial, so servers and clients run side by side"
+        )
+
+
+def _join(items: Sequence[Any]) -> str:
+    return ", ".join(str(i) for i in items)
+
+
+def _make_run(
+    number: int,
+    test: str,
+    settings: Mapping[str, Any],
+    pairs: Sequence[Mapping[str, Any]],
+    streams: int,
+    sweep: bool,
+    direction: str,
+    swapped: bool,
+    repetition: int,
+) -> dict[str, Any]:
+    run_pairs = []
+    for pair in pairs:
+        if swapped:
+            server, client, address, source = pair["client"], pair["server"], pair["client_address"], pair["address"]
+        else:
+            server, client, address, source = pair["server"], pair["client"], pair["address"], pair["client_address"]
+        sender, receiver = (client, server) if direction == "forward" else (server, client)
+        run_pairs.append(
+            {
+                "run": number,
+                "pair": pair["pair"],
+                "server": server,
+                "client": client,
+                "address": address,
+                "port": pair["port"],
+                "bind": address if settings["server_bind"] else None,
+                "client_bind": source if settings["client_bind"] else None,
+                "sender": sender,
+                "receiver": receiver,
+                "labels": {
+                    **settings["labels"],
+                    "test": test,
+                    "run": number,
+                    "pair": pair["pair"],
+                    "streams": streams,
+                    "direction": direction,
+                    "swapped": swapped,
+                    "repetition": repetition,
+                },
+            }
+        )
+    clients = len({p["client"] for p in run_pairs})
+    auto_delay = settings["start_delay"] is None
+    start_delay = START_DELAY_BASE + START_DELAY_PER_CLIENT * clients if auto_delay else settings["start_delay"]
+    omit = settings["omit"] or 0
+    server_timeout = settings["server_timeout"] or int(
+        settings["duration"] + omit + math.ceil(start_delay) + SERVER_TIMEOUT_MARGIN
+    )
+    return {
+        "run": number,
+        "test": test,
+        "streams": streams,
+        "sweep": sweep,
+        "direction": direction,
+        "reverse": direction == "reverse",
+        "swapped": swapped,
+        "repetition": repetition,
+        "repeat": settings["repeat"],
+        "duration": settings["duration"],
+        "tool": settings["tool"],
+        "protocol": settings["protocol"],
+        "bandwidth": settings["bandwidth"],
+        "omit": settings["omit"],
+        "interval": settings["interval"],
+        "window": settings["window"],
+        "length": settings["length"],
+        "mss": settings["mss"],
+        "zerocopy": settings["zerocopy"],
+        "connect_timeout": settings["connect_timeout"],
+        "client_timeout": settings["client_timeout"],
+        "server_timeout": server_timeout,
+        "server_extra_args": settings["server_extra_args"],
+        "client_extra_args": settings["client_extra_args"],
+        "labels": settings["labels"],
+        # One pair needs no barrier: its client starts as soon as its server is up.
+        "barrier": len(run_pairs) > 1,
+        "start_delay": round(start_delay, 3),
+        "start_delay_auto": auto_delay,
+        "pairs": run_pairs,
+        "server_hosts": sorted({p["server"] for p in run_pairs}),
+        "client_hosts": sorted({p["client"] for p in run_pairs}),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Record of one run
+# --------------------------------------------------------------------------------------------
+
+
+def _loop_items(registered: Any) -> list[Mapping[str, Any]]:
+    """The per-item results of a registered loop task (empty for a skipped or missing task)."""
+    if not isinstance(registered, Mapping):
+        return []
+    results = registered.get("results")
+    if isinstance(results, Sequence) and not isinstance(results, str | bytes):
+        return [r for r in results if isinstance(r, Mapping)]
+    return []
+
+
+def _find_item(registered: Any, run: int, pair: int) -> Mapping[str, Any] | None:
+    for item in _loop_items(registered):
+        loop_item = item.get("item")
+        if isinstance(loop_item, Mapping) and loop_item.get("run") == run and loop_item.get("pair") == pair:
+            return item
+    return None
+
+
+def _float_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _message(result: Mapping[str, Any]) -> str:
+    message = result.get("msg") or result.get("reason") or result.get("stderr") or "no message"
+    return " ".join(str(message).split())
+
+
+def _failure_of(report: Mapping[str, Any] | None, run: int) -> str | None:
+    if report is None:
+        return None
+    failure = report.get("failure")
+    if isinstance(failure, Mapping) and failure.get("run") == run:
+        task = failure.get("task") or "a task"
+        return f"{task}: {failure.get('msg') or 'failed'}"
+    return None
+
+
+def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> dict[str, Any]:
+    server_report = reports.get(pair["server"])
+    client_report = reports.get(pair["client"])
+    server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
+    client_item = _find_item(client_report and client_report.get("clients"), run, pair["pair"])
+    stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
+    endpoint = f"{pair['address']}:{pair['port']}"
+
+    record: dict[str, Any] = {
+        "pair": pair["pair"],
+        "server": pair["server"],
+        "client": pair["client"],
+        "address": pair["address"],
+        "port": pair["port"],
+        "sender": pair["sender"],
+        "receiver": pair["receiver"],
+        "started_at": None,
+        "result": None,
+        "ok": False,
+        "error": None,
+        "tool_version": None,
+        "server_pid": None,
+        "server_stop": None,
+        "late_by": None,
+        "arrived_at": None,
+        "command": None,
+    }
+    if server_item is not None and not server_item.get("failed"):
+        record["server_pid"] = server_item.get("pid")
+        record["tool_version"] = server_item.get("tool_version")
+    if stop_item is not None:
+        stopped = [s for s in stop_item.get("stopped") or [] if isinstance(s, Mapping)]
+        if stop_item.get("unreachable"):
+            record["server_stop"] = "unreachable"
+        elif stop_item.get("failed"):
+            record["server_stop"] = "failed"
+        else:
+            record["server_stop"] = str(stopped[0].get("status")) if stopped else "not running"
+    if client_item is not None:
+        record["started_at"] = client_item.get("started_at")
+        record["command"] = client_item.get("command")
+        record["tool_version"] = client_item.get("tool_version") or record["tool_version"]
+        barrier = client_item.get("barrier")
+        if isinstance(barrier, Mapping):
+            record["late_by"] = barrier.get("late_by")
+            record["arrived_at"] = barrier.get("arrived_at")
+        result = client_item.get("result")
+        record["result"] = dict(result) if isinstance(result, Mapping) else None
+
+    error: str | None = None
+    if server_item is None:
+        why = _failure_of(server_report, run) or f"{pair['server']} gave no report for this run (unreachable?)"
+        error = f"the server on {pair['server']} was not started: {why}"
+    elif server_item.get("unreachable"):
+        error = f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
+    elif server_item.get("failed"):
+        error = f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
+    elif client_item is None:
+        why = _failure_of(client_report, run) or f"{pair['client']} gave no report for this run (unreachable?)"
+        error = f"the client on {pair['client']} did not run: {why}"
+    elif client_item.get("unreachable"):
+        error = f"lost the connection to the client host {pair['client']} during the test: {_message(client_item)}"
+    elif client_item.get("failed"):
+        error = f"the client on {pair['client']} -> {endpoint} failed: {_message(client_item)}"
+    elif client_item.get("skipped"):
+        error = f"the client on {pair['client']} was skipped: {_message(client_item)}"
+    elif record["result"] is None:
+        error = f"the client on {pair['client']} returned no result"
+    elif record["result"].get("bits_per_second") is None:
+        detail = record["result"].get("error") or "; ".join(record["result"].get("warnings") or []) or "no figure"
+        error = f"the result of the client on {pair['client']} has no throughput figure: {detail}"
+    record["error"] = error
+    record["ok"] = error is None
+    # Keep what the tool printed when the run failed: the normalized result may not hold it.
+    if error is not None and client_item is not None and client_item.get("raw"):
+        record["raw"] = client_item.get("raw")
+    return record
+
+
+def build_record(
+    run: Mapping[str, Any],
+    reports: Sequence[Any],
+    *,
+    barrier: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The record of one run, from the per-host reports registered during it.
+
+    ``reports`` holds one item per host of the play (``None`` for a host with nothing to
+    report): ``{host, run, servers, clients, stops, failure}`` where ``servers``/``clients``/
+    ``stops`` are the registered results of the looped ``iperf_run`` tasks and ``failure``
+    what the rescue saw (``{run, task, msg}``). Items of other runs are ignored (a host that
+    failed early keeps the registered results of an earlier run).
+
+    ``barrier`` is ``{run, start_at, start_delay}``: the common start time given to the clients
+    and how far ahead of the moment it was set (ignored when it belongs to another run).
+    ``barrier_margin`` is the time the slowest client had left when it reached the barrier
+    (negative: it was late and started at once); ``delay_shortfall`` how much longer the delay
+    should have been to leave ``START_MARGIN``.
+    """
+    number = run["run"]
+    start_at: float | None = None
+    start_delay: float | None = None
+    if run.get("barrier") and isinstance(barrier, Mapping) and barrier.get("run") == number:
+        start_at = _float_or_none(barrier.get("start_at"))
+        start_delay = _float_or_none(barrier.get("start_delay"))
+    by_host: dict[str, Mapping[str, Any]] = {}
+    for report in reports:
+        if isinstance(report, Mapping) and isinstance(report.get("host"), str):
+            by_host[report["host"]] = report
+    pairs = [_pair_record(pair, by_host, number) for pair in run["pairs"]]
+    rates = [p["result"]["bits_per_second"] for p in pairs if p["ok"]]
+    ok = all(p["ok"] for p in pairs)
+    total = math.fsum(rates) if ok else None
+    starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
+    spread = max(starts) - min(starts) if len(starts) == len(pairs) and len(pairs) > 1 else None
+    errors = [f"pair {p['pair']} ({p['client']} -> {p['server']}): {p['error']}" for p in pairs if p["error"]]
+    warnings: list[str] = []
+    arrivals = [p["arrived_at"] for p in pairs if isinstance(p["arrived_at"], int | float)]
+    margin = round(start_at - max(arrivals), 6) if start_at is not None and arrivals else None
+    if margin is not None and margin < 0:
+        warnings.append(
+            f"a client reached the barrier {-margin:.3f} s after the common start time and started at once "
+            f"(start_delay {start_delay} s was too short); see start_spread. Set paired_test_start_delay higher"
+        )
+    for p in pairs:
+        result = p["result"]
+        if p["ok"] and not result.get("complete"):
+            detail = "; ".join(result.get("warnings") or []) or "see its warnings"
+            warnings.append(f"pair {p['pair']}: the result is incomplete ({detail})")
+        if p["server_stop"] in ("failed", "unreachable"):
+            warnings.append(
+                f"pair {p['pair']}: the server on {p['server']} port {p['port']} could not be stopped "
+                f"({p['server_stop']}); its guard ends it after server_timeout={run.get('server_timeout')} s"
+            )
+    if not ok:
+        warnings.append(f"{len(errors)} of {len(pairs)} pair(s) failed: total_bits_per_second is null (no partial sum)")
+    return {
+        "run": number,
+        "test": run["test"],
+        "streams": run["streams"],
+        "sweep": run.get("sweep", False),
+        "direction": run["direction"],
+        "swapped": run["swapped"],
+        "repetition": run["repetition"],
+        "tool": run.get("tool"),
+        "protocol": run.get("protocol"),
+        "duration": run.get("duration"),
+        "labels": dict(run.get("labels") or {}),
+        "start_at": start_at,
+        "start_delay": start_delay,
+        "barrier_margin": margin,
+        "delay_shortfall": round(max(0.0, START_MARGIN - margin), 6) if margin is not None else 0.0,
+        "start_spread": spread,
+        "pairs": pairs,
+        "total_bits_per_second": total,
+        "ok": ok,
+        "complete": ok and all(p["result"].get("complete") for p in pairs),
+        "failed_pairs": sum(not p["ok"] for p in pairs),
+        "errors": errors,
+        "warnings": warnings,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Summary and knee
+# --------------------------------------------------------------------------------------------
+
+
+def _group_key(run: Mapping[str, Any]) -> tuple[str, str, bool]:
+    return (str(run["test"]), str(run["direction"]), bool(run["swapped"]))
+
+
+def summarize_results(results: Any, *, tolerance: float = 0.05, confidence: float = 0.95) -> dict[str, Any]:
+    """Summaries of the run totals per test, direction, swap and streams; knees of sweeps.
+
+    ``summary`` items: ``test``, ``direction``, ``swapped``, ``streams``, ``runs``,
+    ``failed_runs``, ``stats`` (``_stats.summarize`` of ``total_bits_per_second``: failed runs
+    are skipped, never counted as 0) and ``knee`` (the sweep's knee, ``None`` outside sweeps).
+    ``sweeps`` items: per test/direction/swap whose streams were a list: ``points``
+    (``streams``, ``mean``, ``count``), ``best_streams``, ``best_bits_per_second``, ``knee``
+    (smallest stream count whose mean is within ``tolerance`` of the best) and ``tolerance``.
+    """
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
+        raise PairedTestError(f"expected the list paired_test_results, got {_kind_name(results)}")
+    groups: dict[tuple[str, str, bool, int], list[Mapping[str, Any]]] = {}
+    sweeps: dict[tuple[str, str, bool], None] = {}
+    for index, run in enumerate(results):
+        if not isinstance(run, Mapping) or not {"test", "direction", "swapped", "streams"} <= set(run):
+            raise PairedTestError(f"item {index} is not a run record of paired_test_results: {run!r:.200}")
+        key = (*_group_key(run), int(run["streams"]))
+        groups.setdefault(key, []).append(run)
+        if run.get("sweep"):
+            sweeps[_group_key(run)] = None
+
+    summary: list[dict[str, Any]] = []
+    for (test, direction, swapped, streams), runs in groups.items():
+        try:
+            stats = summarize([r.get("total_bits_per_second") for r in runs], confidence=confidence)
+        except StatsError as exc:
+            raise PairedTestError(f"test {test!r} streams {streams}: {exc}") from exc
+        stats["key"] = "total_bits_per_second"
+        summary.append(
+            {
+                "test": test,
+                "direction": direction,
+                "swapped": swapped,
+                "streams": streams,
+                "runs": len(runs),
+                "failed_runs": sum(r.get("total_bits_per_second") is None for r in runs),
+                "stats": stats,
+                "knee": None,
+            }
+        )
+
+    sweep_items: list[dict[str, Any]] = []
+    for test, direction, swapped in sweeps:
+        entries = [s for s in summary if (s["test"], s["direction"], s["swapped"]) == (test, direction, swapped)]
+        points = {s["streams"]: s["stats"]["mean"] for s in entries}
+        try:
+            found = knee(points, tolerance)
+        except StatsError as exc:
+            raise PairedTestError(f"test {test!r}: {exc}") from exc
+        usable = {x: v for x, v in points.items() if v is not None}
+        best = max(usable, key=lambda x: (usable[x], -x)) if usable else None
+        for entry in entries:
+            entry["knee"] = found
+        sweep_items.append(
+            {
+                "test": test,
+                "direction": direction,
+                "swapped": swapped,
+                "points": [
+                    {"streams": s["streams"], "mean": s["stats"]["mean"], "count": s["stats"]["count"]}
+                    for s in sorted(entries, key=lambda e: e["streams"])
+                ],
+                "best_streams": best,
+                "best_bits_per_second": usable[best] if best is not None else None,
+                "knee": found,
+                "tolerance": tolerance,
+            }
+        )
+    return {"summary": summary, "sweeps": sweep_items}
+
+
+# --------------------------------------------------------------------------------------------
+# CSV
+# --------------------------------------------------------------------------------------------
+
+PAIR_COLUMNS = (
+    "run",
+    "test",
+    "direction",
+    "swapped",
+    "streams",
+    "repetition",
+    "pair",
+    "server",
+    "client",
+    "address",
+    "port",
+    "sender",
+    "receiver",
+    "started_at",
+    "bits_per_second",
+    "bytes",
+    "seconds",
+    "retransmits",
+    "complete",
+    "error",
+    "total_bits_per_second",
+)
+SUMMARY_COLUMNS = (
+    "test",
+    "direction",
+    "swapped",
+    "streams",
+    "runs",
+    "failed_runs",
+    "count",
+    "mean",
+    "median",
+    "min",
+    "max",
+    "stdev",
+    "cv",
+    "ci95_low",
+    "ci95_high",
+    "knee",
+)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def _headline_totals(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The totals the headline rate came from (received when it is the headline, else sent)."""
+    for key in ("received", "sent"):
+        totals = result.get(key)
+        if isinstance(totals, Mapping) and totals.get("bits_per_second") == result.get("bits_per_second"):
+            return totals
+    return {}
+
+
+def _pair_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for run in results:
+        if not isinstance(run, Mapping) or "pairs" not in run:
+            raise PairedTestError(f"expected run records of paired_test_results, got {run!r:.200}")
+        for pair in run["pairs"]:
+            raw_result = pair.get("result")
+            result: Mapping[str, Any] = raw_result if isinstance(raw_result, Mapping) else {}
+            totals = _headline_totals(result) if result else {}
+            raw_sent = result.get("sent")
+            sent: Mapping[str, Any] = raw_sent if isinstance(raw_sent, Mapping) else {}
+            rows.append(
+                {
+                    "run": run["run"],
+                    "test": run["test"],
+                    "direction": run["direction"],
+                    "swapped": run["swapped"],
+                    "streams": run["streams"],
+                    "repetition": run["repetition"],
+                    "pair": pair["pair"],
+                    "server": pair["server"],
+                    "client": pair["client"],
+                    "address": pair["address"],
+                    "port": pair["port"],
+                    "sender": pair.get("sender"),
+                    "receiver": pair.get("receiver"),
+                    "started_at": pair.get("started_at"),
+                    "bits_per_second": result.get("bits_per_second") if pair.get("ok") else None,
+                    "bytes": totals.get("bytes") if pair.get("ok") else None,
+                    "seconds": totals.get("seconds") if pair.get("ok") else None,
+                    "retransmits": sent.get("retransmits") if pair.get("ok") else None,
+                    "complete": bool(result.get("complete")) if result else False,
+                    "error": pair.get("error"),
+                    "total_bits_per_second": run.get("total_bits_per_second"),
+                }
+            )
+    return rows
+
+
+def _summary_rows(summary: Sequence[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for item in summary:
+        if not isinstance(item, Mapping) or "stats" not in item:
+            raise PairedTestError(f"expected summary items of paired_test_summary, got {item!r:.200}")
+        stats = item["stats"]
+        ci95 = stats.get("ci95") or {}
+        rows.append(
+            {
+                "test": item["test"],
+                "direction": item["direction"],
+                "swapped": item["swapped"],
+                "streams": item["streams"],
+                "runs": item["runs"],
+                "failed_runs": item["failed_runs"],
+                **{k: stats.get(k) for k in ("count", "mean", "median", "min", "max", "stdev", "cv")},
+                "ci95_low": ci95.get("low"),
+                "ci95_high": ci95.get("high"),
+                "knee": item.get("knee"),
+            }
+        )
+    return rows
+
+
+def to_csv(data: Any, table: str = "pairs") -> str:
+    """CSV text: ``pairs`` (one row per pair of every run record) or ``summary`` (one row per
+    summary item of ``summarize_results()['summary']``). Empty cells for ``None``; floats
+    written exactly (``repr``); ``\\n`` line ends."""
+    if isinstance(data, str | bytes | Mapping) or not isinstance(data, Sequence):
+        raise PairedTestError(f"expected a list (paired_test_results or paired_test_summary), got {_kind_name(data)}")
+    columns: tuple[str, ...]
+    if table == "pairs":
+        columns, rows = PAIR_COLUMNS, _pair_rows(data)
+    elif table == "summary":
+        columns, rows = SUMMARY_COLUMNS, _summary_rows(data)
+    else:
+        raise PairedTestError(f"table must be 'pairs' or 'summary', got {table!r}")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row[c]) for c in columns])
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Report files
+# --------------------------------------------------------------------------------------------
+
+REPORT_FORMAT = "esxilab.iperf.paired_test"
+REPORT_VERSION = 1
+_REPORT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON types (dict/list/str/int/float/bool/None), whatever subclasses came in."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise PairedTestError(f"{value!r} cannot be written to JSON")
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, bytes):
+        return [_plain(v) for v in value]
+    raise PairedTestError(f"a {type(value).__name__} cannot be written to JSON: {value!r:.100}")
+
+
+def report_paths(directory: str, name: str) -> dict[str, str]:
+    """The report files: ``json`` (``<name>.json``), ``csv`` (``<name>.csv``) and
+    ``summary_csv`` (``<name>-summary.csv``) in ``directory``."""
+    if not _REPORT_NAME_RE.match(name):
+        raise PairedTestError(
+            f"report name {name!r} must be a file name of letters, digits and ._+- (no directory, no spaces)"
+        )
+    base = directory.rstrip("/") or "/"
+    base = base if base.endswith("/") else base + "/"
+    return {"json": f"{base}{name}.json", "csv": f"{base}{name}.csv", "summary_csv": f"{base}{name}-summary.csv"}
+
+
+def render_reports(
+    *,
+    results: Sequence[Any],
+    summary: Sequence[Any] | None = None,
+    sweeps: Sequence[Any] | None = None,
+    tests: Sequence[Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """The text of each report file, keyed like ``report_paths()``.
+
+    The JSON document: ``format``, ``version``, the ``meta`` keys (for example ``began``,
+    ``finished``, ``complete``), ``tests``, ``results``, ``summary``, ``sweeps``.
+    """
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
+        raise PairedTestError(f"results must be the list paired_test_results, got {_kind_name(results)}")
+    summary_items = list(summary or [])
+    document: dict[str, Any] = {"format": REPORT_FORMAT, "version": REPORT_VERSION}
+    for key, value in (meta or {}).items():
+        if key in ("format", "version", "tests", "results", "summary", "sweeps"):
+            raise PairedTestError(f"meta key {key!r} is reserved")
+        document[str(key)] = _plain(value)
+    document |= {
+        "tests": _plain(list(tests or [])),
+        "results": _plain(list(results)),
+        "summary": _plain(summary_items),
+        "sweeps": _plain(list(sweeps or [])),
+    }
+    return {
+        "json": json.dumps(document, indent=2, allow_nan=False) + "\n",
+        "csv": to_csv(list(results), table="pairs"),
+        "summary_csv": to_csv(summary_items, table="summary"),
+    }

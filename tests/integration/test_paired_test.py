@@ -1,0 +1,556 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The paired_test role for real, on the local lab (``lab/esxilab_lab.py``).
+
+One lab for the module: prefix ``pttest``, 4 hosts on 198.19.242.0/24 (inside the RFC 2544
+range, apart from the ``esxilab`` demo lab and the lab tests), a temporary state dir, every
+link shaped by tbf. Its finalizer runs ``down --purge`` and checks that no namespace, link or
+process of the lab is left, even when a test failed. Each test runs
+``tests/integration/targets/paired_test/paired_test.yml`` with its own extra vars, its own
+remote state dir (pidfiles and server logs) and report dir, under a subprocess timeout.
+
+Expected goodput on a tbf-shaped link: tbf charges the skb length, which for a full TCP
+segment is the frame without preamble/FCS - MTU + 14 bytes - while TCP carries MTU - 52
+payload bytes (IP 20, TCP 20, timestamps 12). So goodput = rate x 1448/1514 at MTU 1500 and
+rate x 8948/9014 at MTU 9000.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = "pttest"
+SUBNET = "198.19.242"
+HOSTS = ("h1", "h2", "h3", "h4")
+ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 5)}
+DEAD_ADDRESS = f"{SUBNET}.250"  # in the lab subnet, held by no host: ARP gets no answer
+RATE = 1_000_000_000
+GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
+GOODPUT_9000 = RATE * 8948 / 9014  # 992.68 Mbit/s
+PORT_BASE = 25301
+PLAY_TIMEOUT = 150
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "iperf3", "iperf"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    try:
+        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`ip netns` is unavailable: {exc}"
+    return None if probe.returncode == 0 else f"`ip netns` is unavailable: {probe.stderr.strip()}"
+
+
+# --------------------------------------------------------------------------------------------
+# The lab
+# --------------------------------------------------------------------------------------------
+
+
+def _ip_json(*args: str) -> list[dict[str, Any]]:
+    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
+    return list(json.loads(out)) if out.strip() else []
+
+
+def _netns_pids(host: str) -> list[int]:
+    proc = subprocess.run(
+        ["ip", "netns", "pids", f"{PREFIX}-{host}"], capture_output=True, text=True, timeout=10, check=False
+    )
+    return [int(p) for p in proc.stdout.split()]
+
+
+def _cmdline(pid: int) -> str | None:
+    """The command line of a live (not zombie) process, or None."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except (OSError, IndexError):
+        return None
+    return None if state == "Z" else cmdline
+
+
+def _iperf_processes() -> list[str]:
+    """Every live iperf process on a lab host."""
+    found = []
+    for host in HOSTS:
+        for pid in _netns_pids(host):
+            cmdline = _cmdline(pid)
+            if cmdline and "iperf" in cmdline.split(" ", 1)[0]:
+                found.append(f"{host} pid {pid}: {cmdline}")
+    return found
+
+
+def _wait_no_iperf(timeout: float = 10) -> list[str]:
+    deadline = time.monotonic() + timeout
+    left = _iperf_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _iperf_processes()
+    return left
+
+
+def _tx_bytes(host: str) -> int:
+    (link,) = _ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "eth0")
+    return int(link["stats64"]["tx"]["bytes"])
+
+
+@dataclass(frozen=True)
+class Lab:
+    state_dir: Path
+
+    def cli(self, command: str, *args: str) -> dict[str, Any]:
+        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
+        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        return doc
+
+    def up(self, *host_mtu: str) -> None:
+        args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
+        for item in host_mtu:
+            args += ["--host-mtu", item]
+        self.cli("up", *args)
+
+    @property
+    def inventory(self) -> Path:
+        return self.state_dir / "inventory.yml"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab(state_dir=tmp_path_factory.mktemp("pttest") / "state")
+    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        the_lab.up()
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
+        assert [n["ifname"] for n in _ip_json("link", "show") if str(n["ifname"]).startswith(f"{PREFIX}-")] == []
+
+
+# --------------------------------------------------------------------------------------------
+# Running the role
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    rc: int
+    output: str
+    seconds: float
+    report: dict[str, Any] | None
+    state_dir: Path
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        assert self.report is not None, self.output[-3000:]
+        results: list[dict[str, Any]] = self.report["results"]
+        return results
+
+
+def _playbook_argv(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> list[str]:
+    (tmp / "remote").mkdir(exist_ok=True)
+    variables = {
+        "paired_test_tests": list(tests),
+        "paired_test_address_var": "lab_address",
+        "paired_test_port_base": PORT_BASE,
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "report",
+        **settings,
+    }
+    vars_file = tmp / "vars.json"
+    vars_file.write_text(json.dumps(variables))
+    return [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{vars_file}"]
+
+
+def _env() -> dict[str, str]:
+    return dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_FORKS="10",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+    )
+
+
+def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:
+    path = tmp / "reports" / "report.json"
+    report = json.loads(path.read_text()) if path.exists() else None
+    return Outcome(rc, output, seconds, report, tmp / "remote")
+
+
+def _play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> Outcome:
+    argv = _playbook_argv(lab, tmp, tests, **settings)
+    started = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+    return _outcome(tmp, proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started)
+
+
+def _assert_clean(outcome: Outcome) -> None:
+    """No iperf left on any lab host, no pidfile left, every server stopped by the always: step."""
+    assert _wait_no_iperf() == []
+    assert sorted(p.name for p in outcome.state_dir.glob("*.pid")) == []
+    for run in outcome.results:
+        for pair in run["pairs"]:
+            # killed: it needed SIGKILL after the grace (an iperf2 server whose SIGTERM reached a thread
+            # not blocked in accept() ignores it); either way the stop in always: ended it
+            assert pair["server_stop"] in ("stopped", "killed"), (run["run"], pair)
+
+
+def _pair(server: str, client: str, **extra: Any) -> dict[str, Any]:
+    return {"server": server, "client": client, **extra}
+
+
+RING = [_pair("h1", "h2"), _pair("h2", "h3"), _pair("h3", "h4"), _pair("h4", "h1")]
+
+
+# --------------------------------------------------------------------------------------------
+# Measurements
+# --------------------------------------------------------------------------------------------
+
+
+def test_goodput_on_a_1gbit_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    outcome = _play(lab, tmp_path, [{"name": "one", "pairs": [_pair("h1", "h2")], "duration": 3}])
+    assert outcome.rc == 0, outcome.output[-3000:]
+    (run,) = outcome.results
+    (pair,) = run["pairs"]
+    assert (pair["server"], pair["client"], pair["address"], pair["port"]) == ("h1", "h2", ADDRESS["h1"], PORT_BASE)
+    result = pair["result"]
+    assert (result["tool"], result["side"], result["streams"], result["complete"]) == ("iperf3", "client", 1, True)
+    assert result["remote"]["host"] == ADDRESS["h1"] and result["local"]["host"] == ADDRESS["h2"]
+    assert result["received"]["seconds"] == pytest.approx(3.0, abs=0.1)
+    assert run["total_bits_per_second"] == result["bits_per_second"] == result["received"]["bits_per_second"]
+    assert abs(run["total_bits_per_second"] / GOODPUT_1500 - 1) < 0.03, run["total_bits_per_second"]
+    assert isinstance(pair["started_at"], float) and run["start_at"] is None  # one pair: no barrier
+    _assert_clean(outcome)
+    rows = (tmp_path / "reports" / "report.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith(f"1,one,forward,false,1,1,1,h1,h2,{ADDRESS['h1']},{PORT_BASE},h2,h1,")
+
+
+def test_stream_sweep_plateaus_and_the_knee_is_reported(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    tests = [{"name": "sweep", "pairs": [_pair("h1", "h2")], "duration": 2, "streams": [1, 2, 4, 8]}]
+    outcome = _play(lab, tmp_path, tests)
+    assert outcome.rc == 0, outcome.output[-3000:]
+    assert [(r["streams"], r["pairs"][0]["result"]["streams"]) for r in outcome.results] == [
+        (1, 1), (2, 2), (4, 4), (8, 8),
+    ]  # fmt: skip
+    (sweep,) = outcome.report["sweeps"] if outcome.report else []
+    means = {p["streams"]: p["mean"] for p in sweep["points"]}
+    # the shaped link is full with one stream already: every stream count is on the plateau
+    for streams, mean in means.items():
+        assert abs(mean / GOODPUT_1500 - 1) < 0.05, (streams, mean)
+    assert sweep["knee"] == min(s for s, m in means.items() if m >= 0.95 * max(means.values())) == 1
+    assert sweep["best_bits_per_second"] == max(means.values())
+    summary_rows = (tmp_path / "reports" / "report-summary.csv").read_text().splitlines()
+    assert len(summary_rows) == 5 and all(row.endswith(",1") for row in summary_rows[1:])  # knee column
+    _assert_clean(outcome)
+
+
+def test_mtu_9000_against_1500_on_the_same_shaped_link(lab: Lab, tmp_path: Path) -> None:
+    lab.up("h3=9000", "h4=9000")
+    try:
+        tests = [
+            {"name": "mtu1500", "pairs": [_pair("h1", "h2")], "duration": 3},
+            {"name": "mtu9000", "pairs": [_pair("h3", "h4")], "duration": 3},
+        ]
+        outcome = _play(lab, tmp_path, tests)
+    finally:
+        lab.up()
+    assert outcome.rc == 0, outcome.output[-3000:]
+    standard, jumbo = (r["total_bits_per_second"] for r in outcome.results)
+    assert abs(standard / GOODPUT_1500 - 1) < 0.02, standard
+    assert abs(jumbo / GOODPUT_9000 - 1) < 0.02, jumbo
+    # the difference is the header overhead: 8948/9014 over 1448/1514 = 1.0379
+    assert jumbo / standard == pytest.approx(GOODPUT_9000 / GOODPUT_1500, abs=0.015)
+    _assert_clean(outcome)
+
+
+def test_four_concurrent_pairs_start_together_and_are_summed(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    outcome = _play(lab, tmp_path, [{"name": "ring", "pairs": RING, "duration": 3}])
+    assert outcome.rc == 0, outcome.output[-3000:]
+    (run,) = outcome.results
+    starts = [p["started_at"] for p in run["pairs"]]
+    assert max(starts) - min(starts) < 0.1, starts
+    assert run["start_spread"] == pytest.approx(max(starts) - min(starts))
+    assert all(abs(p["late_by"]) < 0.1 for p in run["pairs"]), [p["late_by"] for p in run["pairs"]]
+    assert all(p["started_at"] >= run["start_at"] for p in run["pairs"])
+    rates = [p["result"]["bits_per_second"] for p in run["pairs"]]
+    assert run["total_bits_per_second"] == math.fsum(rates)
+    # every host sends one flow and receives one: no link is shared, each pair gets the goodput
+    for rate in rates:
+        assert abs(rate / GOODPUT_1500 - 1) < 0.05, rates
+    # the tests ran over the four distinct pairs of hosts and ports
+    assert [(p["server"], p["client"], p["port"]) for p in run["pairs"]] == [
+        ("h1", "h2", PORT_BASE), ("h2", "h3", PORT_BASE + 1), ("h3", "h4", PORT_BASE + 2), ("h4", "h1", PORT_BASE + 3),
+    ]  # fmt: skip
+    _assert_clean(outcome)
+
+
+@pytest.mark.parametrize(
+    ("direction", "swap", "sender", "receiver"),
+    [
+        ("forward", False, "h2", "h1"),  # the client (h2) sends
+        ("reverse", False, "h1", "h2"),  # -R: the server (h1) sends
+        ("forward", True, "h1", "h2"),  # swapped: the client runs on h1
+        ("reverse", True, "h2", "h1"),  # swapped and -R
+    ],
+)
+def test_reverse_and_swap_send_the_other_way(
+    lab: Lab, tmp_path: Path, direction: str, swap: bool, sender: str, receiver: str
+) -> None:
+    lab.up()
+    tests = [{"name": "dir", "pairs": [_pair("h1", "h2")], "duration": 2, "direction": direction, "swap_roles": swap}]
+    before = {h: _tx_bytes(h) for h in ("h1", "h2")}
+    outcome = _play(lab, tmp_path, tests)
+    after = {h: _tx_bytes(h) for h in ("h1", "h2")}
+    assert outcome.rc == 0, outcome.output[-3000:]
+    # with swap_roles the test runs unswapped, then swapped
+    assert [(r["direction"], r["swapped"]) for r in outcome.results] == [(direction, False)] + (
+        [(direction, True)] if swap else []
+    )
+    last = outcome.results[-1]["pairs"][0]
+    assert (last["sender"], last["receiver"]) == (sender, receiver)
+    assert (last["server"], last["client"]) == (("h2", "h1") if swap else ("h1", "h2"))
+    assert last["address"] == ADDRESS["h2" if swap else "h1"]
+    assert last["result"]["reverse"] is (direction == "reverse")
+    assert last["result"]["remote"]["host"] == last["address"]  # iperf's own view of the server
+    # the kernel's counters: each host's link carried the bytes of the runs it sent, plus ACKs
+    expected = dict.fromkeys(("h1", "h2"), 0)
+    for run in outcome.results:
+        expected[run["pairs"][0]["sender"]] += run["pairs"][0]["result"]["received"]["bytes"]
+    moved = sum(expected.values())
+    for host in ("h1", "h2"):
+        sent = after[host] - before[host]
+        assert expected[host] < sent < expected[host] + 0.1 * moved, (host, sent, expected)
+    assert expected[sender] > 0 and (swap or expected[receiver] == 0)
+    _assert_clean(outcome)
+
+
+@pytest.mark.parametrize(("tool", "version"), [("iperf3", "3.12"), ("iperf2", "2.1.8")])
+def test_iperf2_and_iperf3(lab: Lab, tmp_path: Path, tool: str, version: str) -> None:
+    lab.up()
+    tests = [{"name": tool, "pairs": RING[:2], "duration": 2, "tool": tool}]
+    outcome = _play(lab, tmp_path, tests)
+    assert outcome.rc == 0, outcome.output[-3000:]
+    (run,) = outcome.results
+    for pair in run["pairs"]:
+        assert (pair["result"]["tool"], pair["tool_version"], pair["result"]["side"]) == (tool, version, "client")
+        assert abs(pair["result"]["bits_per_second"] / GOODPUT_1500 - 1) < 0.05, pair["result"]["bits_per_second"]
+    assert run["total_bits_per_second"] == math.fsum(p["result"]["bits_per_second"] for p in run["pairs"])
+    assert run["start_spread"] < 0.1
+    _assert_clean(outcome)
+
+
+def test_every_host_has_the_results(lab: Lab, tmp_path: Path) -> None:
+    """paired_test_results is a fact of every host; a later play on another host reads it."""
+    lab.up()
+    extra = tmp_path / "check.yml"
+    extra.write_text(
+        f"- ansible.builtin.import_playbook: {PLAYBOOK}\n"
+        "- name: Read the results from every host\n"
+        "  hosts: lab\n"
+        "  gather_facts: false\n"
+        "  tasks:\n"
+        "    - name: Show how many runs and the total of the first\n"
+        "      ansible.builtin.debug:\n"
+        '        msg: "RESULTS {{ inventory_hostname }} {{ paired_test_results | length }} '
+        '{{ paired_test_results[0].total_bits_per_second > 0 }} {{ paired_test_summary | length }}"\n'
+    )
+    argv = _playbook_argv(lab, tmp_path, [{"name": "one", "pairs": [_pair("h3", "h4")], "duration": 1}])
+    argv[argv.index(str(PLAYBOOK))] = str(extra)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for host in HOSTS:
+        assert f"RESULTS {host} 1 True 1" in proc.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Preflight
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tests", "settings", "message"),
+    [
+        (
+            [{"name": "t", "pairs": [_pair("h1", "vm9")]}],
+            {},
+            "vm9 is not in the inventory; server and client are inventory host names",
+        ),
+        (
+            [{"name": "t", "pairs": [_pair("h1", "h2", port=6000), _pair("h1", "h3", port=6000)]}],
+            {},
+            f"test 't': pairs 1, 2 all use {ADDRESS['h1']}:6000; one server per address and port",
+        ),
+        (
+            [{"name": "t", "pairs": [_pair("h1", "h2")], "swap_roles": True}],
+            {"paired_test_address_var": ""},
+            "no address for the server h1; set address in the pair",
+        ),
+        (
+            [{"name": "t", "pairs": [_pair("h1", "h2")]}],
+            {"paired_test_binary": "/nonexistent/iperf3"},
+            "h1 has no runnable iperf3; h2 has no runnable iperf3; looked in PATH and the ESXi locations and at "
+            "/nonexistent/iperf3",
+        ),
+    ],
+)
+def test_preflight_stops_before_anything_runs(
+    lab: Lab, tmp_path: Path, tests: list[dict[str, Any]], settings: dict[str, Any], message: str
+) -> None:
+    outcome = _play(lab, tmp_path, tests, **settings)
+    assert outcome.rc != 0
+    assert message in " ".join(outcome.output.split()), outcome.output[-3000:]
+    assert outcome.report is None  # nothing ran, nothing was written
+    assert "Start the iperf servers" not in outcome.output
+
+
+# --------------------------------------------------------------------------------------------
+# Failure injection
+# --------------------------------------------------------------------------------------------
+
+
+def test_client_aimed_at_a_dead_address_fails_clearly_and_quickly(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    tests = [{"name": "dead", "pairs": [_pair("h1", "h2", address=DEAD_ADDRESS)], "duration": 3}]
+    outcome = _play(lab, tmp_path, tests, paired_test_server_bind=False)
+    assert outcome.rc == 2
+    assert outcome.seconds < 20, outcome.seconds
+    text = " ".join(outcome.output.split())
+    assert (
+        "Run 1 of 1 (dead, 1 stream(s), forward, repetition 1) failed - pair 1 (h2 -> h1): the client on h2 -> "
+        f"{DEAD_ADDRESS}:{PORT_BASE} failed: the server {DEAD_ADDRESS} cannot be reached from this host "
+        "(unable to connect to server: No route to host)"
+    ) in text
+    (run,) = outcome.results
+    assert (run["ok"], run["total_bits_per_second"], run["failed_pairs"]) == (False, None, 1)
+    assert run["pairs"][0]["result"]["error"] == "unable to connect to server: No route to host"
+    assert outcome.report is not None and outcome.report["complete"] is False
+    _assert_clean(outcome)
+
+
+def _start_play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]]) -> tuple[subprocess.Popen[str], float]:
+    argv = _playbook_argv(lab, tmp, tests)
+    log = (tmp / "play.log").open("w")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, text=True, env=_env())
+    return proc, time.monotonic()
+
+
+def _finish_play(proc: subprocess.Popen[str], tmp: Path, started: float) -> Outcome:
+    try:
+        rc = proc.wait(timeout=PLAY_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+        raise
+    return _outcome(tmp, rc, (tmp / "play.log").read_text(), time.monotonic() - started)
+
+
+def _wait_for_client(host: str, timeout: float = 30) -> int:
+    """The pid of the iperf3 client on ``host`` once it has run for a second."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in _netns_pids(host):
+            cmdline = _cmdline(pid)
+            if cmdline and cmdline.split(" ", 1)[0].endswith("iperf3") and " -c " in cmdline:
+                time.sleep(1.0)
+                return pid
+        time.sleep(0.1)
+    raise AssertionError(f"no iperf3 client appeared on {host} within {timeout} s")
+
+
+TWO_PAIRS = [{"name": "long", "pairs": [_pair("h1", "h2"), _pair("h3", "h4")], "duration": 8}]
+
+
+def test_client_killed_mid_test(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    proc, started = _start_play(lab, tmp_path, TWO_PAIRS)
+    try:
+        os.kill(_wait_for_client("h2"), signal.SIGKILL)
+    finally:
+        outcome = _finish_play(proc, tmp_path, started)
+    assert outcome.rc == 2
+    (run,) = outcome.results
+    assert (run["ok"], run["total_bits_per_second"], run["failed_pairs"]) == (False, None, 1)
+    killed, other = run["pairs"]
+    assert killed["error"].startswith(f"the client on h2 -> {ADDRESS['h1']}:{PORT_BASE} failed: ")
+    assert killed["result"] is None or killed["result"]["bits_per_second"] is None
+    assert other["ok"] is True and abs(other["result"]["bits_per_second"] / GOODPUT_1500 - 1) < 0.05
+    assert "Run 1 of 1 (long, 1 stream(s), forward, repetition 1) failed - pair 1 (h2 -> h1)" in outcome.output
+    _assert_clean(outcome)
+
+
+def test_ssh_connection_cut_mid_test(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    listener = int((lab.state_dir / "hosts" / "h2" / "sshd.pid").read_text().split()[0])
+    proc, started = _start_play(lab, tmp_path, TWO_PAIRS)
+    try:
+        _wait_for_client("h2")
+        sessions = [p for p in _netns_pids("h2") if p != listener and (_cmdline(p) or "").startswith("sshd")]
+        assert sessions, "no ssh session to h2"
+        for pid in sessions:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        outcome = _finish_play(proc, tmp_path, started)
+    assert outcome.rc == 2
+    (run,) = outcome.results
+    cut, other = run["pairs"]
+    assert cut["error"].startswith("lost the connection to the client host h2 during the test: ")
+    assert run["total_bits_per_second"] is None and other["ok"] is True
+    # h2 stayed in the play (ignore_unreachable), so the run was recorded and every server stopped
+    assert "lost the connection to the client host h2" in outcome.output
+    _assert_clean(outcome)
+
+
+def test_continue_on_error_records_the_failed_run_and_goes_on(lab: Lab, tmp_path: Path) -> None:
+    lab.up()
+    tests = [
+        {"name": "dead", "pairs": [_pair("h1", "h2", address=DEAD_ADDRESS)], "duration": 1},
+        {"name": "alive", "pairs": [_pair("h3", "h4")], "duration": 1},
+    ]
+    outcome = _play(lab, tmp_path, tests, paired_test_server_bind=False, paired_test_continue_on_error=True)
+    assert outcome.rc == 0, outcome.output[-3000:]
+    dead, alive = outcome.results
+    assert (dead["ok"], dead["total_bits_per_second"]) == (False, None)
+    assert alive["ok"] is True and alive["total_bits_per_second"] > 0.9 * GOODPUT_1500
+    summary = {s["test"]: s for s in outcome.report["summary"]} if outcome.report else {}
+    assert (summary["dead"]["failed_runs"], summary["dead"]["stats"]["count"], summary["dead"]["stats"]["mean"]) == (
+        1, 0, None,
+    )  # fmt: skip
+    _assert_clean(outcome)

@@ -1,0 +1,131 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The paired_test_report action: writes the three report files on the controller, idempotently."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+import yaml
+from ansible.playbook.task import Task
+
+from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import ARGUMENT_SPEC, ActionModule, file_mode
+from ansible_collections.esxilab.iperf.plugins.modules import paired_test_report as module_doc
+
+RECORD: dict[str, Any] = {
+    "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,
+    "total_bits_per_second": 9.56e8,
+    "pairs": [{
+        "pair": 1, "server": "h1", "client": "h2", "address": "10.0.0.1", "port": 5201, "sender": "h2",
+        "receiver": "h1", "started_at": 1.5, "ok": True, "error": None,
+        "result": {"bits_per_second": 9.56e8, "complete": True,
+                   "received": {"bytes": 358500000, "bits_per_second": 9.56e8, "seconds": 3.0}},
+    }],
+}  # fmt: skip
+
+
+def _action(args: dict[str, Any], check_mode: bool = False) -> ActionModule:
+    task = MagicMock(Task)
+    task.args = args
+    task.async_val = 0
+    task.check_mode = check_mode
+    task.action = "esxilab.iperf.paired_test_report"
+    play_context = MagicMock()
+    play_context.check_mode = check_mode
+    loader = MagicMock()
+    loader.path_dwim = lambda path: path
+    plugin = ActionModule(
+        task=task,
+        connection=MagicMock(),
+        play_context=play_context,
+        loader=loader,
+        templar=MagicMock(),
+        shared_loader_obj=None,
+    )
+    plugin._load_name = "esxilab.iperf.paired_test_report"
+    return plugin
+
+
+def _run(args: dict[str, Any], check_mode: bool = False) -> dict[str, Any]:
+    result: dict[str, Any] = _action(args, check_mode).run(task_vars={})
+    return result
+
+
+def test_documentation_matches_the_argument_spec() -> None:
+    options = yaml.safe_load(module_doc.DOCUMENTATION)["options"]
+    assert set(options) == set(ARGUMENT_SPEC)
+    for name, spec in ARGUMENT_SPEC.items():
+        assert options[name]["type"] == spec["type"], name
+        assert options[name].get("default") == spec.get("default"), name
+        assert bool(options[name].get("required")) == bool(spec.get("required")), name
+
+
+def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:
+    dest = tmp_path / "reports" / "deep"
+    args = {"dest": str(dest), "name": "lab-1", "results": [RECORD], "meta": {"began": "x"}}
+    # check mode first: reports all three, writes nothing
+    check = _run(args, check_mode=True)
+    assert check["changed"] is True and len(check["written"]) == 3
+    assert not dest.exists()
+
+    first = _run(args)
+    assert first["changed"] is True
+    assert first["files"] == {
+        "json": f"{dest}/lab-1.json",
+        "csv": f"{dest}/lab-1.csv",
+        "summary_csv": f"{dest}/lab-1-summary.csv",
+    }
+    doc = json.loads((dest / "lab-1.json").read_text())
+    assert (doc["format"], doc["began"], doc["results"][0]["total_bits_per_second"]) == (
+        "esxilab.iperf.paired_test", "x", 9.56e8,
+    )  # fmt: skip
+    rows = (dest / "lab-1.csv").read_text().splitlines()
+    assert (
+        rows[1] == "1,t,forward,false,2,1,1,h1,h2,10.0.0.1,5201,h2,h1,1.5,956000000.0,358500000,3.0,,true,,956000000.0"
+    )
+    assert (dest / "lab-1-summary.csv").read_text().startswith("test,direction,swapped,streams,")
+    assert stat.S_IMODE((dest / "lab-1.json").stat().st_mode) == 0o644
+    assert list(dest.glob(".paired-test-*")) == []
+
+    again = _run(args)
+    assert again["changed"] is False and again["written"] == []
+    assert _run(args, check_mode=True)["changed"] is False
+
+    changed = _run(args | {"meta": {"began": "y"}, "mode": "0600"})
+    assert changed["changed"] is True
+    assert changed["written"] == [f"{dest}/lab-1.json", f"{dest}/lab-1.csv", f"{dest}/lab-1-summary.csv"]
+    assert stat.S_IMODE((dest / "lab-1.csv").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"name": "../up"}, "report name '../up' must be a file name"),
+        ({"mode": "rw"}, "mode must be an octal file mode"),
+        ({"meta": {"results": []}}, "meta key 'results' is reserved"),
+    ],
+)
+def test_bad_arguments_fail_with_the_cause(tmp_path: Path, extra: dict[str, Any], message: str) -> None:
+    result = _run({"dest": str(tmp_path), "name": "r", "results": [RECORD]} | extra)
+    assert result["failed"] is True
+    assert message in result["msg"]
+
+
+def test_dest_that_is_a_file_fails(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("")
+    result = _run({"dest": str(target), "name": "r", "results": []})
+    assert result["failed"] is True
+    assert result["msg"] == f"dest {target} exists and is not a directory; choose another directory"
+
+
+def test_file_mode() -> None:
+    assert (file_mode("0644"), file_mode("600"), file_mode(0o640)) == (0o644, 0o600, 0o640)
+    with pytest.raises(ValueError, match="between 0000 and 0777"):
+        file_mode(0o7777)

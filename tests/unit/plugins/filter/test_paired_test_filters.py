@@ -1,0 +1,94 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The paired_test_* filters: registration, documentation, and thin glue over _paired.py."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.esxilab.iperf.plugins.filter import paired_test_csv as csv_plugin
+from ansible_collections.esxilab.iperf.plugins.filter import paired_test_plan as plan_plugin
+from ansible_collections.esxilab.iperf.plugins.filter import paired_test_record as record_plugin
+from ansible_collections.esxilab.iperf.plugins.filter import paired_test_summary as summary_plugin
+from ansible_collections.esxilab.iperf.plugins.filter.paired_test_csv import paired_test_csv
+from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import paired_test_plan
+from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
+from ansible_collections.esxilab.iperf.plugins.filter.paired_test_summary import paired_test_summary
+
+PLUGINS = [
+    (plan_plugin, "paired_test_plan"),
+    (record_plugin, "paired_test_record"),
+    (summary_plugin, "paired_test_summary"),
+    (csv_plugin, "paired_test_csv"),
+]
+TESTS = [{"name": "t", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}], "streams": [1, 2]}]
+
+
+@pytest.mark.parametrize(("plugin", "name"), PLUGINS)
+def test_filter_is_registered_under_its_file_name_and_documented(plugin: ModuleType, name: str) -> None:
+    assert list(plugin.FilterModule().filters()) == [name]
+    doc = yaml.safe_load(plugin.DOCUMENTATION)
+    assert doc["name"] == name
+    assert doc["version_added"] == "1.0.0"
+    assert doc["options"]["_input"]["required"] is True
+    assert doc["short_description"]
+    assert yaml.safe_load(plugin.RETURN)["_value"]
+    examples = yaml.safe_load(plugin.EXAMPLES)
+    assert all(task["name"] for task in examples)
+    assert f"esxilab.iperf.{name}" in plugin.EXAMPLES
+
+
+def test_plan_filter_passes_the_inventory_checks_through() -> None:
+    plan = paired_test_plan(TESTS, {"duration": 3}, inventory_hosts=("h1",), play_hosts=["h1"], forks="5")
+    assert [(r["run"], r["streams"], r["duration"]) for r in plan["runs"]] == [(1, 1, 3), (2, 2, 3)]
+    assert plan["problems"]["unknown_hosts"][0].startswith("h2 is not in the inventory")
+
+
+def test_plan_filter_errors_are_filter_errors() -> None:
+    with pytest.raises(AnsibleFilterError, match=r"^esxilab.iperf.paired_test_plan: test 't': unknown key\(s\) x;"):
+        paired_test_plan([{"name": "t", "pairs": TESTS[0]["pairs"], "x": 1}])
+
+
+def _record() -> dict[str, Any]:
+    run = paired_test_plan(TESTS)["runs"][0]
+    client = {"item": run["pairs"][0], "started_at": 10.0, "result": {"bits_per_second": 5.0e8, "complete": True}}
+    reports = [
+        {"host": "h1", "servers": {"results": [{"item": run["pairs"][0], "pid": 7}]}, "stops": None},
+        {"host": "h2", "clients": {"results": [client]}},
+        None,
+    ]
+    record: dict[str, Any] = paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
+    return record
+
+
+def test_record_summary_and_csv_filters() -> None:
+    record = _record()
+    assert (record["total_bits_per_second"], record["pairs"][0]["server_pid"], record["start_at"]) == (5.0e8, 7, None)
+    summary = paired_test_summary((record,), tolerance=0.1)
+    assert summary["summary"][0]["stats"]["mean"] == 5.0e8
+    assert summary["sweeps"][0]["knee"] == 1
+    text = paired_test_csv([record])
+    assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,10.0.0.1,5201,h2,h1,10.0,500000000.0,")
+    assert paired_test_csv(summary["summary"], table="summary").splitlines()[1].startswith("t,forward,false,1,1,0,1,")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: paired_test_record({"run": 1}, []), "expected one run of esxilab.iperf.paired_test_plan"),
+        (lambda: paired_test_record(paired_test_plan(TESTS)["runs"][0], "h1"), "reports must be a list"),
+        (lambda: paired_test_summary("x"), "expected the list paired_test_results"),
+        (lambda: paired_test_csv([{"x": 1}]), "expected run records"),
+        (lambda: paired_test_csv([], table="nope"), "table must be 'pairs' or 'summary'"),
+    ],
+)
+def test_wrong_input_names_the_filter(call: Any, message: str) -> None:
+    with pytest.raises(AnsibleFilterError, match=r"^esxilab\.iperf\.paired_test_") as info:
+        call()
+    assert message in str(info.value)
