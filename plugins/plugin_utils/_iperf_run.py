@@ -968,7 +968,12 @@ def build_stop_script(token: str, targets: Sequence[Mapping[str, Any]], *, caps:
     """Stop each target (pidfile entry): guard first, then TERM, then KILL after a grace."""
     nap, tries = _short_nap(caps)
     tries = tries * KILL_GRACE
-    lines = []
+    # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
+    # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
+    lines = [
+        "_alive() { kill -0 \"$1\" 2>/dev/null || return 1; [ -r \"/proc/$1/stat\" ] || return 0; "
+        "case \"$(sed 's/^.*) //' \"/proc/$1/stat\" 2>/dev/null)\" in Z*) return 1;; esac; return 0; }",
+    ]
     for target in targets:
         pid = int(target["pid"])
         guard = str(target.get("guard") or "")
@@ -979,8 +984,8 @@ def build_stop_script(token: str, targets: Sequence[Mapping[str, Any]], *, caps:
             f"  kill {int(guard)} 2>/dev/null" if guard.isdigit() else "  :",
             f"  if kill -0 {pid} 2>/dev/null; then",
             f"    kill {pid} 2>/dev/null; i=0",
-            f'    while kill -0 {pid} 2>/dev/null && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
-            f"    if kill -0 {pid} 2>/dev/null; then kill -9 {pid} 2>/dev/null; st=killed; else st=stopped; fi",
+            f'    while _alive {pid} && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
+            f"    if _alive {pid}; then kill -9 {pid} 2>/dev/null; st=killed; else st=stopped; fi",
             "  else st=gone; fi",
             f"  rm -f {q_pid}",
             "else st=notours; fi",

@@ -715,7 +715,7 @@ def test_esxi_standin(env: dict[str, str], tmp_path: Path) -> None:
 
 LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 LAB_NAME = "elrun"  # own prefix and subnet: neither the shared esxilab lab nor test_lab.py's is touched
-LAB_SUBNET = "198.19.251.0/24"
+LAB_SUBNET = "198.19.247.0/24"
 
 LAB_FLOW = """
 - name: Server on h1
