@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -227,6 +226,8 @@ class HostSpec:
     egress: Shaping  # on eth0 inside the namespace (what the host sends)
     ingress: Shaping  # on the bridge-side end (what the host receives)
     gso_max_segs: int  # 1 with --ethernet-overhead: every frame reaches tbf on its own
+    env: tuple[tuple[str, str], ...] = ()  # --host-env: set in every SSH session (sshd SetEnv)
+    binds: tuple[tuple[str, str], ...] = ()  # --host-bind: (src, dst) in sshd's private mount namespace
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,9 @@ class LabSpec:
     def sshd_log(self, host: HostSpec) -> Path:
         return self.host_dir(host) / "sshd.log"
 
+    def overlay_dir(self, host: HostSpec) -> Path:
+        return self.host_dir(host) / "overlay"
+
     def ssh_options(self) -> list[str]:
         return [
             "-o",
@@ -287,6 +291,57 @@ class LabSpec:
             "-o",
             "IdentitiesOnly=yes",
         ]
+
+
+# --host-env / --host-bind: make a lab host look like another system to the SSH sessions Ansible
+# opens (e.g. the ESXi stand-ins of tests/esxi_standin on PATH, ESXi paths bound to a temp dir).
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_VALUE_RE = re.compile(r"^[^\s\"'\\#]*$")  # one sshd_config word: no blanks, quotes, backslash or '#'
+RESERVED_ENV = ("LAB_HOST", "LAB_NETNS")
+BIND_PATH_RE = re.compile(r"^/[^\s,:\"'\\]*$")  # ',' and ':' would break the overlay mount options
+BIND_FORBIDDEN = ("/proc", "/sys", "/dev", "/run")  # the session and sshd itself need these
+
+
+def _split_host_item(item: str, option: str, usage: str, hosts: int) -> tuple[str, str]:
+    host, sep, rest = item.partition("=")
+    if not sep or not re.fullmatch(r"h[1-9]\d*", host) or not rest:
+        raise LabError(f"{option} {item!r}: use {usage}")
+    if int(host[1:]) > hosts:
+        raise LabError(f"{option} {item!r}: the lab has only h1..h{hosts}")
+    return host, rest
+
+
+def parse_host_env(items: Sequence[str], hosts: int) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``h1=PATH=/x:/usr/bin:/bin`` -> {"h1": (("PATH", "/x:/usr/bin:/bin"),)}; a later item wins per name."""
+    usage = "HOST=NAME=VALUE, e.g. h1=PATH=/opt/standin:/usr/bin:/bin"
+    found: dict[str, dict[str, str]] = {}
+    for item in items:
+        host, rest = _split_host_item(item, "--host-env", usage, hosts)
+        name, sep, value = rest.partition("=")
+        if not sep or not ENV_NAME_RE.match(name):
+            raise LabError(f"--host-env {item!r}: use {usage}")
+        if name in RESERVED_ENV:
+            raise LabError(f"--host-env {item!r}: {name} is set by the lab itself")
+        if not ENV_VALUE_RE.match(value):
+            raise LabError(f"--host-env {item!r}: the value may not contain blanks, quotes, backslashes or '#'")
+        found.setdefault(host, {})[name] = value
+    return {host: tuple(values.items()) for host, values in found.items()}
+
+
+def parse_host_bind(items: Sequence[str], hosts: int) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``h1=/tmp/x:/usr/lib/vmware`` -> {"h1": (("/tmp/x", "/usr/lib/vmware"),)}, in the order given."""
+    usage = "HOST=SRC:DST with absolute paths, e.g. h1=/tmp/h1-vmware:/usr/lib/vmware"
+    found: dict[str, list[tuple[str, str]]] = {}
+    for item in items:
+        host, rest = _split_host_item(item, "--host-bind", usage, hosts)
+        src, sep, dst = rest.partition(":")
+        if not sep or not BIND_PATH_RE.match(src) or not BIND_PATH_RE.match(dst):
+            raise LabError(f"--host-bind {item!r}: use {usage} (no blanks, quotes, ',' or ':' in the paths)")
+        src, dst = os.path.normpath(src), os.path.normpath(dst)
+        if dst == "/" or any(dst == f or dst.startswith(f + "/") for f in BIND_FORBIDDEN):
+            raise LabError(f"--host-bind {item!r}: {dst} cannot be replaced (/, /proc, /sys, /dev and /run are needed)")
+        found.setdefault(host, []).append((src, dst))
+    return {host: tuple(pairs) for host, pairs in found.items()}
 
 
 def build_spec(
@@ -300,6 +355,8 @@ def build_spec(
     rate: str | None = None,
     delay: str | None = None,
     ethernet_overhead: bool = False,
+    host_env: Sequence[str] = (),
+    host_bind: Sequence[str] = (),
 ) -> LabSpec:
     """Validate the options and compute every object of the lab."""
     if not NAME_RE.match(name):
@@ -331,6 +388,8 @@ def build_spec(
         overrides[host] = check_mtu(int(value), f"--host-mtu {host}")
     rate_bps = parse_rate(rate) if rate else None
     delay_us = parse_delay(delay) if delay else None
+    envs = parse_host_env(host_env, hosts)
+    binds = parse_host_bind(host_bind, hosts)
 
     state_dir = state_dir.resolve()
     base = int(net.network_address)
@@ -355,6 +414,8 @@ def build_spec(
                 egress=Shaping(rate_bps=rate_bps, burst=burst, limit=limit, overhead=overhead, delay_us=delay_us),
                 ingress=Shaping(rate_bps=rate_bps, burst=burst, limit=limit, overhead=overhead),
                 gso_max_segs=1 if overhead else DEFAULT_GSO_MAX_SEGS,
+                env=envs.get(host_name, ()),
+                binds=binds.get(host_name, ()),
             )
         )
     return LabSpec(
@@ -616,7 +677,10 @@ def sshd_config_text(spec: LabSpec, host: HostSpec) -> str:
         "MaxSessions 64",
         "MaxStartups 64:30:128",
         "LogLevel INFO",
-        f"SetEnv LAB_HOST={host.name} LAB_NETNS={host.netns}",
+        # sshd honours only the first SetEnv line: --host-env values go on this one
+        f"SetEnv LAB_HOST={host.name} LAB_NETNS={host.netns}" + "".join(f" {k}={v}" for k, v in host.env),
+        # listed so that a changed --host-bind changes this file, which restarts sshd
+        *(f"# --host-bind: {src} on {dst} (private mount namespace of this sshd)" for src, dst in host.binds),
     ]
     if Path(sftp).exists():
         lines.append(f"Subsystem sftp {sftp}")
@@ -679,6 +743,18 @@ def inventory_text(spec: LabSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+def host_options(spec: LabSpec) -> JSONDict:
+    """--host-env/--host-bind as given (only when used, so lab.json of other labs stays the same)."""
+    options: JSONDict = {}
+    env = [f"{h.name}={k}={v}" for h in spec.hosts for k, v in h.env]
+    binds = [f"{h.name}={src}:{dst}" for h in spec.hosts for src, dst in h.binds]
+    if env:
+        options["host_env"] = env
+    if binds:
+        options["host_bind"] = binds
+    return options
+
+
 def state_doc(spec: LabSpec) -> JSONDict:
     return {
         "version": STATE_VERSION,
@@ -698,6 +774,7 @@ def state_doc(spec: LabSpec) -> JSONDict:
             "rate": format_rate(spec.rate_bps) if spec.rate_bps else None,
             "delay": format_delay(spec.delay_us) if spec.delay_us else None,
             "ethernet_overhead": spec.ethernet_overhead,
+            **host_options(spec),
         },
         "private_key": str(spec.key),
         "known_hosts": str(spec.known_hosts),
@@ -967,12 +1044,69 @@ def sshd_listeners(netns: str) -> list[int]:
     ]
 
 
+def mount_points_below(path: str) -> list[str]:
+    """Mount points strictly below ``path`` (an overlay on ``path`` would hide them)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    prefix = path.rstrip("/") + "/"
+    points = (line.split()[4].encode().decode("unicode_escape") for line in lines if len(line.split()) > 4)
+    return sorted({p for p in points if p.startswith(prefix)})
+
+
+def mount_commands(spec: LabSpec, host: HostSpec) -> list[str]:
+    """Shell commands that give the host's sshd its --host-bind mounts (run in its new mount namespace).
+
+    A destination that does not exist on this machine gets a mount point without touching the real
+    file system: its nearest existing parent is overlaid (in that namespace only) with a fresh
+    upper dir under ``hosts/hN/overlay`` that holds the missing directories; writes elsewhere
+    below that parent also land in the upper dir. Binds are applied in the order given.
+    """
+    base = spec.overlay_dir(host)
+    shutil.rmtree(base, ignore_errors=True)
+    missing: dict[Path, list[tuple[Path, bool]]] = {}
+    for src, dst in host.binds:
+        if not Path(src).exists():
+            raise LabError(f"--host-bind {host.name}={src}:{dst}: {src} does not exist; create it first")
+        target = Path(dst)
+        if not target.exists():
+            anchor = next(parent for parent in target.parents if parent.exists())
+            if str(anchor) == "/" or mount_points_below(str(anchor)):
+                raise LabError(
+                    f"--host-bind {host.name}={src}:{dst}: {dst} does not exist and its parent {anchor} holds other"
+                    " mounts (or is /), so it cannot be overlaid; bind onto an existing path instead"
+                )
+            missing.setdefault(anchor, []).append((target, Path(src).is_dir()))
+    commands = []
+    for index, (anchor, targets) in enumerate(sorted(missing.items())):
+        upper, work = base / str(index) / "upper", base / str(index) / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        upper.mkdir(parents=True, exist_ok=True)
+        for target, is_dir in targets:
+            point = upper / target.relative_to(anchor)
+            if is_dir:
+                point.mkdir(parents=True, exist_ok=True)
+            else:
+                point.parent.mkdir(parents=True, exist_ok=True)
+                point.touch()
+        options = f"lowerdir={anchor},upperdir={upper},workdir={work}"
+        commands.append(shlex.join(["mount", "-t", "overlay", "overlay", "-o", options, str(anchor)]))
+    commands += [shlex.join(["mount", "--bind", src, dst]) for src, dst in host.binds]
+    return commands
+
+
 def start_sshd(spec: LabSpec, host: HostSpec) -> None:
     run(["/usr/sbin/sshd", "-t", "-f", str(spec.sshd_config(host))])
     spec.pid_file(host).unlink(missing_ok=True)
     script = 'hostname "$0" && exec /usr/sbin/sshd -f "$1" -E "$2"'
+    unshare = ["unshare", "--uts"]
+    if host.binds:
+        # own mount namespace, private propagation: the binds are seen by this sshd and its sessions only
+        script = "set -e; " + "; ".join(mount_commands(spec, host)) + "; " + script
+        unshare += ["--mount", "--propagation", "private"]
     config, log = str(spec.sshd_config(host)), str(spec.sshd_log(host))
-    run(["ip", "netns", "exec", host.netns, "unshare", "--uts", "--", "/bin/sh", "-c", script, host.netns, config, log])
+    run(["ip", "netns", "exec", host.netns, *unshare, "--", "/bin/sh", "-c", script, host.netns, config, log])
     deadline = time.monotonic() + SSHD_READY_TIMEOUT
     while time.monotonic() < deadline:
         if sshd_running(spec, host) is not None and tcp_banner(str(host.address.ip), timeout=1.0):
@@ -1046,7 +1180,7 @@ def remove_netns(netns: str) -> None:
 
 def stop_netns_processes(netns: str) -> None:
     """Stop every process in the namespace (re-reading: a dying sshd may have forked)."""
-    for _ in range(3):
+    for _attempt in range(3):
         pids = [p for p in netns_pids(netns) if proc_alive(p)]
         if not pids:
             return
@@ -1165,6 +1299,9 @@ def lab_down(name: str, state_dir: Path, check: bool, purge: bool) -> Plan:
     if hosts_dir.is_dir():
         for host_dir in sorted(hosts_dir.iterdir()):
             generated += [host_dir / n for n in ("sshd_config", "sshd.pid", "sshd.log")]
+            overlay = host_dir / "overlay"  # --host-bind upper dirs; their mounts died with the processes
+            if overlay.is_dir() and not purge:
+                plan.act(f"remove {overlay}", fn=functools.partial(shutil.rmtree, overlay))
     if purge and state_dir.exists():
         plan.act(f"remove state dir {state_dir}", fn=lambda: shutil.rmtree(state_dir))
     else:
@@ -1270,12 +1407,26 @@ def parser() -> argparse.ArgumentParser:
     shape.add_argument("--rate", help="tbf rate per host and direction, e.g. 1gbit")
     shape.add_argument("--delay", help="netem delay on what each host sends, e.g. 1ms")
     shape.add_argument(
+        "--host-env",
+        action="append",
+        default=[],
+        metavar="HOST=NAME=VALUE",
+        help="environment variable of every SSH session on HOST (sshd SetEnv; PATH too), e.g. h1=PATH=/x:/usr/bin:/bin",
+    )
+    shape.add_argument(
+        "--host-bind",
+        action="append",
+        default=[],
+        metavar="HOST=SRC:DST",
+        help="bind SRC on DST in HOST's sshd mount namespace only (a missing DST is overlaid, never created)",
+    )
+    shape.add_argument(
         "--ethernet-overhead",
         action="store_true",
         help="with --rate: charge 24 bytes/frame (preamble, FCS, gap) like a physical link; disables GSO on lab veths",
     )
 
-    top = argparse.ArgumentParser(prog=SCRIPT_NAME, description=(__doc__ or "").split("\n\n")[0])
+    top = argparse.ArgumentParser(prog=SCRIPT_NAME, description=(__doc__ or "").split("\n\n", maxsplit=1)[0])
     sub = top.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", parents=[common, shape], help="build or converge the lab")
     up.add_argument("--check", action="store_true", help="report what would change; change nothing")
@@ -1325,6 +1476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rate=args.rate or saved.get("rate"),
             delay=args.delay or saved.get("delay"),
             ethernet_overhead=args.ethernet_overhead or bool(saved.get("ethernet_overhead")),
+            host_env=args.host_env or list(saved.get("host_env", [])),
+            host_bind=args.host_bind or list(saved.get("host_bind", [])),
         )
         if args.command == "status":
             status = lab_status(spec)

@@ -34,12 +34,14 @@ from typing import Any, Literal
 
 __all__ = [
     "ACCEPTANCE_LEVELS",
+    "APP_DOMAIN",
     "BUNDLED_IPERF3",
     "BUNDLED_IPERF3_COPY",
     "INSTALL_PROBE_PATHS",
     "VIB_IPERF",
     "VIB_IPERF_COPY",
     "AdvancedOption",
+    "AppDomainPlan",
     "EsxcliFailure",
     "EsxiError",
     "EsxiParseError",
@@ -95,6 +97,8 @@ __all__ = [
     "parse_vmkping",
     "parse_vmware_version",
     "parse_vswitch_list",
+    "plan_app_domain_install",
+    "plan_app_domain_restore",
     "plan_firewall",
     "plan_install_restore",
     "plan_iperf_install",
@@ -463,17 +467,16 @@ def parse_vmware_version(text: str) -> EsxiVersion:
     for line in text.splitlines():
         build_m = build_m or _VMWARE_BUILD_RE.match(line)
         level_m = level_m or _VMWARE_LEVEL_RE.match(line)
-    if build_m is None and level_m is None:
-        raise EsxiParseError("not 'vmware -v'/'vmware -l' output (no 'VMware ESXi <version>' line)", raw=text)
     if build_m is not None:
         version = _version_tuple(build_m.group("ver"))
         build: int | None = int(build_m.group("build"))
         product = build_m.group("product")
-    else:
-        assert level_m is not None
+    elif level_m is not None:
         version = _version_tuple(level_m.group("ver"))
         build = None
         product = level_m.group("product")
+    else:
+        raise EsxiParseError("not 'vmware -v'/'vmware -l' output (no 'VMware ESXi <version>' line)", raw=text)
     update = int(level_m.group("update")) if level_m is not None and level_m.group("update") else None
     return EsxiVersion(version=version, build=build, update=update, patch=None, product=product)
 
@@ -1426,8 +1429,7 @@ def plan_iperf_install(
                 " 'esxcli system settings advanced list -o /User/execInstalledOnly'.",
             )
         warnings.append("execInstalledOnly was not read; it is off by default before ESXi 8.0")
-    elif active:
-        assert policy is not None
+    elif active and policy is not None:  # active is None whenever policy is None
         if policy.boot_runtime is True:
             raise ExecPolicyError(
                 f"execInstalledOnly is enforced by the boot option on this {version} host, so {binary}"
@@ -1657,3 +1659,97 @@ def plan_firewall(
         previous=previous,
         warnings=tuple(warnings),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The appDom route: the shipped iperf3 itself, with its security domain not enforcing
+# --------------------------------------------------------------------------------------------
+
+#: Security domain the shipped iperf3 runs in; enforcing, it denies the listen (esxi-facts.md 2.1).
+APP_DOMAIN = "appDom"
+_DOMAIN_LEVELS = ("enforcing", "disabled")
+
+
+@dataclass(frozen=True, slots=True)
+class AppDomainPlan:
+    """An install plan that runs the shipped iperf3 in place, and the appDom level to put back.
+
+    ``previous_level`` is ``None`` when appDom was already not enforcing (nothing to undo).
+    """
+
+    install: InstallPlan
+    previous_level: str | None
+
+
+def _domain_step(level: str, why: str) -> Step:
+    # the recorded recipe uses localcli for this (Dell KB 000212752 note, esxi-facts.md 2.1)
+    return _step(
+        "app_domain",
+        f"set the {APP_DOMAIN} security domain to {level} ({why})",
+        *("localcli", "system", "secpolicy", "domain", "set", "-n", APP_DOMAIN, "-l", level),
+    )
+
+
+def _app_domain(domains: Sequence[SecurityDomain], version: EsxiVersion | None = None) -> SecurityDomain:
+    found = next((d for d in domains if d.name == APP_DOMAIN), None)
+    if found is None:
+        where = f" on this {version} host" if version is not None else ""
+        raise PlanError(
+            f"'localcli system secpolicy domain list' shows no {APP_DOMAIN} domain{where}.",
+            fix="use relax_mode: runtime_option (copy the binary and set /User/execInstalledOnly to 0 instead).",
+        )
+    if found.enforcing is None:
+        raise PlanError(f"the {APP_DOMAIN} enforcement level {found.level!r} is not one of {list(_DOMAIN_LEVELS)}.")
+    return found
+
+
+def plan_app_domain_install(
+    esxi_version: EsxiVersion,
+    files_present: Collection[str],
+    domains: Sequence[SecurityDomain],
+) -> AppDomainPlan:
+    """Plan the route that needs no copy: run :data:`BUNDLED_IPERF3` itself.
+
+    It is installed with ESXi, so execInstalledOnly lets it run; what stops it from listening is
+    the ``appDom`` security domain (``unable to start listener ... Operation not permitted``).
+    The recorded workaround sets that domain to ``disabled`` for the test and back to
+    ``enforcing`` afterwards. Nothing is copied and execInstalledOnly stays on.
+    """
+    if esxi_version.major < 7:
+        raise PlanError(
+            f"the {APP_DOMAIN} route is meant for ESXi 7.0 and later; this host runs {esxi_version}.",
+            fix="use relax_mode: runtime_option, or method: vib on ESXi 6.x.",
+        )
+    if BUNDLED_IPERF3 not in set(files_present):
+        raise PlanError(
+            f"{BUNDLED_IPERF3} does not exist on this {esxi_version} host, so there is no shipped iperf3 to run.",
+            fix="use method: vib with the iperf VIB.",
+        )
+    domain = _app_domain(domains, esxi_version)
+    steps: tuple[Step, ...] = ()
+    previous: str | None = None
+    if domain.enforcing:
+        previous = domain.level
+        steps = (_domain_step("disabled", f"so {BUNDLED_IPERF3} may listen"),)
+    plan = InstallPlan(
+        esxi=str(esxi_version),
+        method="bundled",
+        tool="iperf3",
+        source_binary=BUNDLED_IPERF3,
+        binary=BUNDLED_IPERF3,
+        steps=steps,
+        restore=RestoreRecord(),
+        warnings=() if previous else (f"the {APP_DOMAIN} security domain is already not enforcing; left as it is",),
+    )
+    return AppDomainPlan(install=plan, previous_level=previous)
+
+
+def plan_app_domain_restore(previous_level: str | None, domains: Sequence[SecurityDomain]) -> tuple[Step, ...]:
+    """Put the ``appDom`` level back; nothing when it already is (idempotent) or was not changed."""
+    if previous_level is None:
+        return ()
+    if previous_level not in _DOMAIN_LEVELS:
+        raise PlanError(f"{APP_DOMAIN} level {previous_level!r} is not one of {list(_DOMAIN_LEVELS)}.")
+    if _app_domain(domains).level == previous_level:
+        return ()
+    return (_domain_step(previous_level, "as it was before the test"),)

@@ -1,0 +1,540 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ESXi roles end to end: real ansible-playbook, real SSH, a lab host that answers like ESXi.
+
+The lab (``lab/esxilab_lab.py``, prefix ``eltesx``, 198.19.251.0/24, a temporary state dir):
+
+* h1 - the "ESXi host", MTU 9000. Its sshd gets (lab options ``--host-env``/``--host-bind``)
+  ``PATH`` starting with ``tests/esxi_standin`` (so ``esxcli``, ``localcli``, ``vmware`` and
+  ``vmkping`` are the stand-ins that replay recorded ESXi output and keep state), its own stand-in
+  state dir and file root ``/``, and a private mount namespace in which ``/usr/lib/vmware`` and
+  ``/opt`` are per-test temporary directories - the real paths the plugins use, without touching
+  this machine's file system;
+* h2 - a Linux host, MTU 1500 (the broken jumbo peer), and the iperf client of the serve steps;
+* h3 - a Linux host, MTU 9000 (the working jumbo peer).
+
+Per ESXi release (6.7, 7.0, 8.0 stand-in states) the ``esxi_iperf`` role installs (check mode,
+real, idempotent), a 1 s iperf test is served by the binary it published (``esxi_iperf_binary``)
+to a client on h2, and the ``restore`` entry point puts the host back. 8.0 refuses without
+``relax_exec_policy``, relaxes the runtime option or the appDom domain with it, and gets the
+previous values back. The ``esxi_firewall`` window restores the firewall after a failure injected
+inside it. The ``path_mtu`` role passes at 1500 and on the 9000 path h1-h3, and stops the run with
+a clear message on the broken 9000 path h1-h2 (real ``ping -M do`` between namespaces).
+
+What this does not prove: anything about real ESXi beyond the recorded outputs the stand-ins
+replay (see tests/esxi_standin/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+STANDIN = REPO / "tests" / "esxi_standin"
+TARGETS = REPO / "tests" / "integration" / "targets" / "esxi"
+_VENV_PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
+ANSIBLE_PLAYBOOK = _VENV_PLAYBOOK if _VENV_PLAYBOOK.exists() else Path(sys.executable).parent / "ansible-playbook"
+PREFIX = "eltesx"
+SUBNET = "198.19.251"
+H1, H2, H3 = (f"{SUBNET}.{10 + i}" for i in (1, 2, 3))
+PLAY_TIMEOUT = 180
+COPY = "/usr/lib/vmware/vsan/bin/iperf3.copy"
+SHIPPED = "/usr/lib/vmware/vsan/bin/iperf3"
+VIB_COPY = "/opt/iperf/bin/iperf.copy"
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc, mount namespaces)"
+    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf", "unshare", "mount"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist"
+    try:
+        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`ip netns` is unavailable: {exc}"
+    if probe.returncode != 0:
+        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
+    if "overlay" not in Path("/proc/filesystems").read_text():
+        return "the kernel has no overlayfs (the lab overlays /usr/lib to add the /usr/lib/vmware mount point)"
+    return None
+
+
+def _banner(argv: list[str]) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    m = re.search(r"iperf (?:version )?(\d+\.\d+(?:\.\d+)?)", proc.stdout + proc.stderr)
+    assert m, proc
+    return m.group(1)
+
+
+@dataclass
+class Play:
+    rc: int
+    output: str
+    record: dict[str, Any] | None
+
+    def ok(self) -> dict[str, Any]:
+        assert self.rc == 0, self.output[-4000:]
+        assert self.record is not None, self.output[-4000:]
+        return self.record
+
+
+@dataclass(frozen=True)
+class Lab:
+    base: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.base / "state"
+
+    @property
+    def standin_state(self) -> Path:
+        return self.base / "standin"
+
+    @property
+    def vmware_dir(self) -> Path:  # /usr/lib/vmware on h1
+        return self.base / "h1-vmware"
+
+    @property
+    def opt_dir(self) -> Path:  # /opt on h1
+        return self.base / "h1-opt"
+
+    def cli(self, command: str, *args: str) -> dict[str, Any]:
+        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
+        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        return doc
+
+    def up_args(self) -> list[str]:
+        path = f"{STANDIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        return [
+            *("--hosts", "3", "--subnet", f"{SUBNET}.0/24", "--host-mtu", "h1=9000", "--host-mtu", "h3=9000"),
+            *("--host-env", f"h1=PATH={path}"),
+            *("--host-env", f"h1=ESXI_STANDIN_STATE={self.standin_state}"),
+            *("--host-env", "h1=ESXI_STANDIN_ROOT=/"),
+            *("--host-bind", f"h1={self.vmware_dir}:/usr/lib/vmware"),
+            *("--host-bind", f"h1={self.opt_dir}:/opt"),
+        ]
+
+    def ssh(self, address: str, command: str) -> subprocess.CompletedProcess[str]:
+        argv = [
+            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
+            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
+            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+            f"root@{address}", command,
+        ]  # fmt: skip
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+    def reset(self, version: str, **settings: str) -> None:
+        """A fresh stand-in of this release on h1 (its files, its state)."""
+        for directory in (self.vmware_dir, self.opt_dir):
+            for child in directory.iterdir():
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        commands = [f"esxi-standin init {version}", *(f"esxi-standin set {k} {v}" for k, v in settings.items())]
+        proc = self.ssh(H1, " && ".join(commands))
+        assert proc.returncode == 0, proc
+
+    def state(self, key: str) -> str:
+        return (self.standin_state / key).read_text().strip()
+
+    def calls(self) -> list[str]:
+        return (self.standin_state / "calls.log").read_text().splitlines()
+
+    def domain(self, name: str) -> str:
+        return dict(line.split("|") for line in self.state("secpolicy").splitlines())[name]
+
+    def play(self, playbook: str, tmp: Path, variables: dict[str, Any], *extra: str) -> Play:
+        out = tmp / f"record-{time.monotonic_ns()}.json"
+        vars_file = tmp / f"vars-{time.monotonic_ns()}.json"
+        vars_file.write_text(json.dumps({"e2e_out": str(out), **variables}))
+        inventory = tmp / "esxi-group.yml"
+        inventory.write_text("all:\n  children:\n    esxi:\n      hosts:\n        h1: {}\n")
+        argv = [
+            str(ANSIBLE_PLAYBOOK),
+            *("-i", str(self.state_dir / "inventory.yml"), "-i", str(inventory)),
+            str(TARGETS / playbook),
+            *("-e", f"@{vars_file}"),
+            *extra,
+        ]
+        env = dict(
+            os.environ,
+            ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+            ANSIBLE_NOCOLOR="1",
+            ANSIBLE_RETRY_FILES_ENABLED="false",
+            ANSIBLE_FORKS="5",
+        )
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+        record = json.loads(out.read_text()) if out.exists() else None
+        return Play(proc.returncode, proc.stdout + proc.stderr, record)
+
+
+def _lab_objects() -> list[str]:
+    ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
+    names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
+    names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
+    return [n for n in names if n.startswith(f"{PREFIX}-")]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    vmware_existed = Path("/usr/lib/vmware").exists()
+    the_lab = Lab(base=tmp_path_factory.mktemp(PREFIX))
+    for directory in (the_lab.vmware_dir, the_lab.opt_dir, the_lab.standin_state):
+        directory.mkdir()
+    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        the_lab.cli("up", *the_lab.up_args())
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        assert _lab_objects() == []
+        # the binds lived in h1's sshd mount namespace only
+        assert Path("/usr/lib/vmware").exists() == vmware_existed
+
+
+@pytest.fixture(scope="module")
+def versions() -> dict[str, str]:
+    return {"iperf3": _banner(["iperf3", "-v"]), "iperf2": _banner(["iperf", "-v"])}
+
+
+# --------------------------------------------------------------------------------------------
+# The lab host that looks like ESXi
+# --------------------------------------------------------------------------------------------
+
+
+def test_lab_host_looks_like_esxi_to_ssh_sessions_only(lab: Lab) -> None:
+    lab.reset("7.0")
+    h1 = lab.ssh(H1, "command -v esxcli localcli vmware vmkping; vmware -vl; ls /usr/lib/vmware/vsan/bin; ls -A /opt")
+    assert h1.returncode == 0, h1
+    assert h1.stdout.splitlines() == [
+        f"{STANDIN}/esxcli",
+        f"{STANDIN}/localcli",
+        f"{STANDIN}/vmware",
+        f"{STANDIN}/vmkping",
+        "VMware ESXi 7.0.3 build-22348816",
+        "VMware ESXi 7.0 Update 3",
+        "iperf3",
+    ]  # /opt is the empty per-test directory
+    assert (lab.vmware_dir / "vsan" / "bin" / "iperf3").is_file()  # written through the bind
+    h2 = lab.ssh(H2, "command -v esxcli || echo none; test -e /usr/lib/vmware && echo vmware || echo no-vmware")
+    assert h2.stdout.split() == ["none", "no-vmware"]
+    up_again = lab.cli("up", *lab.up_args())
+    assert up_again["changed"] is False, up_again["actions"]
+
+
+# --------------------------------------------------------------------------------------------
+# esxi_iperf
+# --------------------------------------------------------------------------------------------
+
+
+def _serve_vars(port: int, tmp: Path) -> dict[str, Any]:
+    remote = tmp / "remote"
+    remote.mkdir(exist_ok=True)
+    return {"e2e_port": port, "e2e_remote_dir": str(remote), "e2e_peer": "h2"}
+
+
+def _assert_served(record: dict[str, Any], binary: str, tool: str, lab: Lab) -> None:
+    server, client = record["server"], record["client"]
+    assert server["binary"] == binary and server["status"] == "listening", server
+    assert client["result"]["tool"] == tool
+    assert client["result"]["error"] is None
+    assert client["result"]["bits_per_second"] > 0
+    assert client["result"]["remote"]["host"] == H1
+    assert [stopped["pid"] for stopped in record["stop"]["stopped"]] == [server["pid"]]
+    assert any(line.startswith(f"exec {binary} -s ") for line in lab.calls())
+
+
+def test_esxi_7_0_install_check_real_idempotent_serve_restore(
+    lab: Lab, tmp_path: Path, versions: dict[str, str]
+) -> None:
+    lab.reset("7.0")
+    checked = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"]}, "--check").ok()
+    assert checked["check_mode"] is True
+    assert checked["installed"]["changed"] is True
+    assert checked["installed"]["commands"] == [f"cp {SHIPPED} {COPY}"]
+    assert checked["binary"] == COPY and checked["tool_version"] is None
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+    real = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install", "serve"], **_serve_vars(25411, tmp_path)})
+    record = real.ok()
+    assert record["installed"]["changed"] is True
+    assert (record["binary"], record["tool"], record["esxi_version"]) == (COPY, "iperf3", "7.0.3")
+    assert record["tool_version"] == versions["iperf3"]
+    assert record["restore_fact"] == {"created_files": [COPY]}
+    assert (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").is_file()
+    _assert_served(record, COPY, "iperf3", lab)
+
+    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"]}).ok()
+    assert again["installed"]["changed"] is False
+    assert again["installed"]["commands"] == []
+
+    restored = lab.play(
+        "esxi_iperf.yml", tmp_path, {"e2e_steps": ["restore"], "esxi_iperf_restore": record["restore_fact"]}
+    ).ok()
+    assert restored["restored"]["changed"] is True
+    assert restored["restored"]["commands"] == [f"rm -f {COPY}"]
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+    assert (lab.vmware_dir / "vsan" / "bin" / "iperf3").is_file()
+
+
+def test_esxi_6_7_vib_uploaded_unsigned_only_on_request(lab: Lab, tmp_path: Path, versions: dict[str, str]) -> None:
+    lab.reset("6.7")
+    bundle = tmp_path / "iperf-2.0.5-1-offline_bundle.zip"
+    bundle.write_bytes(b"PK\x05\x06" + bytes(18))  # the stand-in checks the name and that the upload arrived
+    refused = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], "esxi_iperf_vib_upload": str(bundle)})
+    failure = refused.ok()["failure"]
+    assert failure.startswith(
+        "esxilab.iperf.esxi_iperf_install: VIB installation failed: [AcceptanceConfigError] VIB"
+        " DAST_bootbank_iperf_2.0.5-1's acceptance level is community, which is not compliant with the ImageProfile"
+        " acceptance level partner"
+    )
+    assert "Fix: set allow_unsigned: true so the install runs with --no-sig-check" in failure
+    assert "Shared connection" not in failure
+    assert "iperf|" not in lab.state("vibs")
+
+    settings = {"esxi_iperf_vib_upload": str(bundle), "esxi_iperf_allow_unsigned": True}
+    checked = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **settings}, "--check").ok()
+    assert checked["installed"]["changed"] is True
+    assert checked["installed"]["commands"] == [
+        "esxcli software vib install -d '<upload dir>/iperf-2.0.5-1-offline_bundle.zip' --no-sig-check",
+        f"cp /opt/iperf/bin/iperf {VIB_COPY}",
+    ]
+    assert sum("software vib install" in line for line in lab.calls()) == 1  # only the refused one: nothing uploaded
+
+    real = lab.play(
+        "esxi_iperf.yml", tmp_path, {"e2e_steps": ["install", "serve"], **settings, **_serve_vars(25412, tmp_path)}
+    )
+    record = real.ok()
+    (install_cmd,) = [c for c in record["installed"]["commands"] if "vib install" in c]
+    m = re.fullmatch(
+        r"esxcli software vib install -d (\S+/ansible-tmp-[^/]+)/iperf-2.0.5-1-offline_bundle.zip --no-sig-check",
+        install_cmd,
+    )
+    assert m, install_cmd
+    assert not Path(m.group(1)).exists()  # the upload directory went with the task
+    assert (record["binary"], record["tool"], record["esxi_version"]) == (VIB_COPY, "iperf2", "6.7.0")
+    assert record["tool_version"] == versions["iperf2"]
+    assert record["installed"]["current"]["vib"] == "2.0.5-1"
+    assert record["restore_fact"] == {"created_files": [VIB_COPY], "installed_vib": "iperf"}
+    _assert_served(record, VIB_COPY, "iperf2", lab)
+
+    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **settings}).ok()
+    assert again["installed"]["changed"] is False
+    assert sum("software vib install" in line for line in lab.calls()) == 2  # the refused one and the real one
+
+    restored = lab.play(
+        "esxi_iperf.yml",
+        tmp_path,
+        {"e2e_steps": ["restore"], "esxi_iperf_restore": record["restore_fact"], "esxi_iperf_remove_vib": True},
+    ).ok()
+    assert restored["restored"]["commands"] == [f"rm -f {VIB_COPY}", "esxcli software vib remove -n iperf"]
+    assert "iperf|" not in lab.state("vibs")
+    assert not (lab.opt_dir / "iperf" / "bin" / "iperf.copy").exists()
+
+
+def test_esxi_8_0_refuses_then_relaxes_and_restores(lab: Lab, tmp_path: Path, versions: dict[str, str]) -> None:
+    lab.reset("8.0")
+    refused = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"]}).ok()
+    assert refused["failure"] == (
+        "esxilab.iperf.esxi_iperf_install: execInstalledOnly is active on this VMware ESXi 8.0.3 Update 3"
+        f" build-24585383 host: {COPY} is not installed from a VIB and would be refused. Fix: set"
+        " relax_exec_policy: true to set /User/execInstalledOnly to 0 for the test (the restore step puts the"
+        " previous value back; vCenter warns while it is off)."
+    )
+    assert lab.state("eio_runtime") == "1"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+    relax = {"esxi_iperf_relax_exec_policy": True}
+    checked = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax}, "--check").ok()
+    assert checked["installed"]["commands"] == [
+        "esxcli system settings advanced set -o /User/execInstalledOnly -i 0",
+        f"cp {SHIPPED} {COPY}",
+    ]
+    assert lab.state("eio_runtime") == "1"
+
+    window = lab.play(
+        "esxi_iperf.yml",
+        tmp_path,
+        {"e2e_steps": ["install", "serve", "restore"], **relax, **_serve_vars(25413, tmp_path)},
+    ).ok()
+    assert window["installed"]["previous"]["exec_installed_only"] == 1
+    assert window["installed"]["current"]["exec_installed_only"] == 0
+    assert window["installed"]["restore"] == {"created_files": [COPY], "exec_installed_only_previous": 1}
+    assert window["tool_version"] == versions["iperf3"]
+    _assert_served(window, COPY, "iperf3", lab)
+    assert window["restored"]["commands"] == [
+        "esxcli system settings advanced set -o /User/execInstalledOnly -i 1",
+        f"rm -f {COPY}",
+    ]
+    assert lab.state("eio_runtime") == "1"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+    # idempotent: a second install while relaxed changes nothing and has nothing to restore
+    first = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax}).ok()
+    second = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax}).ok()
+    assert (first["installed"]["changed"], second["installed"]["changed"]) == (True, False)
+    assert second["installed"]["restore"] == {}
+    lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["restore"], "esxi_iperf_restore": first["restore_fact"]}).ok()
+    assert lab.state("eio_runtime") == "1"
+
+
+def test_esxi_8_0_restored_after_a_failure_in_the_window(lab: Lab, tmp_path: Path) -> None:
+    lab.reset("8.0")
+    relax = {"esxi_iperf_relax_exec_policy": True}
+    record = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install", "fail", "restore"], **relax}).ok()
+    assert record["failure"] == "injected failure after the install"
+    assert record["installed"]["current"]["exec_installed_only"] == 0  # relaxed during the window
+    assert record["restored"]["commands"] == [
+        "esxcli system settings advanced set -o /User/execInstalledOnly -i 1",
+        f"rm -f {COPY}",
+    ]
+    assert lab.state("eio_runtime") == "1"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+
+def test_esxi_8_0_install_failing_halfway_is_restored(lab: Lab, tmp_path: Path) -> None:
+    """The relax step ran, the copy failed: the role still records what to undo, restore undoes it."""
+    lab.reset("8.0")
+    bin_dir = lab.vmware_dir / "vsan" / "bin"
+    subprocess.run(["chattr", "+i", str(bin_dir)], check=True, timeout=10)  # cp into it fails, even as root
+    try:
+        relax = {"esxi_iperf_relax_exec_policy": True}
+        record = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install", "restore"], **relax}).ok()
+    finally:
+        subprocess.run(["chattr", "-i", str(bin_dir)], check=True, timeout=10)
+    assert record["failure"].startswith(
+        f"esxilab.iperf.esxi_iperf_install: 'cp {SHIPPED} {COPY}' (copy {SHIPPED} to {COPY} (the copy can listen))"
+        " failed (exit status 1):"
+    )
+    assert (
+        "Commands already applied: ['esxcli system settings advanced set -o /User/execInstalledOnly -i 0']"
+        in record["failure"]
+    )
+    assert record["restore_fact"] == {}  # emptied by the restore entry point after it ran
+    assert record["restored"]["commands"] == ["esxcli system settings advanced set -o /User/execInstalledOnly -i 1"]
+    assert lab.state("eio_runtime") == "1"
+
+
+def test_esxi_8_0_app_domain_route(lab: Lab, tmp_path: Path) -> None:
+    lab.reset("8.0")
+    settings = {"esxi_iperf_relax_exec_policy": True, "esxi_iperf_relax_mode": "app_domain"}
+    window = lab.play(
+        "esxi_iperf.yml",
+        tmp_path,
+        {"e2e_steps": ["install", "serve", "restore"], **settings, **_serve_vars(25414, tmp_path)},
+    ).ok()
+    assert window["installed"]["commands"] == ["localcli system secpolicy domain set -n appDom -l disabled"]
+    assert window["installed"]["previous"]["app_domain"] == "enforcing"
+    assert window["binary"] == SHIPPED
+    _assert_served(window, SHIPPED, "iperf3", lab)  # the shipped binary listened: appDom was disabled
+    assert window["restored"]["commands"] == ["localcli system secpolicy domain set -n appDom -l enforcing"]
+    assert lab.domain("appDom") == "enforcing"
+    assert lab.state("eio_runtime") == "1"  # execInstalledOnly stayed on
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# esxi_firewall: the window
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("playbook", ["firewall_window.yml", "firewall_block.yml"], ids=["main", "open-restore"])
+@pytest.mark.parametrize("fail_inside", [True, False], ids=["failure-inside", "success"])
+def test_firewall_window_restores_the_firewall(lab: Lab, tmp_path: Path, playbook: str, fail_inside: bool) -> None:
+    lab.reset("8.0")
+    play = lab.play(playbook, tmp_path, {"e2e_fail_inside": fail_inside})
+    if fail_inside:
+        assert play.rc == 2, play.output[-3000:]
+        assert "injected failure inside the firewall window" in play.output
+    else:
+        assert play.rc == 0, play.output[-3000:]
+    assert play.record is not None, play.output[-3000:]
+    inside = play.record["inside"].replace("\r\n", "\n")
+    assert inside == "   Default Action: DROP\n   Enabled: false\n   Loaded: true\n"
+    assert play.record["restore_fact"] == {"enabled": True}
+    # after the window: as it was before
+    assert (lab.state("fw_enabled"), lab.state("fw_default_action")) == ("true", "DROP")
+    sets = [line for line in lab.calls() if line.startswith("esxcli network firewall set")]
+    assert sets == ["esxcli network firewall set --enabled false", "esxcli network firewall set --enabled true"]
+
+
+# --------------------------------------------------------------------------------------------
+# path_mtu
+# --------------------------------------------------------------------------------------------
+
+
+def test_path_mtu_passes_on_working_paths(lab: Lab, tmp_path: Path) -> None:
+    lab.reset("8.0", vmkping_mode="real")  # vmkping runs the real ping in h1's namespace
+    checks = {
+        "h1": [{"target": H3, "mtu": 9000, "interface": "vmk1"}, {"target": H2, "mtu": 1500, "interface": "vmk1"}],
+        "h2": [{"target": H1, "mtu": 1500}],
+        "h3": [{"target": H1, "mtu": 9000}],
+    }
+    play = lab.play("path_mtu.yml", tmp_path, {"e2e_hosts": "h1,h2,h3", "e2e_checks": checks})
+    verdicts = play.ok()
+    h1_jumbo, h1_std = verdicts["h1"]
+    assert (h1_jumbo["tool"], h1_jumbo["ok"], h1_jumbo["payload_size"], h1_jumbo["reply_bytes"]) == (
+        "vmkping",
+        True,
+        8972,
+        8980,
+    )
+    assert (h1_std["ok"], h1_std["payload_size"], h1_std["reply_bytes"]) == (True, 1472, 1480)
+    assert (verdicts["h2"][0]["tool"], verdicts["h2"][0]["ok"], verdicts["h2"][0]["reply_bytes"]) == (
+        "ping",
+        True,
+        1480,
+    )
+    assert (verdicts["h3"][0]["ok"], verdicts["h3"][0]["transmitted"], verdicts["h3"][0]["received"]) == (True, 3, 3)
+    assert "vmkping -I vmk1 -d -s 8972 -c 3 " + H3 in lab.calls()
+
+
+def test_path_mtu_stops_the_run_on_a_broken_jumbo_path(lab: Lab, tmp_path: Path) -> None:
+    lab.reset("8.0", vmkping_mode="real")
+    checks = {
+        "h1": [{"target": H3, "mtu": 9000, "interface": "vmk1"}, {"target": H2, "mtu": 9000, "interface": "vmk1"}],
+        "h2": [{"target": H1, "mtu": 9000}],
+        "h3": [{"target": H1, "mtu": 9000}],
+    }
+    play = lab.play("path_mtu.yml", tmp_path, {"e2e_hosts": "h1,h2,h3", "e2e_checks": checks})
+    assert play.rc == 2, play.output[-3000:]
+    assert play.record is None  # the "benchmark" play never ran
+    output = " ".join(play.output.split())
+    assert (
+        f"Path MTU check failed on h1, so no benchmark was started. {H2} at MTU 9000 (8972-byte don't-fragment ping"
+        " via vmk1) - no reply at this size, but small pings pass: a switch or interface on the path has a smaller"
+        " MTU and drops these frames. Raise the MTU of every hop (vSwitch, physical switch ports, the peer's"
+        " interface) to 9000"
+    ) in output
+    assert (
+        f"Path MTU check failed on h2, so no benchmark was started. {H1} at MTU 9000 (8972-byte don't-fragment"
+        " ping) - the sending interface MTU is too small (mtu 1500); raise the interface MTU."
+    ) in output
+    assert "Path MTU check failed on h3" not in output

@@ -1,0 +1,106 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The esxi_network role through ansible-playbook against govmomi's ESXi simulator (vcsim).
+
+The simulator is built and started by the fixtures of tests/integration/test_vcsim_vmknic.py
+(offline, 127.0.0.1, its own credentials). It implements AddVirtualSwitch and AddPortGroup but
+not AddVirtualNic, so this covers the role's wiring - the list of networks to esxi_vmknic tasks
+on the controller, check mode, idempotence, the published esxi_network_vmknics and the preflight
+- for networks without a VMkernel adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.test_vcsim_vmknic import ANSIBLE_PLAYBOOK, vcsim, vcsim_binary
+
+pytestmark = pytest.mark.slow
+
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "esxi_network" / "esxi_network.yml"
+__all__ = ["vcsim", "vcsim_binary"]  # the fixtures used here
+
+
+def _play(vcsim: dict[str, Any], tmp: Path, networks: Sequence[dict[str, Any]], *extra: str) -> dict[str, Any]:
+    out = tmp / f"record-{len(list(tmp.glob('record-*')))}.json"
+    variables = {
+        "e2e_out": str(out),
+        "esxi_network_hostname": "127.0.0.1",
+        "esxi_network_port": vcsim["vcsim_port"],
+        "esxi_network_username": vcsim["vcsim_user"],
+        "esxi_network_password": vcsim["vcsim_password"],
+        "esxi_network_validate_certs": False,
+        "esxi_network_networks": list(networks),
+        "ansible_python_interpreter": sys.executable,
+    }
+    vars_file = tmp / "vars.json"
+    vars_file.write_text(json.dumps(variables))
+    inventory = tmp / "inventory.yml"
+    inventory.write_text("all:\n  hosts:\n    esxsim:\n      ansible_connection: local\n")
+    env = {
+        **os.environ,
+        "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+    }
+    run = subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), "-e", f"@{vars_file}", *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    record: dict[str, Any] = json.loads(out.read_text())
+    return record
+
+
+NETWORKS = [
+    {"name": "iperf-a", "vswitch": {"name": "vSwitch-a"}, "portgroup": {"name": "iperf-a", "vlan_id": 30}},
+    {"name": "iperf-b", "vswitch": {"name": "vSwitch-b"}, "portgroup": {"name": "iperf-b", "vlan_id": 31}},
+]
+
+
+def test_networks_check_real_idempotent(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    checked = _play(vcsim, tmp_path, NETWORKS, "--check")
+    assert checked["failure"] is None
+    assert [r["changed"] for r in checked["built"]["results"]] == [True, True]
+    assert [[op["op"] for op in r["operations"]] for r in checked["built"]["results"]] == [
+        ["add_vswitch", "add_portgroup"],
+        ["add_vswitch", "add_portgroup"],
+    ]
+    assert [r["portgroup"] for r in checked["built"]["results"]] == [None, None]  # nothing was created
+
+    real = _play(vcsim, tmp_path, NETWORKS)
+    assert [r["changed"] for r in real["built"]["results"]] == [True, True]
+    assert [r["portgroup"] for r in real["built"]["results"]] == [
+        {"name": "iperf-a", "vswitch": "vSwitch-a", "vlan_id": 30},
+        {"name": "iperf-b", "vswitch": "vSwitch-b", "vlan_id": 31},
+    ]
+    assert real["vmknics"] == {"iperf-a": None, "iperf-b": None}  # no vmknic asked for
+
+    again = _play(vcsim, tmp_path, NETWORKS)
+    assert [r["changed"] for r in again["built"]["results"]] == [False, False]
+
+    removed = _play(vcsim, tmp_path, [{**n, "state": "absent"} for n in NETWORKS])
+    assert [r["changed"] for r in removed["built"]["results"]] == [True, True]
+
+
+def test_preflight_refuses_duplicate_names(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    record = _play(vcsim, tmp_path, [NETWORKS[0], {**NETWORKS[1], "name": "iperf-a"}])
+    assert record["built"] is None
+    assert record["failure"].startswith(
+        "esxi_network_networks on esxsim needs a unique name and a portgroup.name in every item; names given:"
+        " iperf-a, iperf-a."
+    )
