@@ -971,8 +971,8 @@ def build_stop_script(token: str, targets: Sequence[Mapping[str, Any]], *, caps:
     # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
     # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
     lines = [
-        "_alive() { kill -0 \"$1\" 2>/dev/null || return 1; [ -r \"/proc/$1/stat\" ] || return 0; "
-        "case \"$(sed 's/^.*) //' \"/proc/$1/stat\" 2>/dev/null)\" in Z*) return 1;; esac; return 0; }",
+        '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
+        'case "$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null)" in Z*) return 1;; esac; return 0; }',
     ]
     for target in targets:
         pid = int(target["pid"])

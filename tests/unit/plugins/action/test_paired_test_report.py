@@ -15,8 +15,8 @@ import pytest
 import yaml
 from ansible.playbook.task import Task
 
+import ansible_collections.esxilab.iperf.plugins.modules.paired_test_report as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import ARGUMENT_SPEC, ActionModule, file_mode
-from ansible_collections.esxilab.iperf.plugins.modules import paired_test_report as module_doc
 
 RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,

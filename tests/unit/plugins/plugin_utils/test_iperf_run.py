@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.modules import iperf_run as module_doc
+import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run as r
 from tests.collection_path import FIXTURES, REPO
 
