@@ -1246,7 +1246,12 @@ def _diagnose_client(
                 line,
             )
     if ctx.tool == "iperf3":
-        line = _line_with(text, "unknown control message") or _line_with(text, "control socket has closed unexpectedly")
+        # An iperf2 server answers the iperf3 handshake with any of these (seen with iperf 2.1.8).
+        line = (
+            _line_with(text, "unknown control message")
+            or _line_with(text, "control socket has closed unexpectedly")
+            or _line_with(text, "unable to receive control message")
+        )
         if line and not had_intervals:
             return Diagnosis(
                 "not_iperf3_server",
