@@ -45,7 +45,14 @@ def test_filter_is_registered_under_its_file_name_and_documented(plugin: ModuleT
 
 
 def test_plan_filter_passes_the_inventory_checks_through() -> None:
-    plan = paired_test_plan(TESTS, {"duration": 3}, inventory_hosts=("h1",), play_hosts=["h1"], forks="5")  # type: ignore[arg-type]  # Jinja hands forks over as a string
+    # Jinja hands forks over as a string, hence the deliberate type mismatch.
+    plan = paired_test_plan(
+        TESTS,
+        {"duration": 3},
+        inventory_hosts=("h1",),
+        play_hosts=["h1"],
+        forks="5",  # type: ignore[arg-type]
+    )
     assert [(r["run"], r["streams"], r["duration"]) for r in plan["runs"]] == [(1, 1, 3), (2, 2, 3)]
     assert plan["problems"]["unknown_hosts"][0].startswith("h2 is not in the inventory")
 
