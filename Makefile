@@ -41,8 +41,10 @@ $(BIN)/activate: requirements.txt requirements-dev.txt
 
 venv: $(BIN)/activate
 
+# The local lab demo: 4 namespace hosts on 1 Gbit/s links, a short paired test suite, a
+# report with plots; the lab is removed afterwards unless KEEP_LAB=1.
 demo: deps venv
-	$(PY) hacking/demo.py $(DEMO_ARGS)
+	$(PY) hacking/demo_lab.py $(DEMO_ARGS)
 
 # mypy resolves the collection's own FQCN imports through build/mypy/ansible_collections/esxilab/iperf,
 # a symlink to this checkout.

@@ -1,0 +1,665 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The playbooks of the collection (``playbooks/*.yml``), run by the real ansible-playbook.
+
+Without a lab:
+
+* every playbook passes ``--syntax-check`` with ``inventories/example``, whose vault is opened
+  with the example password (written by the test to a temporary file), and its play targets the
+  hosts the example assigns to it;
+* the example inventory is planned by every playbook in check mode, each host reached over the
+  local connection, skipping only the steps that would reach the vSphere API, ping the test
+  addresses or change an interface (tags ``esxi_prepare``, ``esxi_restore``, ``esxi_network``,
+  ``path_mtu``, ``peer_mtu``): the paired_test preflight accepts every test list of the example.
+
+On the local lab (``lab/esxilab_lab.py``, prefix ``elpb``, 198.19.252.0/24, a temporary state
+dir, every link shaped to 1 Gbit/s; h3 and h4 with MTU 9000; h5 answers like ESXi through the
+stand-ins of ``tests/esxi_standin``), each playbook with the overlay ``inventories/lab``, runs
+of 1-2 s and one repetition:
+
+* ``esxi-56g.yml`` with h5 as the ESXi 6.7 host: the iperf VIB installed and removed, the
+  firewall opened and restored, iperf2 from the VIB serving on the "vmk" address and sending
+  from it; the answer line;
+* ``esxi-multi-network.yml`` with h5 as an ESXi 7.0 host: iperf3.copy made, bound to the
+  address of each network, removed again; a sweep and a knee per network;
+* ``vswitch-forwarding.yml``, ``vnic-compare.yml``, ``mtu-compare.yml`` and ``mesh.yml`` on the
+  plain lab hosts (no ESXi: the playbooks say which ESXi steps they skip and why);
+* ``hacking/demo_lab.py`` (``make demo``) with a lab of its own (``elpbdm``, 198.19.246.0/24).
+
+The vSphere steps (vSwitch, port group, VMkernel adapter: ``esxilab.iperf.esxi_network``) cannot
+run on the lab - it has no vSphere API; the overlay skips them and each playbook prints why.
+
+Every report is checked: the files exist, the figures in ``results.json`` equal the runs
+``paired_test`` recorded (its own JSON report, written from the ``paired_test_results`` fact),
+each PNG is a valid image (chunk CRCs, and the pixel data inflates to width x height), and the
+rates are what 1 Gbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at MTU 1500 and rate x
+8948/9014 at MTU 9000 (see tests/integration/test_paired_test.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+DEMO_SCRIPT = REPO / "hacking" / "demo_lab.py"
+PLAYBOOKS = REPO / "playbooks"
+EXAMPLE = REPO / "inventories" / "example"
+OVERLAY = REPO / "inventories" / "lab"
+STANDIN = REPO / "tests" / "esxi_standin"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+# The password of inventories/example/group_vars/esxi/vault.yml - an example, documented in
+# inventories/example/README.md; a real inventory has its own.
+EXAMPLE_VAULT_PASSWORD = "esxilab-example"
+PREFIX = "elpb"
+SUBNET = "198.19.252"
+ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 6)}
+RATE = 1_000_000_000
+GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
+GOODPUT_9000 = RATE * 8948 / 9014  # 992.68 Mbit/s
+# A busy 2-core machine may lose some throughput, never gain any: low bound 85 % of the goodput.
+LOW = 0.85
+PLAY_TIMEOUT = 240
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# playbook -> the hosts of its play in inventories/example
+EXAMPLE_HOSTS = {
+    "demo": [],
+    "esxi-56g": ["esxi67", "peer56"],
+    "esxi-multi-network": ["esxi70", "peer-multi"],
+    "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
+    "mtu-compare": ["esxi70", "peer-multi"],
+    "vnic-compare": ["vm-e1000", "vm-vmxnet3", "vnic-server"],
+    "vswitch-forwarding": ["esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4"],
+}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+        ANSIBLE_FORKS="10",
+        **extra,
+    )
+
+
+def _playbook(name: str) -> Path:
+    return PLAYBOOKS / f"{name}.yml"
+
+
+@pytest.fixture(scope="module")
+def vault_password_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("vault") / "example-vault-password"
+    path.write_text(EXAMPLE_VAULT_PASSWORD + "\n")
+    path.chmod(0o600)
+    return path
+
+
+def _requires_ansible() -> None:
+    if not ANSIBLE_PLAYBOOK.exists():
+        pytest.skip(f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)")
+
+
+# --------------------------------------------------------------------------------------------
+# Without a lab: syntax, the example inventory
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_playbook_is_covered_here() -> None:
+    assert sorted(p.stem for p in PLAYBOOKS.glob("*.yml")) == sorted(EXAMPLE_HOSTS)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_HOSTS))
+def test_syntax_check_and_hosts_with_the_example_inventory(name: str, vault_password_file: Path) -> None:
+    _requires_ansible()
+    base = [str(ANSIBLE_PLAYBOOK), "-i", str(EXAMPLE), "--vault-password-file", str(vault_password_file)]
+    checked = subprocess.run(
+        [*base, "--syntax-check", str(_playbook(name))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    listed = subprocess.run(
+        [*base, "--list-hosts", str(_playbook(name))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    hosts = re.findall(r"^ {6}(\S+)$", listed.stdout, flags=re.MULTILINE)
+    assert sorted(hosts) == EXAMPLE_HOSTS[name], listed.stdout
+
+
+def test_example_vault_opens_with_the_example_password(vault_password_file: Path) -> None:
+    _requires_ansible()
+    inventory = ANSIBLE_PLAYBOOK.with_name("ansible-inventory")
+    argv = [str(inventory), "-i", str(EXAMPLE), "--vault-password-file", str(vault_password_file), "--host", "esxi67"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    host = json.loads(proc.stdout)
+    assert host["vault_esxi_root_password"] == "example-only-not-a-real-password"
+    assert host["esxi_network_password"] == "{{ vault_esxi_root_password }}"
+    assert (EXAMPLE / "group_vars" / "esxi" / "vault.yml").read_text().startswith("$ANSIBLE_VAULT;1.1;AES256\n")
+
+
+def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
+    vault_password_file: Path, tmp_path: Path
+) -> None:
+    """Check mode over the example, every host on the local connection: the preflights pass."""
+    _requires_ansible()
+    if shutil.which("iperf3") is None or shutil.which("iperf") is None:
+        pytest.skip("iperf3 and iperf are needed on this machine (the local connection stands for every host)")
+    names = [n for n in sorted(EXAMPLE_HOSTS) if n != "demo"]
+    argv = [
+        str(ANSIBLE_PLAYBOOK),
+        *("-i", str(EXAMPLE), "--vault-password-file", str(vault_password_file), "--check"),
+        *("--skip-tags", "esxi_prepare,esxi_restore,esxi_network,path_mtu,peer_mtu"),
+        *("-e", "ansible_connection=local", "-e", "ansible_become=false"),
+        *("-e", f"ansible_python_interpreter={sys.executable}", "-e", f"esxilab_reports_dir={tmp_path}"),
+        *(str(_playbook(n)) for n in names),
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=_env(), check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-5000:]
+    recaps = re.findall(r"^(\S+)\s+: ok=\d+ .*unreachable=(\d+)\s+failed=(\d+)", output, flags=re.MULTILINE)
+    assert {host for host, *counts in recaps} == {h for n in names for h in EXAMPLE_HOSTS[n]}
+    assert all(counts == ["0", "0"] for host, *counts in recaps), recaps
+    # the paired_test preflight asserted the plan of each of the six playbooks, run_once
+    assert (
+        output.count("TASK [esxilab.iperf.paired_test : Assert that the tests can run as planned]") == 7
+    )  # mtu: twice
+    assert not list(tmp_path.glob("*/results.json"))  # check mode writes no report
+
+
+# --------------------------------------------------------------------------------------------
+# The lab
+# --------------------------------------------------------------------------------------------
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    try:
+        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`ip netns` is unavailable: {exc}"
+    return None if probe.returncode == 0 else f"`ip netns` is unavailable: {probe.stderr.strip()}"
+
+
+def _standin_unavailable() -> str | None:
+    """Why h5 cannot answer like ESXi here (the ESXi steps are then skipped with this reason)."""
+    for tool in ("unshare", "mount"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if "overlay" not in Path("/proc/filesystems").read_text():
+        return "the kernel has no overlayfs (the lab overlays /usr/lib to add the /usr/lib/vmware mount point)"
+    if not (STANDIN / "esxcli").exists():
+        return f"the ESXi stand-ins are missing ({STANDIN})"
+    return None
+
+
+def _lab_objects() -> list[str]:
+    ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
+    names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
+    names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
+    return [n for n in names if n.startswith((f"{PREFIX}-", "elpbdm-"))]
+
+
+def _printed(output: str) -> list[str]:
+    """Every message the default callback printed (``msg`` strings, and each line of list messages)."""
+    decoder = json.JSONDecoder()
+    found: list[str] = []
+    index = output.find("=> {")
+    while index >= 0:
+        value, end = decoder.raw_decode(output, index + 3)
+        message = value.get("msg") if isinstance(value, dict) else None
+        found += [message] if isinstance(message, str) else [m for m in message or [] if isinstance(m, str)]
+        index = output.find("=> {", end)
+    return found
+
+
+def _assert_png(path: Path) -> tuple[int, int]:
+    """A valid PNG: signature, chunk CRCs, IHDR first, IEND last, pixel data of the right size."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE, path
+    position, kinds, idat = 8, [], b""
+    while position < len(data):
+        (length, kind) = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
+        (crc,) = struct.unpack(">I", data[position + 8 + length : position + 12 + length])
+        assert zlib.crc32(kind + body) == crc, (path, kind)
+        kinds.append(kind)
+        idat += body if kind == b"IDAT" else b""
+        position += 12 + length
+    assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and b"IDAT" in kinds, kinds
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+    assert len(zlib.decompress(idat)) == height * (1 + width * channels * depth // 8), path
+    assert width >= 300 and height >= 200, (path, width, height)
+    return width, height
+
+
+@dataclass(frozen=True)
+class Lab:
+    base: Path
+    standin: str | None  # why h5 is not an ESXi stand-in, or None when it is
+
+    @property
+    def state_dir(self) -> Path:
+        return self.base / "state"
+
+    @property
+    def inventory(self) -> Path:
+        return self.state_dir / "inventory.yml"
+
+    @property
+    def standin_state(self) -> Path:
+        return self.base / "standin"
+
+    @property
+    def vmware_dir(self) -> Path:  # /usr/lib/vmware on h5
+        return self.base / "h5-vmware"
+
+    @property
+    def opt_dir(self) -> Path:  # /opt on h5
+        return self.base / "h5-opt"
+
+    def cli(self, command: str, *args: str) -> dict[str, Any]:
+        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
+        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=180, check=False)
+        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        return doc
+
+    def up_args(self) -> list[str]:
+        args = ["--hosts", "5", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
+        args += ["--host-mtu", "h3=9000", "--host-mtu", "h4=9000"]
+        if self.standin is None:
+            path = f"{STANDIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+            args += ["--host-env", f"h5=PATH={path}", "--host-env", f"h5=ESXI_STANDIN_STATE={self.standin_state}"]
+            args += ["--host-env", "h5=ESXI_STANDIN_ROOT=/"]
+            args += ["--host-bind", f"h5={self.vmware_dir}:/usr/lib/vmware", "--host-bind", f"h5={self.opt_dir}:/opt"]
+        return args
+
+    def ssh(self, host: str, command: str) -> subprocess.CompletedProcess[str]:
+        argv = [
+            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
+            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
+            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+            f"root@{ADDRESS[host]}", command,
+        ]  # fmt: skip
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+    def esxi(self, version: str) -> None:
+        """h5 as a fresh ESXi stand-in of this release, or a skip saying why it cannot be one."""
+        if self.standin is not None:
+            pytest.skip(f"ESXi steps skipped: h5 cannot answer like ESXi here - {self.standin}")
+        for directory in (self.vmware_dir, self.opt_dir):
+            for child in directory.iterdir():
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        proc = self.ssh("h5", f"esxi-standin init {version}")
+        assert proc.returncode == 0, proc
+
+    def standin_value(self, key: str) -> str:
+        return (self.standin_state / key).read_text().strip()
+
+    def calls(self) -> list[str]:
+        return (self.standin_state / "calls.log").read_text().splitlines()
+
+    def play(self, name: str, tmp: Path, variables: dict[str, Any] | None = None, esxi: bool = False) -> Play:
+        reports = tmp / "reports"
+        vars_file = tmp / "vars.json"
+        vars_file.write_text(json.dumps({"esxilab_reports_dir": str(reports), **(variables or {})}))
+        argv = [str(ANSIBLE_PLAYBOOK), "-i", str(self.inventory), "-i", str(OVERLAY)]
+        if esxi:  # h5, the ESXi stand-in, joins group esxi and the playbook's group
+            extra = tmp / "esxi-standin.yml"
+            extra.write_text(
+                "all:\n  children:\n"
+                + "".join(f"    {group}:\n      hosts:\n        h5: {{}}\n" for group in ("esxi", *esxi_groups(name)))
+            )
+            argv += ["-i", str(extra)]
+        argv += [str(_playbook(name)), "-e", f"@{vars_file}"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+        return Play(proc.returncode, proc.stdout + proc.stderr, reports)
+
+
+def esxi_groups(name: str) -> tuple[str, ...]:
+    return {"esxi-56g": ("esxi_56g",), "esxi-multi-network": ("esxi_multi_network",)}.get(name, ())
+
+
+@dataclass(frozen=True)
+class Play:
+    rc: int
+    output: str
+    reports: Path
+
+    def ok(self) -> Play:
+        assert self.rc == 0, self.output[-5000:]
+        return self
+
+    def runs(self) -> list[dict[str, Any]]:
+        """paired_test_results as paired_test wrote them, every call of the role in order."""
+        files = sorted((self.reports / "paired_test").glob("paired-test-*Z.json"))
+        assert files, self.output[-3000:]
+        runs: list[dict[str, Any]] = []
+        for path in files:
+            runs += json.loads(path.read_text())["results"]
+        return runs
+
+    def report(self, name: str) -> dict[str, Any]:
+        """The report directory of this run: files, PNGs and figures checked against the runs."""
+        (directory,) = [p for p in self.reports.glob(f"{name}-*") if p.is_dir()]
+        assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
+        plots = sorted(directory.glob("*.png"))
+        assert plots, f"no plot in {directory}"
+        for plot in plots:
+            _assert_png(plot)
+        doc: dict[str, Any] = json.loads((directory / "results.json").read_text())
+        assert (doc["format"], doc["name"]) == ("esxilab.iperf.report", name)
+        runs = self.runs()
+        identity = ("test", "direction", "swapped", "streams", "repetition")
+        assert [tuple(r[k] for k in identity) for r in doc["runs"]] == [tuple(r[k] for k in identity) for r in runs]
+        assert [r["bits_per_second"] for r in doc["runs"]] == [r["total_bits_per_second"] for r in runs]
+        pairs = [p for run in runs for p in run["pairs"]]
+        assert [(r["server"], r["client"], r["port"]) for r in doc["results"]] == [
+            (p["server"], p["client"], p["port"]) for p in pairs
+        ]
+        assert [r["result"]["bits_per_second"] for r in doc["results"]] == [
+            p["result"]["bits_per_second"] for p in pairs
+        ]
+        assert [r["result"]["sent"] for r in doc["results"]] == [p["result"]["sent"] for p in pairs]
+        rows = list(csv.DictReader(io.StringIO((directory / "results.csv").read_text())))
+        assert [float(r["bits_per_second"]) for r in rows] == [p["result"]["bits_per_second"] for p in pairs]
+        markdown = (directory / "summary.md").read_text()
+        for test in {r["test"] for r in runs}:
+            assert f"### Test `{test}`" in markdown
+        assert f"report: {directory}/summary.md" in self.output  # the printed table ends with it
+        return doc
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab(base=tmp_path_factory.mktemp(PREFIX), standin=_standin_unavailable())
+    if the_lab.standin is not None:
+        print(f"\nESXi steps will be skipped: h5 cannot answer like ESXi here - {the_lab.standin}")
+    for directory in (the_lab.vmware_dir, the_lab.opt_dir, the_lab.standin_state):
+        directory.mkdir()
+    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        the_lab.cli("up", *the_lab.up_args())
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        assert [n for n in _lab_objects() if n.startswith(f"{PREFIX}-")] == []
+
+
+def _one_pair_rate_ok(bps: float, goodput: float = GOODPUT_1500) -> None:
+    assert LOW * goodput <= bps <= goodput * 1.01, bps
+
+
+# --------------------------------------------------------------------------------------------
+# The playbooks on the lab
+# --------------------------------------------------------------------------------------------
+
+
+def test_esxi_56g_on_an_esxi_6_7_stand_in(lab: Lab, tmp_path: Path) -> None:
+    lab.esxi("6.7")
+    bundle = tmp_path / "iperf-2.0.5-1-offline_bundle.zip"
+    bundle.write_bytes(b"PK\x05\x06" + bytes(18))  # the stand-in checks the name and that the upload arrived
+    play = lab.play(
+        "esxi-56g",
+        tmp_path,
+        {
+            "esxilab_56g_esxi": "h5",
+            "esxi_iperf_vib_upload": str(bundle),
+            "esxi_iperf_allow_unsigned": True,
+            "esxi_iperf_remove_vib": True,
+        },
+        esxi=True,
+    ).ok()
+    printed = _printed(play.output)
+    assert "ESXi hosts of this play: h5." in printed
+    assert (
+        "Test network (vSwitch-56G, port group, vmk1): skipped - the local lab has no vSphere API"
+        " (its hosts are Linux network namespaces)." in printed
+    )
+    doc = play.report("56g")
+    forward, swapped = doc["runs"]
+    assert (forward["swapped"], swapped["swapped"]) == (False, True)
+    results = {r["labels"]["swapped"]: r for r in doc["results"]}
+    assert (results[False]["server"], results[False]["client"]) == ("h5", "h2")  # ESXi serves, the peer sends
+    assert (results[True]["server"], results[True]["client"]) == ("h2", "h5")  # the reverse: ESXi sends
+    for result in doc["results"]:
+        assert (result["result"]["tool"], result["result"]["streams"]) == ("iperf2", 2)
+        assert LOW * GOODPUT_1500 <= result["result"]["bits_per_second"] <= RATE
+    # the answer: each direction, as printed from the same means
+    (answer,) = [m for m in printed if m.startswith("h5 vmk1 → h2: ")]
+    expected = [
+        f"{run['bits_per_second'] / 1e6:.3g} Mbit/s = {int(run['bits_per_second'] / 1e7 + 0.5)}% of the 1G link"
+        for run in (swapped, forward)
+    ]
+    assert answer == f"h5 vmk1 → h2: {expected[0]}; h2 → h5 vmk1: {expected[1]}"
+    # on "ESXi": VIB in, firewall open, iperf.copy bound to the vmk address both ways, all put back
+    calls = lab.calls()
+    assert any(
+        re.fullmatch(r"esxcli software vib install -d \S+/iperf-2.0.5-1-offline_bundle.zip --no-sig-check", c)
+        for c in calls
+    )
+    assert f"exec /opt/iperf/bin/iperf.copy -s -p 5201 -B {ADDRESS['h5']}" in calls
+    assert any(
+        c.startswith(f"exec /opt/iperf/bin/iperf.copy -c {ADDRESS['h2']} -p 5201 ")
+        and c.endswith(f"-B {ADDRESS['h5']}")
+        for c in calls
+    )
+    sets = [c for c in calls if c.startswith(("esxcli network firewall set", "esxcli software vib remove"))]
+    assert sets == [
+        "esxcli network firewall set --enabled false",
+        "esxcli network firewall set --enabled true",
+        "esxcli software vib remove -n iperf",
+    ]
+    assert (lab.standin_value("fw_enabled"), "iperf|" in lab.standin_value("vibs")) == ("true", False)
+    assert not (lab.opt_dir / "iperf" / "bin" / "iperf.copy").exists()
+
+
+def test_esxi_multi_network_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None:
+    lab.esxi("7.0")
+    paths = [
+        {"network": "1G", "vmk": "vmk1", "address": ADDRESS["h5"], "peer": "h2", "link_speed_mbps": 1000},
+        {"network": "5G", "vmk": "vmk2", "address": ADDRESS["h5"], "peer": "h3", "link_speed_mbps": 1000},
+    ]
+    play = lab.play(
+        "esxi-multi-network", tmp_path, {"esxilab_multi_esxi": "h5", "esxilab_multi_paths": paths}, esxi=True
+    ).ok()
+    doc = play.report("multi-network")
+    assert [(r["test"], r["streams"]) for r in doc["runs"]] == [("1G", 1), ("1G", 2), ("5G", 1), ("5G", 2)]
+    assert [(r["server"], r["client"]) for r in doc["results"]] == [("h5", "h2")] * 2 + [("h5", "h3")] * 2
+    for run in doc["runs"]:
+        _one_pair_rate_ok(run["bits_per_second"])
+        assert run["percent_of_line_rate"] == pytest.approx(run["bits_per_second"] / 1e7)
+    assert [r["result"]["tool"] for r in doc["results"]] == ["iperf3"] * 4
+    assert [(s["test"], s["knee"] in (1, 2)) for s in doc["sweeps"]] == [("1G", True), ("5G", True)]
+    printed = _printed(play.output)
+    for sweep in doc["sweeps"]:
+        best = sweep["best_bits_per_second"]
+        line = (
+            f"{sweep['test']} (forward): knee at {sweep['knee']} stream(s); best {best / 1e6:.3g} Mbit/s with"
+            f" {sweep['best_streams']} stream(s) = {int(best / 1e7 + 0.5)}% of the link"
+        )
+        assert line in printed
+    copy = "/usr/lib/vmware/vsan/bin/iperf3.copy"
+    assert lab.calls().count(f"exec {copy} -s -p 5201 --forceflush -B {ADDRESS['h5']}") == 4
+    assert lab.standin_value("fw_enabled") == "true"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()  # removed again
+    assert (lab.vmware_dir / "vsan" / "bin" / "iperf3").is_file()
+
+
+def test_vswitch_forwarding_sums_concurrent_pairs_both_ways(lab: Lab, tmp_path: Path) -> None:
+    play = lab.play("vswitch-forwarding", tmp_path).ok()
+    printed = _printed(play.output)
+    assert (
+        "Isolated vSwitch and port group: skipped - the local lab has no vSphere API"
+        " (its hosts are Linux network namespaces)." in printed
+    )
+    doc = play.report("vswitch-forwarding")
+    forward, swapped = doc["runs"]
+    assert (forward["swapped"], swapped["swapped"], forward["pairs"], swapped["pairs"]) == (False, True, 2, 2)
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for result in doc["results"]:
+        by_run.setdefault(result["run"], []).append(result)
+    assert [(r["server"], r["client"]) for r in by_run[forward["run"]]] == [("h1", "h3"), ("h2", "h4")]
+    assert [(r["server"], r["client"]) for r in by_run[swapped["run"]]] == [("h3", "h1"), ("h4", "h2")]
+    for run in (forward, swapped):
+        rates = [r["result"]["bits_per_second"] for r in by_run[run["run"]]]
+        assert run["bits_per_second"] == pytest.approx(sum(rates), rel=1e-12)  # summed
+        for rate in rates:  # each pair on its own 1 Gbit/s links, MSS 1448 (h1/h2 have MTU 1500)
+            _one_pair_rate_ok(rate)
+    summary = {s["swapped"]: s for s in doc["summary"]}
+    assert summary[False]["stats"]["mean"] == forward["bits_per_second"]
+    mean = summary[True]["stats"]["mean"]
+    assert f"vswitch-forwarding, second half serving: {mean / 1e6:.4g} Mbit/s mean over 1 run(s)" in printed
+
+
+def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> None:
+    play = lab.play("vnic-compare", tmp_path).ok()
+    doc = play.report("vnic-compare")
+    assert [(r["server"], r["client"], r["labels"]["nic"]) for r in doc["results"]] == [
+        ("h1", "h2", "e1000"),
+        ("h1", "h3", "vmxnet3"),
+    ]
+    assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
+    assert any(p.name.startswith("compare-nic") for p in next(play.reports.glob("vnic-compare-*")).glob("*.png"))
+    printed = _printed(play.output)
+    for row in doc["results"]:
+        result = row["result"]
+        _one_pair_rate_ok(result["bits_per_second"])
+        line = (
+            f"{row['labels']['nic']} ({row['client']}): {result['bits_per_second'] / 1e6:.4g} Mbit/s over 1 run(s);"
+            f" retransmits {result['sent']['retransmits']};"
+            f" CPU guest {result['cpu']['local_percent']:.1f} %, server {result['cpu']['remote_percent']:.1f} %"
+        )
+        assert line in printed
+
+
+def test_mtu_compare_measures_the_same_path_at_1500_and_9000(lab: Lab, tmp_path: Path) -> None:
+    play = lab.play("mtu-compare", tmp_path).ok()
+    doc = play.report("mtu-compare")
+    low, high = doc["runs"]
+    assert [(r["test"], r["labels"]["mtu"]) for r in (low, high)] == [("mtu-1500", 1500), ("mtu-9000", 9000)]
+    _one_pair_rate_ok(low["bits_per_second"], GOODPUT_1500)
+    _one_pair_rate_ok(high["bits_per_second"], GOODPUT_9000)
+    assert high["bits_per_second"] > low["bits_per_second"] * 1.01  # 9000 carries 3.8 % more goodput
+    assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("mtu", ["1500", "9000"])  # compared as labels
+    gain = (high["bits_per_second"] / low["bits_per_second"] - 1) * 100
+    assert f"MTU 9000 (forward): {high['bits_per_second'] / 1e6:.4g} Mbit/s ({gain:+.1f} % over MTU 1500)" in _printed(
+        play.output
+    )
+    # the path was really at each MTU (path_mtu pinged with 1472 and 8972 bytes), and is back at the lab's 9000
+    assert "1 path(s) carry their MTU" in play.output
+    for host in ("h3", "h4"):
+        link = subprocess.run(
+            ["ip", "-n", f"{PREFIX}-{host}", "-j", "link", "show", "eth0"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        assert json.loads(link.stdout)[0]["mtu"] == 9000
+
+
+def test_mesh_measures_every_pair_once_in_disjoint_rounds(lab: Lab, tmp_path: Path) -> None:
+    play = lab.play("mesh", tmp_path, {"esxilab_mesh_direction": "forward"}).ok()
+    doc = play.report("mesh")
+    assert [r["test"] for r in doc["runs"]] == ["mesh-round-1", "mesh-round-2", "mesh-round-3"]
+    rounds: dict[int, list[tuple[str, str]]] = {}
+    for result in doc["results"]:
+        rounds.setdefault(result["run"], []).append((result["server"], result["client"]))
+    for pairs in rounds.values():
+        hosts = [h for pair in pairs for h in pair]
+        assert len(hosts) == len(set(hosts)) == 4  # every host once per round
+    measured = sorted(tuple(sorted(p)) for pairs in rounds.values() for p in pairs)
+    assert measured == list(itertools.combinations(["h1", "h2", "h3", "h4"], 2))
+    for result in doc["results"]:
+        jumbo = {result["server"], result["client"]} == {"h3", "h4"}
+        _one_pair_rate_ok(result["result"]["bits_per_second"], GOODPUT_9000 if jumbo else GOODPUT_1500)
+    lines = [m for m in _printed(play.output) if re.fullmatch(r"h\d -> h\d: [\d.]+ Mbit/s", m)]
+    assert len(lines) == 6
+    printed_rates = [float(m.split(": ")[1].split()[0]) for m in lines]
+    assert printed_rates == sorted(printed_rates)  # the slowest first
+
+
+# --------------------------------------------------------------------------------------------
+# make demo
+# --------------------------------------------------------------------------------------------
+
+
+def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Path) -> None:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path / "state"
+    argv = [
+        sys.executable,
+        str(DEMO_SCRIPT),
+        *("--name", "elpbdm", "--subnet", "198.19.246.0/24", "--hosts", "2", "--duration", "1"),
+        *("--state-dir", str(state), "--reports-dir", str(tmp_path / "reports")),
+    ]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=_env(KEEP_LAB=""), check=False)
+    finally:
+        down = [sys.executable, str(LAB_SCRIPT), "down", "--purge", "--name", "elpbdm", "--state-dir", str(state)]
+        subprocess.run(down, capture_output=True, text=True, timeout=180, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-5000:]
+    (report,) = (tmp_path / "reports").glob("demo-*")
+    assert f"Report: {report / 'summary.md'}" in output
+    play = Play(0, output, tmp_path / "reports")
+    doc = play.report("demo")
+    assert [(r["test"], r["streams"]) for r in doc["runs"]] == [
+        ("one-pair", 1),
+        ("sweep", 1),
+        ("sweep", 2),
+        ("sweep", 4),
+        ("concurrent", 1),
+    ]
+    assert (report / "sweep-forward.png").is_file()
+    assert "down elpbdm: changed=true" in output  # the script took its lab down (no KEEP_LAB)
+    assert [n for n in _lab_objects() if n.startswith("elpbdm-")] == []
