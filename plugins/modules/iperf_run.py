@@ -72,6 +72,8 @@ options:
     description:
       - Address to bind to (C(-B)). For a server, the address it listens on; for a client, the source address of
         the test (on ESXi, the address of the vmk interface to test).
+      - With O(mode=stop), stop only the server bound to this address (together with O(port)); servers on the same
+        port but different addresses of one host are told apart by it.
     type: str
   protocol:
     description:
@@ -99,7 +101,8 @@ options:
     default: []
   state_dir:
     description:
-      - Directory on the host for the server's pidfile C(esxilab-iperf-<port>.pid) and log C(esxilab-iperf-<port>.log).
+      - Directory on the host for the server's pidfile C(esxilab-iperf-<port>[-<bind>].pid) and log
+        C(esxilab-iperf-<port>[-<bind>].log).
       - Servers are found again (by O(mode=server) to refuse a second one on the same port, and by O(mode=stop))
         through these pidfiles only.
     type: str

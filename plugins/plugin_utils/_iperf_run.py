@@ -15,9 +15,9 @@ section, the lines up to the next marker are its text. Markers are printed with 
 front (``printf '\\n%s\\n'``) so a section always starts on a fresh line; the reader removes
 exactly that one newline again, so a section holds the command output byte for byte.
 
-Remote files (``state_dir``, default ``/tmp``): ``esxilab-iperf-<port>.pid`` (key=value lines:
-``pid``, ``guard``, ``tool``, ``port``, ``bind``, ``log``, ``binary``) and
-``esxilab-iperf-<port>.log`` (the server's own output). A *guard* shell started next to each
+Remote files (``state_dir``, default ``/tmp``): ``esxilab-iperf-<port>[-<bind>].pid`` (key=value
+lines: ``pid``, ``guard``, ``tool``, ``port``, ``bind``, ``log``, ``binary``) and
+``esxilab-iperf-<port>[-<bind>].log`` (the server's own output). A *guard* shell started next to each
 server kills it after ``server_timeout`` seconds and removes the pidfile once the server is
 gone, so a forgotten server dies by itself.
 
@@ -154,7 +154,7 @@ _APPLIES: dict[Mode, set[str]] = {
         "start_at",
         "labels",
     },
-    "stop": {"mode", "tool", "port", "pid", "state_dir"},
+    "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
 }
 
 _SIZE_RE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[kKmMgG]?$")
@@ -899,10 +899,23 @@ _GUARD = (
 )
 
 
-def state_paths(state_dir: str, port: int) -> tuple[str, str]:
-    """``(pidfile, logfile)`` of the server on ``port``."""
+def state_paths(state_dir: str, port: int, bind: str | None = None) -> tuple[str, str]:
+    """``(pidfile, logfile)`` of the server on ``port`` (and ``bind``, when it is bound).
+
+    The bind address is part of the name so that servers on the same port but different
+    addresses keep separate files when hosts share a file system (namespaces, NFS /tmp).
+    """
     base = state_dir.rstrip("/") or ""
-    return f"{base}/esxilab-iperf-{port}.pid", f"{base}/esxilab-iperf-{port}.log"
+    stem = f"esxilab-iperf-{port}" + (f"-{re.sub(r'[^0-9A-Za-z.]', '_', bind)}" if bind else "")
+    return f"{base}/{stem}.pid", f"{base}/{stem}.log"
+
+
+def _same_listener(entry: Mapping[str, Any], port: int, bind: str | None) -> bool:
+    """Whether a recorded server would clash with one on ``port``/``bind`` (no bind = every address)."""
+    if str(entry.get("port")) != str(port):
+        return False
+    other = entry.get("bind") or None
+    return not bind or not other or other == bind
 
 
 def build_server_script(
@@ -1439,7 +1452,7 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
     bind = params.get("bind")
     protocol = "udp" if binary.tool == "iperf2" and params.get("protocol") == "udp" else "tcp"
     argv = build_server_argv(binary, params, port)
-    pidfile, logfile = state_paths(state_dir, port)
+    pidfile, logfile = state_paths(state_dir, port, bind)
     base: dict[str, Any] = {
         "port": port,
         "bind": bind,
@@ -1450,7 +1463,7 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         "command": shlex.join(argv),
         "server_timeout": params.get("server_timeout"),
     }
-    ours = [p for p in probe.pidfiles if p.get("alive") and str(p.get("port")) == str(port)]
+    ours = [p for p in probe.pidfiles if p.get("alive") and _same_listener(p, port, bind)]
     if ours:
         entry = ours[0]
         raise IperfRunError(
@@ -1579,6 +1592,7 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
     state_dir = params.get("state_dir") or "/tmp"
     pid = params.get("pid")
     port = params.get("port")
+    bind = params.get("bind")
     probe = _probe(execute, token, state_dir=state_dir, pid=pid)
     targets = [
         p
@@ -1586,6 +1600,7 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
         if _int_or_none(p.get("pid")) is not None
         and (pid is None or _int_or_none(p.get("pid")) == pid)
         and (port is None or str(p.get("port")) == str(port))
+        and (not bind or (p.get("bind") or None) == bind)
     ]
     if pid is not None and not targets and probe.pid_alive:
         raise IperfRunError(

@@ -892,7 +892,9 @@ def run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str,
     return result
 
 
-PIDFILE_15400 = "pid=4242\nguard=4243\ntool=iperf3\nport=15400\nbind=127.0.0.1\nlog=/tmp/esxilab-iperf-15400.log\n"
+PIDFILE_15400 = (
+    "pid=4242\nguard=4243\ntool=iperf3\nport=15400\nbind=127.0.0.1\nlog=/tmp/esxilab-iperf-15400-127.0.0.1.log\n"
+)
 
 
 def test_flow_server_start() -> None:
@@ -900,13 +902,13 @@ def test_flow_server_start() -> None:
     result = run(host, mode="server", port=15400, bind="127.0.0.1", server_timeout=120)
     assert result["changed"] is True
     assert (result["pid"], result["guard_pid"], result["status"]) == (4242, 4243, "listening")
-    assert result["log"] == "/tmp/esxilab-iperf-15400.log"
+    assert result["log"] == "/tmp/esxilab-iperf-15400-127.0.0.1.log"
     assert result["command"] == "/usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1"
     assert result["warnings"] == []
     start = host.scripts[-1]
     assert "trap '' HUP; exec $_ss /usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1" in start
     assert "_ss=setsid" in start and "set -m" in start  # out of the ssh session's foreground group
-    assert 'esxilab-iperf-guard "$p" /tmp/esxilab-iperf-15400.pid 120' in start
+    assert 'esxilab-iperf-guard "$p" /tmp/esxilab-iperf-15400-127.0.0.1.pid 120' in start
 
 
 def test_flow_server_check_mode_runs_only_the_probe() -> None:
@@ -1011,7 +1013,7 @@ def test_flow_stop() -> None:
             "pid": 4242,
             "port": 15400,
             "tool": "iperf3",
-            "log": "/tmp/esxilab-iperf-15400.log",
+            "log": "/tmp/esxilab-iperf-15400-127.0.0.1.log",
             "status": "stopped",
             "raw": "server log\n",
         }
@@ -1039,3 +1041,25 @@ def test_flow_stop_refuses_foreign_pid() -> None:
 def test_no_ansible_import() -> None:
     source = Path(r.__file__).read_text()
     assert "import ansible." not in source and "from ansible." not in source
+
+
+def test_state_paths_keep_servers_on_one_port_but_different_addresses_apart() -> None:
+    assert r.state_paths("/tmp", 5201) == ("/tmp/esxilab-iperf-5201.pid", "/tmp/esxilab-iperf-5201.log")
+    assert r.state_paths("/tmp/", 5201, "198.18.0.11")[0] == "/tmp/esxilab-iperf-5201-198.18.0.11.pid"
+    assert r.state_paths("/tmp", 5201, "fe80::1%eth0")[0] == "/tmp/esxilab-iperf-5201-fe80__1_eth0.pid"
+
+
+@pytest.mark.parametrize(
+    ("entry", "bind", "clash"),
+    [
+        ({"port": "5201", "bind": "198.18.0.11"}, "198.18.0.12", False),
+        ({"port": "5201", "bind": "198.18.0.11"}, "198.18.0.11", True),
+        ({"port": "5201", "bind": ""}, "198.18.0.11", True),
+        ({"port": "5201", "bind": "198.18.0.11"}, None, True),
+        ({"port": "5202", "bind": "198.18.0.11"}, "198.18.0.11", False),
+    ],
+)
+def test_a_recorded_server_clashes_only_on_the_same_port_and_address(
+    entry: dict[str, str], bind: str | None, clash: bool
+) -> None:
+    assert r._same_listener(entry, 5201, bind) is clash
