@@ -11,11 +11,11 @@ writes the files, atomically, in one task: no module runs and the host is not co
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import write_if_changed
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     PairedTestError,
     render_reports,
@@ -45,31 +45,6 @@ def file_mode(value: Any) -> int:
     if not 0 <= mode <= 0o777:
         raise PairedTestError(f"mode must be a file permission mode between 0000 and 0777, got {oct(mode)}")
     return mode
-
-
-def write_if_changed(path: str, content: str, mode: int, *, check_mode: bool) -> bool:
-    """Write ``content`` to ``path`` atomically unless it already holds it; return whether it changed."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            same = handle.read() == content
-        if same and (os.stat(path).st_mode & 0o777) == mode:
-            return False
-    except FileNotFoundError:
-        pass
-    if check_mode:
-        return True
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".paired-test-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -109,7 +84,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             for key, path in files.items():
                 # In check mode a missing directory means every file would be written.
                 missing = not os.path.isdir(dest)
-                if missing or write_if_changed(path, contents[key], mode, check_mode=check_mode):
+                if missing or write_if_changed(
+                    path, contents[key].encode("utf-8"), mode=mode, check_mode=check_mode, prefix=".paired-test-"
+                ):
                     written.append(path)
         except OSError as exc:
             result.update(

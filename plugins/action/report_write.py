@@ -12,12 +12,12 @@ arguments and writes the files. No module runs and the host is not contacted.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import write_if_changed
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._plots import matplotlib_problem, render_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
     FILES,
@@ -49,27 +49,9 @@ FILE_MODE = 0o644
 DIR_MODE = 0o755
 
 
-def write_if_changed(path: str, content: bytes, *, check_mode: bool) -> bool:
-    """Write ``content`` to ``path`` atomically unless it already holds it; return whether it changed."""
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == content:
-                return False
-    except FileNotFoundError:
-        pass
-    if check_mode:
-        return True
-    fd, tmp = tempfile.mkstemp(prefix=".report-", dir=os.path.dirname(path) or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
+def _write(path: str, content: bytes, *, check_mode: bool) -> bool:
+    """Write one report file (mode 0644) unless it already holds ``content``; return whether it changed."""
+    return write_if_changed(path, content, mode=FILE_MODE, check_mode=check_mode, prefix=".report-", enforce_mode=False)
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -140,10 +122,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             missing = not os.path.isdir(dest)  # check mode: every file would be written
             for name, content in contents.items():
                 path = os.path.join(dest, name)
-                if missing or write_if_changed(path, content, check_mode=check_mode):
+                if missing or _write(path, content, check_mode=check_mode):
                     written.append(path)
             for spec, path in zip(specs, plot_paths, strict=True):
-                if check_mode or missing or write_if_changed(path, images[spec.file], check_mode=check_mode):
+                if check_mode or missing or _write(path, images[spec.file], check_mode=check_mode):
                     written.append(path)
         except OSError as exc:
             result.update(

@@ -61,7 +61,6 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -73,24 +72,25 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
     make_totals,
     new_result,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._textutil import (
+    IPERF2_ERROR_RE,
+    IPERF2_VERSION_RE,
+    UNKNOWN_U32,
+    final_of,
+    known_count,
+    known_float,
+)
 
 __all__ = ["parse_iperf2_csv"]
 
 Side = Literal["client", "server"]
-_UNKNOWN_U32 = 4294967295
 _TIME_RE = re.compile(r"^(?:(?P<tz>[+-]\d{4}):)?(?P<stamp>\d{14})(?:\.(?P<frac>\d+))?$")
 _INTERVAL_RE = re.compile(r"^(?P<start>-?\d+(?:\.\d+)?)-(?P<end>-?\d+(?:\.\d+)?)$")
-_ERROR_RE = re.compile(
-    r"^(?:(?:tcp |udp |listener )?(?:connect|bind|listen|accept|read|write|recv|recvfrom|send|sendto|"
-    r"getaddrinfo|gethostbyname|setsockopt|getsockopt|socket)\s+failed\b.*"
-    r"|ERROR: .*|iperf: (?!ignoring extra argument).*|.*\b(?:Unknown host|Name or service not known)\b.*)$"
-)
 _NOISE_RE = re.compile(
     r"^(?:-{5,}|Client connecting to |Server listening on |TCP window size|UDP buffer size|Sending \d+ byte|"
     r"Receiving \d+ byte|Write buffer size|Read buffer size|TOS set to|Binding to|Waiting for server threads|"
     r"iperf: ignoring extra argument|iperf version )"
 )
-_VERSION_RE = re.compile(r"^iperf version (?P<version>\d[\w.\-]*)")
 
 # Column names of the positional layouts, as the 2.2.x header names them.
 _BASIC = ["time", "srcaddress", "srcport", "dstaddr", "dstport", "transferid", "interval", "bytes", "speed"]
@@ -112,21 +112,7 @@ def _int_or_none(text: str | None) -> int | None:
         value = int(float(text))
     except ValueError:
         return None
-    if value < 0 or value == _UNKNOWN_U32:
-        return None
-    return value
-
-
-def _float_or_none(text: str | None) -> float | None:
-    if text is None or not text.strip():
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if math.isnan(value) or value < 0 or value in (float("inf"), float("-inf")):
-        return None
-    return value
+    return known_count(value)
 
 
 @dataclass
@@ -167,17 +153,6 @@ class _Group:
     role: str | None = None
 
 
-def _final_of(rows: list[_Row]) -> _Row | None:
-    if not rows:
-        return None
-    last = rows[-1]
-    if abs(last.start) > 1e-9:
-        return None
-    if any(r.end > last.end + 1e-9 for r in rows[:-1]):
-        return None
-    return last
-
-
 def _split_interval(fields: dict[str, str]) -> tuple[float, float] | None:
     if "interval" in fields:
         match = _INTERVAL_RE.match(fields["interval"].strip())
@@ -214,10 +189,10 @@ class _Parser:
             values = line.split(",")
             first = values[0].strip()
             if len(values) < 8 or not _TIME_RE.match(first):
-                match = _VERSION_RE.match(line)
+                match = IPERF2_VERSION_RE.match(line)
                 if match:
                     self.result["tool_version"] = match.group("version")
-                elif _ERROR_RE.match(line):
+                elif IPERF2_ERROR_RE.match(line):
                     if line not in self.errors:
                         self.errors.append(line)
                 elif not _NOISE_RE.match(line):
@@ -235,7 +210,7 @@ class _Parser:
             self.warnings.append(f"{skipped} line(s) that are not iperf2 CSV reports were skipped")
 
     def _positional_names(self, values: list[str]) -> list[str]:
-        if len(values) > 9 and _INTERVAL_RE.match(values[6].strip()) is None and _float_or_none(values[6]) is not None:
+        if len(values) > 9 and _INTERVAL_RE.match(values[6].strip()) is None and known_float(values[6]) is not None:
             # 2.2.x layout without its header row: istart, iend as separate columns.
             names = [*_BASIC[:6], "istart", "iend", "bytes", "speed"]
             if len(values) > len(names):
@@ -260,7 +235,7 @@ class _Parser:
             transfer_id: int | None = int(raw_id)
         except ValueError:
             transfer_id = None
-        is_sum = transfer_id in (-1, _UNKNOWN_U32)
+        is_sum = transfer_id in (-1, UNKNOWN_U32)
         udp = "jitter" in fields
         row = _Row(
             index=len(self.rows),
@@ -273,24 +248,24 @@ class _Parser:
             start=interval[0],
             end=interval[1],
             nbytes=_int_or_none(fields.get("bytes")),
-            bps=_float_or_none(fields.get("speed")),
+            bps=known_float(fields.get("speed")),
             udp=udp,
             role=None,
         )
         if udp:
             total = fields.get("datagrams")
             row.udp_figures = {
-                "jitter_ms": _float_or_none(fields.get("jitter")),
+                "jitter_ms": known_float(fields.get("jitter")),
                 "lost_packets": _int_or_none(fields.get("errors")),
                 "packets": _int_or_none(total),
-                "lost_percent": _float_or_none(fields.get("errpercent")) if _int_or_none(total) else None,
+                "lost_percent": known_float(fields.get("errpercent")) if _int_or_none(total) else None,
                 "out_of_order": _int_or_none(fields.get("outoforder")),
             }
             if "writecnt" in fields and (_int_or_none(fields["writecnt"]) or 0) > 0:
                 row.role = "sender"
             elif "readcnt" in fields:
                 row.role = "receiver"
-            elif total is not None and total.strip() in ("-1", str(_UNKNOWN_U32)):
+            elif total is not None and total.strip() in ("-1", str(UNKNOWN_U32)):
                 row.role = "sender"  # 2.1.x sender total: the datagram count is the receiver's to give
         elif "writecnt" in fields or "tcpretry" in fields:
             row.role = "sender"
@@ -417,7 +392,7 @@ class _Parser:
         complete = True
         per_stream: list[dict[str, Any]] = []
         for group in streams:
-            fin = _final_of(group.own)
+            fin = final_of(group.own)
             own = fin.totals(sender=sender) if fin else None
             peer = group.report.totals(sender=False) if group.report else None
             ident = group.key[1] if group.key[1] is not None else f"#{group.order}"
@@ -437,7 +412,7 @@ class _Parser:
                 complete = False
                 notes.append(f"stream {ident}: no server report line: the receiver's figures are unknown")
         sum_rows = [r for g in sums for r in g.own]
-        sum_final = _final_of(sum_rows)
+        sum_final = final_of(sum_rows)
         if len(streams) > 1 or (not streams and sum_rows):
             total = sum_final
             if total is None:
@@ -449,7 +424,7 @@ class _Parser:
             if not series and any(len(g.own) > 1 for g in streams):
                 notes.append("per-stream interval lines but no SUM interval lines: intervals left empty")
         else:
-            total = _final_of(streams[0].own) if streams else None
+            total = final_of(streams[0].own) if streams else None
             series = [r for r in streams[0].own if r is not total] if streams else []
         own_total = total.totals(sender=sender) if total else None
         peer_total: Totals | None = None

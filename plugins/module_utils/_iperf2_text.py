@@ -62,7 +62,6 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -75,6 +74,13 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
     make_totals,
     new_result,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._textutil import (
+    IPERF2_ERROR_RE,
+    IPERF2_VERSION_RE,
+    final_of,
+    known_count,
+    known_float,
+)
 from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitError, parse_bytes, parse_rate
 
 __all__ = ["parse_iperf2_text", "split_iperf2_text"]
@@ -82,7 +88,6 @@ __all__ = ["parse_iperf2_text", "split_iperf2_text"]
 Side = Literal["client", "server"]
 C2S = "c2s"
 S2C = "s2c"
-_UNKNOWN_U32 = 4294967295
 
 _NUM = r"\d+(?:\.\d+)?"
 _DATA_RE = re.compile(
@@ -103,7 +108,6 @@ _CLIENT_BANNER_RE = re.compile(r"^Client connecting to (?P<host>.+), (?P<proto>T
 _SERVER_BANNER_RE = re.compile(
     r"^Server listening on (?P<proto>TCP|UDP)\b.*?\bports? (?P<port>\d+)(?:\s*-\s*(?P<last>\d+))?"
 )
-_VERSION_RE = re.compile(r"^iperf version (?P<version>\d[\w.\-]*)")
 _SENT_RE = re.compile(r"^\[(?P<id>[^\]]+)\]\s+Sent (?P<n>-?\d+) datagrams")
 _SERVER_REPORT_RE = re.compile(r"^\[(?P<id>[^\]]+)\]\s+Server Report:")
 _NO_ACK_RE = re.compile(r"^\[(?P<id>[^\]]+)\]\s+(?P<msg>WARNING: (?:did not receive ack|ack of last datagram).*)$")
@@ -113,11 +117,6 @@ _CT_RE = re.compile(
 )
 _HEADER_RE = re.compile(r"^\[\s*(?:ID|SUM-cnt)\]")
 _IGNORED_ARG_RE = re.compile(r"^iperf: ignoring extra argument.*$")
-_ERROR_RE = re.compile(
-    r"^(?:(?:tcp |udp |listener )?(?:connect|bind|listen|accept|read|write|recv|recvfrom|send|sendto|"
-    r"getaddrinfo|gethostbyname|setsockopt|getsockopt|socket)\s+failed\b.*"
-    r"|ERROR: .*|iperf: (?!ignoring extra argument).*|.*\b(?:Unknown host|Name or service not known)\b.*)$"
-)
 _CONN_TIME_RE = re.compile(
     r"\bon (?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?) \((?P<zone>[^)]+)\)"
 )
@@ -141,20 +140,7 @@ def _known_int(text: str | None) -> int | None:
     """An integer figure, or ``None`` for the ``-1`` / ``4294967295`` iperf prints for "unknown"."""
     if text is None:
         return None
-    value = int(text)
-    if value < 0 or value == _UNKNOWN_U32:
-        return None
-    return value
-
-
-def _known_pct(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    if math.isnan(value) or value < 0 or value in (float("inf"), float("-inf")):  # nan / negative / inf
-        return None
-    return value
+    return known_count(int(text))
 
 
 @dataclass
@@ -190,7 +176,7 @@ class _Transfer:
     no_ack: str | None = None
 
     def final(self) -> _Line | None:
-        return _final_of(self.lines)
+        return final_of(self.lines)
 
     def intervals(self) -> list[_Line]:
         fin = self.final()
@@ -217,18 +203,6 @@ class _Conn:
 class _SumSeries:
     lines: list[_Line] = field(default_factory=list)
     sent_packets: int | None = None
-
-
-def _final_of(lines: list[_Line]) -> _Line | None:
-    """A series' total: its last line when that line starts at 0 and reaches the latest end."""
-    if not lines:
-        return None
-    last = lines[-1]
-    if abs(last.start) > 1e-9:
-        return None
-    if any(ln.end > last.end + 1e-9 for ln in lines[:-1]):
-        return None
-    return last
 
 
 def _parse_id(raw: str) -> tuple[str, int | None, bool]:
@@ -265,7 +239,7 @@ def _parse_rest(rest: str, line: _Line) -> None:
             "jitter_ms": float(match.group("jitter")) if float(match.group("jitter")) >= 0 else None,
             "lost_packets": _known_int(match.group("lost")),
             "packets": _known_int(match.group("total")),
-            "lost_percent": _known_pct(match.group("pct")),
+            "lost_percent": known_float(match.group("pct")),
         }
         return
     match = _UDP_SUM_RX_RE.match(rest)
@@ -275,7 +249,7 @@ def _parse_rest(rest: str, line: _Line) -> None:
             "jitter_ms": None,
             "lost_packets": _known_int(match.group("lost")),
             "packets": _known_int(match.group("total")),
-            "lost_percent": _known_pct(match.group("pct")),
+            "lost_percent": known_float(match.group("pct")),
         }
         return
     match = _UDP_TX_RE.match(rest)
@@ -347,7 +321,7 @@ class _Parser:
                 last = int(match.group("last")) if match.group("last") else first
                 self.listen_ports.append((first, last))
                 continue
-            match = _VERSION_RE.match(stripped)
+            match = IPERF2_VERSION_RE.match(stripped)
             if match and self.result["tool_version"] is None:
                 self.result["tool_version"] = match.group("version")
                 continue
@@ -537,7 +511,7 @@ class _Parser:
                     tr.lines.append(parsed)
                     last_was_report[key] = False
                 continue
-            if _ERROR_RE.match(line):
+            if IPERF2_ERROR_RE.match(line):
                 if line not in self.errors:
                     self.errors.append(line)
                 continue
@@ -590,7 +564,7 @@ class _Parser:
                 notes.append(f"stream {item['id']}: no Server Report{why}, the receiver's figures are unknown")
             if tr.no_ack is not None:
                 complete = False
-        sum_final = _final_of(sums)
+        sum_final = final_of(sums)
         total_line: _Line | None
         if len(transfers) > 1 or (not transfers and sums):
             total_line = sum_final
@@ -688,7 +662,7 @@ class _Parser:
         result["reverse"] = main == S2C and not bidir
         main_sums = self.sums if not bidir else []
         if bidir and self.sums:
-            fin = _final_of(self.sums)
+            fin = final_of(self.sums)
             result["bidir_sum"] = fin.totals(sender=False) if fin else None
             self.warnings.append(
                 "the [SUM] lines add both directions of the dual test; they are kept under bidir_sum only"

@@ -26,8 +26,6 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import csv
-import io
 import ipaddress
 import json
 import math
@@ -37,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_text
 
 __all__ = [
     "BUILTIN_DEFAULTS",
@@ -956,16 +955,6 @@ SUMMARY_COLUMNS = (
 )
 
 
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return value
-
-
 def _headline_totals(result: Mapping[str, Any]) -> Mapping[str, Any]:
     """The totals the headline rate came from (received when it is the headline, else sent)."""
     for key in ("received", "sent"):
@@ -1051,12 +1040,7 @@ def to_csv(data: Any, table: str = "pairs") -> str:
         columns, rows = SUMMARY_COLUMNS, _summary_rows(data)
     else:
         raise PairedTestError(f"table must be 'pairs' or 'summary', got {table!r}")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([_cell(row[c]) for c in columns])
-    return buffer.getvalue()
+    return csv_text(columns, rows)
 
 
 # --------------------------------------------------------------------------------------------

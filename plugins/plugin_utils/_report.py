@@ -32,8 +32,6 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
@@ -42,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
 
 __all__ = [
     "FILES",
@@ -999,24 +998,10 @@ SUMMARY_COLUMNS = (
 
 
 def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
+    """``csv_cell``, plus lists and mappings as compact JSON and ``str`` subclasses as plain ``str``."""
     if isinstance(value, Mapping | list | tuple):
         return json.dumps(_plain(value), sort_keys=True, separators=(",", ":"))
-    return str(value) if isinstance(value, str) else value
-
-
-def _csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([_cell(row.get(c)) for c in columns])
-    return buffer.getvalue()
+    return str(value) if isinstance(value, str) else csv_cell(value)
 
 
 def _label_columns(report: Report) -> list[str]:
@@ -1072,7 +1057,7 @@ def results_csv(report: Report) -> str:
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])
             rows.append(item)
-    return _csv((*RESULT_COLUMNS, *label_columns), rows)
+    return csv_text((*RESULT_COLUMNS, *label_columns), rows, _cell)
 
 
 def summary_csv(report: Report) -> str:
@@ -1100,7 +1085,7 @@ def summary_csv(report: Report) -> str:
     columns = list(SUMMARY_COLUMNS)
     if report.compare_by is None:
         columns.remove("compare")
-    return _csv(columns, rows)
+    return csv_text(columns, rows, _cell)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Small helpers shared by the controller-side backends (``_paired.py``, ``_report.py``).
+
+* ``csv_cell()`` -- the collection's CSV cell convention: empty for ``None``, ``true`` /
+  ``false`` for booleans, floats written exactly (``repr``).
+* ``csv_text()`` -- a CSV table (header row + one row per mapping) with ``\\n`` line ends.
+
+Plain data in, plain data out; no Ansible import, no I/O.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["csv_cell", "csv_text"]
+
+
+def csv_cell(value: Any) -> Any:
+    """One CSV cell: ``""`` for ``None``, ``true``/``false``, ``repr`` of a float; anything else as is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def csv_text(
+    columns: Sequence[str],
+    rows: Iterable[Mapping[str, Any]],
+    cell: Callable[[Any], Any] = csv_cell,
+) -> str:
+    """CSV text: the header ``columns``, then per row the cells ``cell(row.get(column))``; ``\\n`` line ends."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([cell(row.get(c)) for c in columns])
+    return buffer.getvalue()
