@@ -103,6 +103,7 @@ test: deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
 
 bench: deps venv
 	$(PY) tests/bench/bench_parse.py
+	$(PY) tests/bench/bench_paired.py
 
 clean:
 	rm -rf build $(VENV) $(VENV)-sanity .mypy_cache .ruff_cache .pytest_cache .hypothesis
