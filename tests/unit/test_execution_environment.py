@@ -38,7 +38,8 @@ def _requirements(path: Path) -> dict[str, str]:
 
 def test_meta_names_requirement_files_that_ship_with_the_collection() -> None:
     doc = yaml.safe_load(META.read_text())
-    assert set(doc) == {"dependencies"}
+    assert set(doc) == {"version", "dependencies"}
+    assert doc["version"] == 1  # ansible-builder definition format 1 (also what ansible-lint validates)
     assert doc["dependencies"] == {"python": "meta/ee-requirements.txt", "system": "meta/ee-bindep.txt"}
     galaxy = yaml.safe_load((REPO / "galaxy.yml").read_text())
     ignored = galaxy.get("build_ignore") or []
