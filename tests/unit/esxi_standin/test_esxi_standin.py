@@ -315,16 +315,16 @@ def test_bundled_binary_rules(tmp_path: Path) -> None:
 
 def test_vmkping_replay(tmp_path: Path) -> None:
     host = Host(tmp_path / "s", "8.0")
-    too_long = parse_vmkping(host.run("vmkping", "-I", "vmk1", "-d", "-s", "8972", "10.0.0.2").stdout)
+    too_long = parse_vmkping(host.run("vmkping", "-I", "vmk1", "-d", "-s", "8972", "198.18.0.2").stdout)
     assert (too_long.reason, too_long.payload_size, too_long.transmitted) == ("message_too_long", 8972, 3)
     host.ok("esxi-standin", "set", "vmk_mtu", "9000")
-    dropped = host.run("vmkping", "-d", "-s", "8972", "10.0.0.2")
+    dropped = host.run("vmkping", "-d", "-s", "8972", "198.18.0.2")
     assert dropped.returncode == 1
     assert parse_vmkping(dropped.stdout).reason == "no_reply"
     host.ok("esxi-standin", "set", "path_mtu", "9000")
-    ok = parse_vmkping(host.ok("vmkping", "-d", "-s", "8972", "10.0.0.2"))
+    ok = parse_vmkping(host.ok("vmkping", "-d", "-s", "8972", "198.18.0.2"))
     assert (ok.ok, ok.reply_bytes, ok.rtt_min_ms, ok.rtt_avg_ms, ok.rtt_max_ms) == (True, 8980, 0.339, 0.458, 0.695)
-    small = parse_vmkping(host.ok("vmkping", "-c", "2", "10.0.0.2"))
+    small = parse_vmkping(host.ok("vmkping", "-c", "2", "198.18.0.2"))
     assert (small.payload_size, small.reply_bytes, small.received, small.rtt_max_ms) == (56, 64, 2, 0.695)
 
 
