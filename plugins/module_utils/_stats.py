@@ -102,7 +102,13 @@ def t_cdf(t: float, df: float) -> float:
         raise StatsError(f"degrees of freedom must be positive, got {df!r}")
     if math.isinf(df):
         return _normal_cdf(t)
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    t2 = t * t
+    if t2 < df:
+        # Near the median, df / (df + t^2) is close to 1 and loses digits: use the
+        # complementary argument t^2 / (df + t^2), computed without cancellation.
+        half = 0.5 * _betainc(0.5, df / 2.0, t2 / (df + t2))
+        return 0.5 + half if t >= 0 else 0.5 - half
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t2))
     return 1.0 - tail if t >= 0 else tail
 
 

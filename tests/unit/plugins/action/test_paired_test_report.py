@@ -22,7 +22,7 @@ RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,
     "total_bits_per_second": 9.56e8,
     "pairs": [{
-        "pair": 1, "server": "h1", "client": "h2", "address": "10.0.0.1", "port": 5201, "sender": "h2",
+        "pair": 1, "server": "h1", "client": "h2", "address": "198.18.0.1", "port": 5201, "sender": "h2",
         "receiver": "h1", "started_at": 1.5, "ok": True, "error": None,
         "result": {"bits_per_second": 9.56e8, "complete": True,
                    "received": {"bytes": 358500000, "bits_per_second": 9.56e8, "seconds": 3.0}},
@@ -87,7 +87,8 @@ def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:
     )  # fmt: skip
     rows = (dest / "lab-1.csv").read_text().splitlines()
     assert (
-        rows[1] == "1,t,forward,false,2,1,1,h1,h2,10.0.0.1,5201,h2,h1,1.5,956000000.0,358500000,3.0,,true,,956000000.0"
+        rows[1] == "1,t,forward,false,2,1,1,h1,h2,198.18.0.1,5201,h2,h1,1.5,956000000.0,358500000,3.0,,true,,"
+        "956000000.0"
     )
     assert (dest / "lab-1-summary.csv").read_text().startswith("test,direction,swapped,streams,")
     assert stat.S_IMODE((dest / "lab-1.json").stat().st_mode) == 0o644

@@ -27,7 +27,7 @@ PLUGINS = [
     (summary_plugin, "paired_test_summary"),
     (csv_plugin, "paired_test_csv"),
 ]
-TESTS = [{"name": "t", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}], "streams": [1, 2]}]
+TESTS = [{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}], "streams": [1, 2]}]
 
 
 @pytest.mark.parametrize(("plugin", "name"), PLUGINS)
@@ -81,7 +81,7 @@ def test_record_summary_and_csv_filters() -> None:
     assert summary["summary"][0]["stats"]["mean"] == 5.0e8
     assert summary["sweeps"][0]["knee"] == 1
     text = paired_test_csv([record])
-    assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,10.0.0.1,5201,h2,h1,10.0,500000000.0,")
+    assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,198.18.0.1,5201,h2,h1,10.0,500000000.0,")
     assert paired_test_csv(summary["summary"], table="summary").splitlines()[1].startswith("t,forward,false,1,1,0,1,")
 
 

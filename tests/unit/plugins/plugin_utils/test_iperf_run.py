@@ -506,7 +506,7 @@ def test_probe_failure_is_explained() -> None:
 
 CLIENT3 = r.Context("client", "iperf3", server="192.0.2.10", port=5201)
 CLIENT2 = r.Context("client", "iperf2", server="192.0.2.10", port=5001, duration=10.0)
-SERVER3 = r.Context("server", "iperf3", port=5201, bind="192.168.0.40", binary="/usr/lib/vmware/vsan/bin/iperf3")
+SERVER3 = r.Context("server", "iperf3", port=5201, bind="198.18.0.40", binary="/usr/lib/vmware/vsan/bin/iperf3")
 
 
 def _fixture(name: str) -> str:
@@ -563,7 +563,7 @@ def _fixture(name: str) -> str:
             _fixture("iperf3-3.1.3-text-server-error-unable-to-start-listener.txt"),
             SERVER3,
             "bind_address",
-            ["192.168.0.40 is not an address of this host"],
+            ["198.18.0.40 is not an address of this host"],
         ),
         (
             # shared/reference/esxi-facts.md 2.1, ESXi 7, shipped iperf3 as server

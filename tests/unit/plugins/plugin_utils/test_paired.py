@@ -112,9 +112,10 @@ def test_spec_example_expands_to_unswapped_then_swapped_repetitions() -> None:
 
 def test_order_is_tests_streams_direction_swap_repeat() -> None:
     tests = [
-        {"name": "a", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2", "client_address": "10.0.0.2"}],
+        {"name": "a",
+         "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2", "client_address": "198.18.0.2"}],
          "streams": [1, 4], "direction": "both", "swap_roles": True, "repeat": 2},
-        {"name": "b", "pairs": [{"server": "h2", "address": "10.0.0.2", "client": "h1"}]},
+        {"name": "b", "pairs": [{"server": "h2", "address": "198.18.0.2", "client": "h1"}]},
     ]  # fmt: skip
     plan = build_plan(tests)
     assert [(r["test"], r["streams"], r["direction"], r["swapped"], r["repetition"]) for r in plan["runs"]] == [
@@ -139,8 +140,8 @@ def test_order_is_tests_streams_direction_swap_repeat() -> None:
 
 def test_settings_come_from_the_test_then_the_role_then_builtin() -> None:
     tests = [
-        {"name": "t", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}], "duration": 3},
-        {"name": "u", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}], "tool": "iperf2"},
+        {"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}], "duration": 3},
+        {"name": "u", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}], "tool": "iperf2"},
     ]
     plan = build_plan(tests, {"duration": 30, "port_base": 15000, "tool": "iperf3", "bandwidth": "1G"})
     t, u = plan["runs"]
@@ -150,7 +151,7 @@ def test_settings_come_from_the_test_then_the_role_then_builtin() -> None:
 
 
 def test_strings_from_extra_vars_are_converted_like_ansible_does() -> None:
-    tests = [{"name": "t", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2", "port": "6000"}]}]
+    tests = [{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2", "port": "6000"}]}]
     plan = build_plan(tests, {"duration": "5", "swap_roles": "no", "start_delay": "0.5", "bandwidth": ""})
     run = plan["runs"][0]
     assert (run["duration"], run["swapped"], run["start_delay"], run["bandwidth"]) == (5, False, 0.5, None)
@@ -160,9 +161,9 @@ def test_strings_from_extra_vars_are_converted_like_ansible_does() -> None:
 
 def test_ports_are_port_base_plus_index_unless_the_pair_sets_one() -> None:
     pairs = [
-        {"server": "h1", "address": "10.0.0.1", "client": "h2"},
-        {"server": "h2", "address": "10.0.0.2", "client": "h3", "port": 7000},
-        {"server": "h3", "address": "10.0.0.3", "client": "h1"},
+        {"server": "h1", "address": "198.18.0.1", "client": "h2"},
+        {"server": "h2", "address": "198.18.0.2", "client": "h3", "port": 7000},
+        {"server": "h3", "address": "198.18.0.3", "client": "h1"},
     ]
     plan = build_plan([{"name": "t", "pairs": pairs, "port_base": 6000}])
     assert [p["port"] for p in plan["runs"][0]["pairs"]] == [6000, 7000, 6002]
@@ -183,10 +184,10 @@ def test_addresses_come_from_the_host_variable_when_the_pair_has_none() -> None:
 
 
 def test_binding_can_be_turned_off() -> None:
-    pairs = [{"server": "h1", "address": "10.0.0.1", "client": "h2", "client_address": "10.0.0.2"}]
+    pairs = [{"server": "h1", "address": "198.18.0.1", "client": "h2", "client_address": "198.18.0.2"}]
     run = build_plan([{"name": "t", "pairs": pairs, "server_bind": False, "client_bind": False}])["runs"][0]
     assert (run["pairs"][0]["bind"], run["pairs"][0]["client_bind"], run["pairs"][0]["address"]) == (
-        None, None, "10.0.0.1",
+        None, None, "198.18.0.1",
     )  # fmt: skip
 
 
@@ -236,7 +237,7 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
             "port must be a number from 1 to",
         ),
         ([{"name": "t", "pairs": [{"server": "", "client": "h2"}]}], "server must be an inventory host name"),
-        ([{"name": "t", "pairs": [{"server": "h1", "client": "h2", "address": "10.0.0.0/24"}]}], "no prefix length"),
+        ([{"name": "t", "pairs": [{"server": "h1", "client": "h2", "address": "198.18.0.0/24"}]}], "no prefix length"),
         ([{"name": "t", "pairs": _ring(), "streams": 0}], "streams must be a whole number from 1 to 128"),
         ([{"name": "t", "pairs": _ring(), "streams": 129}], "got 129"),
         ([{"name": "t", "pairs": _ring(), "streams": "many"}], "got 'many'"),
@@ -254,7 +255,7 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
 )
 def test_wrong_input_is_an_error_naming_the_item(tests: Any, message: str) -> None:
     with pytest.raises(PairedTestError) as info:
-        build_plan(tests, addresses={"h1": "10.0.0.1", "h2": "10.0.0.2", "h3": "10.0.0.3"})
+        build_plan(tests, addresses={"h1": "198.18.0.1", "h2": "198.18.0.2", "h3": "198.18.0.3"})
     assert message in str(info.value)
 
 
@@ -275,8 +276,8 @@ def _problems(tests: Any, **kwargs: Any) -> dict[str, list[str]]:
 
 def test_unknown_hosts_and_hosts_outside_the_play() -> None:
     tests = [{"name": "t", "pairs": [
-        {"server": "vm1", "address": "10.0.0.1", "client": "vm9"},
-        {"server": "vm3", "address": "10.0.0.3", "client": "vm4"},
+        {"server": "vm1", "address": "198.18.0.1", "client": "vm9"},
+        {"server": "vm3", "address": "198.18.0.3", "client": "vm4"},
     ]}]  # fmt: skip
     problems = _problems(tests, inventory_hosts=["vm1", "vm2", "vm3", "vm4"], play_hosts=["vm1", "vm2", "vm3"])
     assert problems["unknown_hosts"] == [
@@ -290,7 +291,7 @@ def test_unknown_hosts_and_hosts_outside_the_play() -> None:
 
 def test_missing_addresses_name_the_pair_and_both_fixes() -> None:
     tests = [{"name": "t", "pairs": [{"server": "h1", "client": "h2"}], "swap_roles": True}]
-    problems = _problems(tests, addresses={"h1": "10.0.0.1"}, address_var="lab_address")
+    problems = _problems(tests, addresses={"h1": "198.18.0.1"}, address_var="lab_address")
     assert problems["missing_addresses"] == [
         "test 't' pair 1: swap_roles is true, so h2 also runs a server, which listens on its own address; set "
         "client_address in the pair or the host variable 'lab_address' of h2"
@@ -304,14 +305,14 @@ def test_missing_addresses_name_the_pair_and_both_fixes() -> None:
 
 def test_duplicate_address_and_port_and_host_port() -> None:
     tests = [{"name": "t", "pairs": [
-        {"server": "h1", "address": "10.0.0.1", "client": "h2", "port": 6000},
-        {"server": "h1", "address": "10.0.0.1", "client": "h3", "port": 6000},
-        {"server": "h4", "address": "10.0.0.4", "client": "h5", "port": 6100},
-        {"server": "h4", "address": "10.0.0.44", "client": "h6", "port": 6100},
+        {"server": "h1", "address": "198.18.0.1", "client": "h2", "port": 6000},
+        {"server": "h1", "address": "198.18.0.1", "client": "h3", "port": 6000},
+        {"server": "h4", "address": "198.18.0.4", "client": "h5", "port": 6100},
+        {"server": "h4", "address": "198.18.0.44", "client": "h6", "port": 6100},
     ]}]  # fmt: skip
     problems = _problems(tests)
     assert problems["duplicate_endpoints"] == [
-        "test 't': pairs 1, 2 all use 10.0.0.1:6000; one server per address and port -- give each pair its own port "
+        "test 't': pairs 1, 2 all use 198.18.0.1:6000; one server per address and port -- give each pair its own port "
         "(remove port from the pairs to get port_base + index) or address",
         "test 't': pairs 3, 4 all run a server on h4 port 6100; esxilab.iperf.iperf_run keeps one server per host and "
         "port -- give each pair its own port",
@@ -320,36 +321,36 @@ def test_duplicate_address_and_port_and_host_port() -> None:
 
 def test_one_address_for_two_hosts_is_a_conflict() -> None:
     tests = [
-        {"name": "a", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}]},
-        {"name": "b", "pairs": [{"server": "h3", "address": "10.0.0.1", "client": "h2"}]},
+        {"name": "a", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]},
+        {"name": "b", "pairs": [{"server": "h3", "address": "198.18.0.1", "client": "h2"}]},
     ]
     assert _problems(tests)["address_conflicts"] == [
-        "10.0.0.1 is given as the address of h1 (test 'a' pair 1) and of h3 (test 'b' pair 1); an address belongs "
+        "198.18.0.1 is given as the address of h1 (test 'a' pair 1) and of h3 (test 'b' pair 1); an address belongs "
         "to one host -- fix the address of one of them"
     ]
 
 
 def test_a_host_cannot_be_the_client_of_two_pairs_of_a_run() -> None:
     tests: list[dict[str, Any]] = [{"name": "t", "pairs": [
-        {"server": "h1", "address": "10.0.0.1", "client": "h3"},
-        {"server": "h2", "address": "10.0.0.2", "client": "h3"},
+        {"server": "h1", "address": "198.18.0.1", "client": "h3"},
+        {"server": "h2", "address": "198.18.0.2", "client": "h3"},
     ]}]  # fmt: skip
     busy = _problems(tests)["busy_clients"]
     assert len(busy) == 1
     assert busy[0].startswith("test 't': h3 is the client of pairs 1, 2, but a host runs one client at a time")
     # the same layout swapped: h1 and h2 are clients of one pair each, but h3 serves two -- fine
     tests[0]["swap_roles"] = True
-    tests[0]["pairs"][0]["client_address"] = "10.0.0.3"
-    tests[0]["pairs"][1]["client_address"] = "10.0.0.3"
+    tests[0]["pairs"][0]["client_address"] = "198.18.0.3"
+    tests[0]["pairs"][1]["client_address"] = "198.18.0.3"
     problems = _problems(tests)
     assert len(problems["busy_clients"]) == 1  # only the unswapped runs
-    # swapped, both servers listen on 10.0.0.3 with their own ports: no endpoint problem
+    # swapped, both servers listen on 198.18.0.3 with their own ports: no endpoint problem
     assert problems["duplicate_endpoints"] == []
 
 
 def test_forks_must_cover_the_clients_of_a_run() -> None:
     tests = [{"name": "ring", "pairs": _ring(6)}]
-    addresses = {f"h{i}": f"10.0.0.{i}" for i in range(1, 7)}
+    addresses = {f"h{i}": f"198.18.0.{i}" for i in range(1, 7)}
     assert _problems(tests, addresses=addresses, forks=6)["forks"] == []
     assert _problems(tests, addresses=addresses, forks=5)["forks"] == [
         "a run has 6 clients that must start together but Ansible runs only forks=5 hosts at a time, so the clients "
@@ -525,7 +526,7 @@ def test_incomplete_but_usable_result_is_summed_with_a_warning() -> None:
 
 
 def test_one_pair_run_has_no_barrier_and_no_spread() -> None:
-    run = build_plan([{"name": "t", "pairs": [{"server": "h1", "address": "10.0.0.1", "client": "h2"}]}])["runs"][0]
+    run = build_plan([{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]}])["runs"][0]
     record = build_record(run, _reports(run, {1: _client(RESULT_A, 5.0)}), barrier=BARRIER)
     assert (record["start_at"], record["start_spread"], record["total_bits_per_second"]) == (None, None, RATE_A)
     assert (record["barrier_margin"], record["delay_shortfall"]) == (None, 0.0)
