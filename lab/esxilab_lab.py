@@ -24,8 +24,13 @@ Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
 
 Safety: addresses come only from 198.18.0.0/15 (RFC 2544) and are only configured on the
 lab bridge and inside the lab namespaces; ``up`` refuses a subnet that overlaps an address
-or route the lab does not own. No iptables/nftables rule, no sysctl and no route outside the
-lab is touched. Every command runs with a timeout.
+or route the lab does not own. ``up`` also makes sure the machine has the route
+``unreachable 198.18.0.0/15`` (the safety net; ``down`` keeps it): the lab's own connected
+route is more specific, so lab traffic flows, but a packet for a lab host that has gone (a
+namespace removed under a running play) fails at once with "No route to host" instead of
+following the default route off the machine. That route is the only one ``up`` accepts
+over its subnet. No iptables/nftables rule, no sysctl and no other route is touched. Every
+command runs with a timeout.
 
 Idempotence: ``up`` reads the current objects (``ip netns``, ``ip link``, ``ip addr``,
 ``tc qdisc``, sshd pid + namespace inode + command line, generated files) and changes only
@@ -819,6 +824,24 @@ def shaping_commands(netns: str | None, dev: str, current: Shaping | None, desir
     return commands
 
 
+LAB_RANGE = ipaddress.IPv4Network("198.18.0.0/15")
+
+
+def is_safety_net(route: Mapping[str, Any]) -> bool:
+    """The ``unreachable 198.18.0.0/15`` route the lab installs and keeps (see the module doc)."""
+    return route.get("type") == "unreachable" and str(route.get("dst", "")) == str(LAB_RANGE)
+
+
+def ensure_safety_net(plan: Plan) -> None:
+    """Install ``unreachable 198.18.0.0/15`` in the main table unless it is there (idempotent)."""
+    if any(is_safety_net(route) for route in run_json(["ip", "-j", "-4", "route", "show", "table", "main"])):
+        return
+    plan.act(
+        f"add route unreachable {LAB_RANGE} (traffic to a vanished lab host fails here)",
+        ["ip", "route", "replace", "unreachable", str(LAB_RANGE)],
+    )
+
+
 def preflight(spec: LabSpec, root_links: Mapping[str, JSONDict]) -> None:
     """Refuse to build on an address space the lab does not own."""
     for tool in ("ip", "tc", "ssh-keygen", "unshare", "hostname"):
@@ -844,12 +867,15 @@ def preflight(spec: LabSpec, root_links: Mapping[str, JSONDict]) -> None:
         dst, dev = str(route.get("dst", "")), str(route.get("dev", ""))
         if dev == spec.bridge or dst in ("", "default") or route.get("type") in ("local", "broadcast"):
             continue
+        if is_safety_net(route):
+            continue
         try:
             net = ipaddress.IPv4Network(dst if "/" in dst else f"{dst}/32", strict=False)
         except ValueError:
             continue
         if net.overlaps(spec.subnet) and net.prefixlen > 0:
-            raise LabError(f"subnet {spec.subnet} overlaps route {dst} dev {dev}; choose another --subnet")
+            where = f"{route.get('type', 'unicast')} {dst}" + (f" dev {dev}" if dev else "")
+            raise LabError(f"subnet {spec.subnet} overlaps route {where}; choose another --subnet")
 
 
 def ensure_client_key(spec: LabSpec, plan: Plan) -> None:
@@ -1222,6 +1248,7 @@ def lab_up(spec: LabSpec, check: bool) -> Plan:
         plan.act(
             "create /run/sshd (sshd privilege separation directory)", fn=lambda: Path("/run/sshd").mkdir(mode=0o755)
         )
+    ensure_safety_net(plan)
     ensure_client_key(spec, plan)
     reconcile_bridge(spec, root, plan)
     replumbed = {host.name: reconcile_host(spec, host, root, existing_ns, plan) for host in spec.hosts}

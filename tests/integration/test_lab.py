@@ -11,9 +11,11 @@ namespace, link or process of the prefix is left, even when a step fails.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -240,6 +242,42 @@ def test_lab_lifecycle(lab: Lab, tmp_path: Path) -> None:
     assert not (lab.state_dir / "inventory.yml").exists()
     again_down = lab.cli("down")
     assert again_down["changed"] is False and again_down["actions"] == []
+
+    # the safety net stays: a packet for the vanished h2 fails here instead of leaving the machine
+    assert _safety_net_present()
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.settimeout(2)
+    with probe, pytest.raises(OSError) as refused:
+        probe.connect((H2, 5201))
+    assert refused.value.errno == errno.EHOSTUNREACH
+
+
+def _safety_net_present() -> bool:
+    return any(
+        route.get("type") == "unreachable" and route.get("dst") == "198.18.0.0/15"
+        for route in _ip_json("-4", "route", "show", "table", "main")
+    )
+
+
+def test_up_installs_the_safety_net_and_still_refuses_real_overlaps(tmp_path: Path) -> None:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    argv = [sys.executable, str(SCRIPT), "up", "--check", "--json", "--state-dir", str(tmp_path / "s")]
+    argv += ["--name", "elnet", "--hosts", "2", "--subnet", "198.19.253.0/24"]
+    subprocess.run(["ip", "route", "replace", "unreachable", "198.18.0.0/15"], check=True, timeout=10)
+    accepted = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert accepted.returncode == 0, accepted.stderr  # the lab's own safety net is no overlap
+    assert not any("unreachable" in action for action in json.loads(accepted.stdout)["actions"])
+    # a route the lab does not own over its subnet is still refused (a blackhole: sends nothing)
+    subprocess.run(["ip", "route", "add", "blackhole", "198.19.253.128/25"], check=True, timeout=10)
+    try:
+        refused = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    finally:
+        subprocess.run(["ip", "route", "del", "blackhole", "198.19.253.128/25"], check=True, timeout=10)
+    assert refused.returncode == 2
+    assert "overlaps route blackhole 198.19.253.128/25;" in refused.stdout + refused.stderr
+    assert _safety_net_present()
 
 
 def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
