@@ -13,9 +13,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ESXILAB_SHARED", REPO.parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "iperf"
-SCHEMA = SHARED / "schema" / "iperf-result.schema.json"
+#: Real iperf2/iperf3 outputs the parsers are tested against; provenance in its README.md.
+FIXTURES = REPO / "tests" / "fixtures" / "iperf"
+#: The normalized result contract every parser result is validated against (docs/schema/README.md).
+SCHEMA = REPO / "docs" / "schema" / "iperf-result.schema.json"
 
 
 def ensure_collection_path() -> Path:

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The dispatcher over every shared fixture: right tool and format, schema-valid, raw kept."""
+"""The dispatcher over every file of the real-output corpus: right tool and format, schema-valid, raw kept."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _read(path: Path) -> str:
 
 
 def test_fixture_corpus_is_present() -> None:
-    assert len(ALL_FIXTURES) >= 80, f"expected the shared corpus at {FIXTURES}"
+    assert len(ALL_FIXTURES) >= 80, f"expected the real-output corpus at {FIXTURES}"
 
 
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
