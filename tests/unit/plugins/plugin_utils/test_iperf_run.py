@@ -35,7 +35,7 @@ IPERF3_312_BANNER = (
     "Optional features available: CPU affinity setting, IPv6 flow label, SCTP\n"
 )  # observed, `iperf3 -v` (features line shortened)
 IPERF2_218_BANNER = "iperf version 2.1.8 (12 August 2022) pthreads\n"  # observed, `iperf -v`
-# ESXi 6.0, /opt/iperf/bin/iperf -v (shared ESXi fixture, prompt line removed)
+# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in module_utils/fixtures/esxi, prompt line removed)
 IPERF2_205_BANNER = (
     (REPO / "tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
 )
