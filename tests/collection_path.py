@@ -5,17 +5,39 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gzip
 import hashlib
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ESXILAB_SHARED", REPO.parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "iperf"
-SCHEMA = SHARED / "schema" / "iperf-result.schema.json"
+#: Where the real iperf2/iperf3 outputs are kept in the repository (provenance in its README.md).
+#: A recording whose bytes the text checks would reject (CRLF line endings, the very input the
+#: parsers must accept) is kept gzip-compressed as ``NAME.gz``, byte for byte.
+FIXTURE_STORE = REPO / "tests" / "fixtures" / "iperf"
+
+
+def _materialize(store: Path) -> Path:
+    """A private directory with every recording under its own name (``NAME.gz`` unpacked)."""
+    target = Path(tempfile.mkdtemp(prefix="esxilab-iperf-fixtures-"))
+    atexit.register(shutil.rmtree, target, True)
+    for entry in store.iterdir():
+        if entry.name.endswith(".gz"):
+            (target / entry.name[: -len(".gz")]).write_bytes(gzip.decompress(entry.read_bytes()))
+        else:
+            (target / entry.name).symlink_to(entry)
+    return target
+
+
+#: The real iperf2/iperf3 outputs the parsers are tested against, each under its recorded name.
+FIXTURES = _materialize(FIXTURE_STORE)
+#: The normalized result contract every parser result is validated against (docs/schema/README.md).
+SCHEMA = REPO / "docs" / "schema" / "iperf-result.schema.json"
 
 
 def ensure_collection_path() -> Path:

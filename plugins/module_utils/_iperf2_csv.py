@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parse iperf2 CSV output (``-y C`` / ``--reportstyle C``) into a normalized result.
 
-Layouts understood (``shared/fixtures/iperf/README.md`` section 6, checked against the
+Layouts understood (``tests/fixtures/iperf/README.md`` section 6, checked against the
 iperf2 2-1-9 / 2-2-x sources):
 
 ======================  ==============================================================

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parse the human-readable output of iperf2 (``iperf``, 2.0.x to 2.2.x) into a normalized result.
 
-Formats understood (see ``shared/fixtures/iperf/README.md`` sections 5 and 7):
+Formats understood (see ``tests/fixtures/iperf/README.md`` sections 5 and 7):
 
 * legacy 2.0.5-2.0.13 lines ``[  3]  0.0-10.0 sec  1.10 GBytes   943 Mbits/sec`` (``%4.1f``
   intervals, also `` 0.0- 1.0``), 2.1.x ``%4.2f`` and fast-sampling ``%4.4f`` intervals;

@@ -5,7 +5,7 @@
 
 Covers iperf3 3.0 to 3.21, client and server side, TCP and UDP, ``-P``, ``-R``, ``-O``,
 ``--bidir`` and ``--get-server-output``. What the JSON holds, per version, is in
-``shared/fixtures/iperf/README.md`` section 4; the points this module relies on:
+``tests/fixtures/iperf/README.md`` section 4; the points this module relies on:
 
 * Directions. ``end.sum_sent`` / ``end.sum_received`` are the sender's and the receiver's
   totals of the test (with ``-R`` the server sends, so ``sum_sent`` holds the server's

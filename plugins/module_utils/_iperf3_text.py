@@ -5,7 +5,7 @@
 
 ``parse_iperf3_text(text)`` returns one normalized result (see ``_result.py`` and the
 schema). Every figure comes from a line iperf3 printed; what the text does not carry is
-``None``. The format facts used here are documented in ``shared/fixtures/iperf/README.md``
+``None``. The format facts used here are documented in ``tests/fixtures/iperf/README.md``
 section 3 (checked against ``src/iperf_locale.c`` / ``src/iperf_api.c`` of 3.0.11 - 3.21).
 
 How the text is read:
@@ -876,7 +876,7 @@ def _has_figures(result: Result) -> bool:
 def parse_iperf3_text(text: str) -> Result:
     """Parse the human-readable output of one iperf3 run (client or server side).
 
-    The result follows ``shared/schema/iperf-result.schema.json``; see the module
+    The result follows ``docs/schema/iperf-result.schema.json``; see the module
     docstring for how each figure is found. Output that holds an error but no figure comes
     back with ``error`` set and the input under ``raw``.
     """

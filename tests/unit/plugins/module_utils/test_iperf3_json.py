@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""iperf3 ``-J`` / ``--json-stream`` parser: every shared JSON fixture, plus hand-written documents.
+"""iperf3 ``-J`` / ``--json-stream`` parser: every JSON file of the corpus, plus hand-written documents.
 
 Figures asserted for the fixtures were read from the fixture files themselves. The
 hand-written documents (built below as dicts, or as text where duplicate keys are needed)

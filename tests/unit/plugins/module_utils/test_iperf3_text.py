@@ -603,7 +603,7 @@ def assert_udp(actual: dict[str, Any] | None, expected: Udp | None) -> None:
 
 
 def test_every_iperf3_text_fixture_has_a_case() -> None:
-    assert len(ALL_TEXT_FIXTURES) >= 40, f"expected the shared corpus at {FIXTURES}"
+    assert len(ALL_TEXT_FIXTURES) >= 40, f"expected the real-output corpus at {FIXTURES}"
     assert sorted(c.file for c in CASES) == ALL_TEXT_FIXTURES
 
 
@@ -723,9 +723,9 @@ def test_loss_percent_formats() -> None:
 # Hand-picked snippets
 # --------------------------------------------------------------------------------------
 
-# Verbatim from /work/shared/reference/esxi-facts.md, "Fixture appendix", F-iperf3-67 (ESXi 6.7,
-# bundled iperf3; the markdown's "#     " indentation and the shell prompt line are kept: a
-# user pasting from that page gets exactly this).
+# Verbatim from the notes "ESXi 6.7 (無料枠)" ([fs:62019052720], citation format as in
+# fixtures/esxi/SOURCES.md; ESXi 6.7, bundled iperf3 used as a client); the markdown's "#     "
+# indentation and the shell prompt line are kept: a user pasting from that page gets exactly this.
 ESXI_67 = """\
 #     [root@esxi01:~] /usr/lib/vmware/vsan/bin/iperf3 -c 10.31.0.1 -p 8080
 #     Connecting to host 10.31.0.1, port 8080
@@ -740,7 +740,7 @@ ESXI_67 = """\
 #     iperf3: getsockopt - Function not implemented
 """
 
-# Same appendix, F-iperf3-P4 (issue Aquantia/AQtion-esxi#3), verbatim.
+# Verbatim from issue Aquantia/AQtion-esxi#3 (2019-04-26; ESXi version not stated, bundled iperf3).
 ESXI_P4 = """\
 [root@Z620:/usr/lib/vmware/vsan/bin] ./iperf3 -c 192.168.12.1 -P 4
 Connecting to host 192.168.12.1, port 5201
@@ -798,7 +798,7 @@ def test_zero_cwnd_alone_marks_retransmits_untrustworthy() -> None:
 
 
 def test_esxi_complete_run_has_no_retransmit_figures() -> None:
-    # Synthetic: F-iperf3-67's lines completed with a summary in the 3.0/3.1 format (what
+    # Synthetic: ESXI_67's lines completed with a summary in the 3.0/3.1 format (what
     # that binary prints after the last interval), to check the totals side.
     text = ESXI_67.replace("#     ", "") + (
         "- - - - - - - - - - - - - - - - - - - - - - - - -\n"

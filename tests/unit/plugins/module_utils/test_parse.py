@@ -1,11 +1,12 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The dispatcher over every shared fixture: right tool and format, schema-valid, raw kept."""
+"""The dispatcher over every file of the real-output corpus: right tool and format, schema-valid, raw kept."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import detect, parse, parse_all, split_tests
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import SCHEMA_VERSION, IperfParseError, new_result
 from tests.collection_path import FIXTURES, SCHEMA
 
 ALL_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.name != "README.md")
@@ -33,7 +34,29 @@ def _read(path: Path) -> str:
 
 
 def test_fixture_corpus_is_present() -> None:
-    assert len(ALL_FIXTURES) >= 80, f"expected the shared corpus at {FIXTURES}"
+    assert len(ALL_FIXTURES) >= 80, f"expected the real-output corpus at {FIXTURES}"
+
+
+def test_every_fixture_has_a_catalog_row_naming_its_source() -> None:
+    # tests/fixtures/iperf/README.md section 2: | `file` (size) | version | command | source | notes |
+    row = re.compile(r"^\| `([^`]+)` \(\d+ B\) \|")
+    sources = {}
+    for line in (FIXTURES / "README.md").read_text(encoding="utf-8").splitlines():
+        if match := row.match(line):
+            sources[match[1]] = [cell.strip() for cell in line.strip().strip("|").split(" | ")][3]
+    assert set(sources) == {p.name for p in ALL_FIXTURES}
+    vague = {name: source for name, source in sources.items() if not source or source.lower().startswith("same")}
+    assert not vague, "each row names its source in full (rows get re-sorted)"
+
+
+def test_schema_document_and_result_code_agree() -> None:
+    # docs/schema/README.md: the version is bumped in both places or in neither
+    schema = VALIDATOR.schema
+    Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
+    assert f"(schema_version {SCHEMA_VERSION})" in schema["title"]
+    assert set(new_result("iperf2", "csv")) >= set(schema["required"])
+    assert set(new_result("iperf3", "json")) >= set(schema["required"])
 
 
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)

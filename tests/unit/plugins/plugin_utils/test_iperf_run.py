@@ -5,8 +5,9 @@
 
 Texts marked "observed" were printed by the Debian 12 binaries (iperf 3.12, iperf 2.1.8, ss,
 net-tools and busybox 1.35 netstat) on the machine this module was written on; the others come
-from the shared fixture corpus (README section 3.4 and the ``*error*`` files) or the ESXi
-reference (``shared/reference/esxi-facts.md``).
+from the real-output corpus ``tests/fixtures/iperf/`` (its README section 3.4 and the ``*error*``
+files) or from ESXi recordings cited where they are used (``[fs:<id>]`` as in
+``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ IPERF3_312_BANNER = (
     "Optional features available: CPU affinity setting, IPv6 flow label, SCTP\n"
 )  # observed, `iperf3 -v` (features line shortened)
 IPERF2_218_BANNER = "iperf version 2.1.8 (12 August 2022) pthreads\n"  # observed, `iperf -v`
-# ESXi 6.0, /opt/iperf/bin/iperf -v (shared ESXi fixture, prompt line removed)
+# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in module_utils/fixtures/esxi, prompt line removed)
 IPERF2_205_BANNER = (
     (REPO / "tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
 )
@@ -566,7 +567,7 @@ def _fixture(name: str) -> str:
             ["198.18.0.40 is not an address of this host"],
         ),
         (
-            # shared/reference/esxi-facts.md 2.1, ESXi 7, shipped iperf3 as server
+            # ESXi 7, shipped iperf3 as server ([fs:9989324320] "在esxi上运行iperf3", 2021-11-23)
             "iperf3: error - unable to start listener for connections: Operation not permitted\niperf3: exiting\n",
             SERVER3,
             "listener_not_permitted",
@@ -716,7 +717,7 @@ def test_interpret_iperf2_text_fb_e() -> None:
 
 def test_interpret_esxi_getsockopt_drops_retransmits() -> None:
     # The JSON is a real 3.1.3 document; the stderr lines are what ESXi's iperf3 prints
-    # (shared/reference/esxi-facts.md, fixture appendix F-iperf3-67).
+    # (ESXI_67 in tests/unit/plugins/module_utils/test_iperf3_text.py, ESXi 6.7, [fs:62019052720]).
     stderr = "iperf3: getsockopt - Function not implemented\n" * 4
     sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"), stderr)
     info, diagnosis = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})

@@ -5,7 +5,7 @@
 
 Run records are built from registered task results shaped as Ansible registers a looped task
 (``{"results": [{"item": ..., <action result>}, ...]}``), with normalized results parsed from
-the shared fixtures; the figures asserted are those printed in the fixture files.
+the corpus in ``tests/fixtures/iperf/``; the figures asserted are those printed in the fixture files.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The report backend: rows, statistics, % of line rate, Markdown, CSV, JSON, knee, comparison, plot specs.
 
-The runs are assembled from the shared fixtures (parsed by the real parser), in the two input
-shapes: run records as the paired_test role records them, and plain results with labels.
+The runs are assembled from the corpus in ``tests/fixtures/iperf/`` (parsed by the real parser),
+in the two input shapes: run records as the paired_test role records them, and plain results
+with labels.
 Every figure asserted is printed in the fixture files (quoted next to the constants).
 """
 
