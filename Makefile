@@ -39,22 +39,25 @@ $(BIN)/activate: requirements.txt requirements-dev.txt
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
-venv: $(BIN)/activate
+# The checkout as Ansible and mypy see it: build/checkout/ansible_collections/esxilab/iperf is a
+# link to this directory (ansible.cfg's collections_path), so playbooks run the code being edited.
+CHECKOUT_LINK := build/checkout/ansible_collections/esxilab/iperf
+$(CHECKOUT_LINK):
+	mkdir -p $(dir $@) && ln -sfn ../../../.. $@
+
+venv: $(BIN)/activate $(CHECKOUT_LINK)
 
 # The local lab demo: 4 namespace hosts on 1 Gbit/s links, a short paired test suite, a
 # report with plots; the lab is removed afterwards unless KEEP_LAB=1.
 demo: deps venv
 	$(PY) hacking/demo_lab.py $(DEMO_ARGS)
 
-# mypy resolves the collection's own FQCN imports through build/mypy/ansible_collections/esxilab/iperf,
-# a symlink to this checkout.
-MYPY_TREE := build/mypy/ansible_collections/esxilab
+# mypy resolves the collection's own FQCN imports through the checkout link.
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	mkdir -p $(MYPY_TREE) && ln -sfn ../../../.. $(MYPY_TREE)/iperf
-	cd build/mypy && $(abspath $(BIN))/mypy --config-file ../../pyproject.toml -p ansible_collections.esxilab.iperf.plugins
-	MYPYPATH=build/mypy $(BIN)/mypy tests hacking lab
+	cd build/checkout && $(abspath $(BIN))/mypy --config-file ../../pyproject.toml -p ansible_collections.esxilab.iperf.plugins
+	MYPYPATH=build/checkout $(BIN)/mypy tests hacking lab
 
 unit: venv
 	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
@@ -92,8 +95,11 @@ galaxy: venv
 	$(BIN)/ansible-galaxy collection install --force -p build/galaxy/install build/galaxy/esxilab-iperf-*.tar.gz
 	PATH=$(abspath $(BIN)):$$PATH ANSIBLE_COLLECTIONS_PATH=$(abspath build/galaxy/install) hacking/check-docs.sh
 
+# ansible-lint installs the collection it lints into ANSIBLE_HOME: keep that inside build/, so
+# no copy lands in ~/.ansible/collections to shadow the checkout in later playbook runs.
 ansible-lint: venv
-	ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTION_ROOT)) $(BIN)/ansible-lint --profile production --strict
+	ANSIBLE_HOME=$(abspath build/ansible-home) ANSIBLE_COLLECTIONS_PATH=$(abspath build/checkout) \
+	  $(BIN)/ansible-lint --profile production --strict
 
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
