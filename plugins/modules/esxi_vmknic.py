@@ -442,7 +442,7 @@ physical_nics:
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, NoReturn
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -459,6 +459,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     desired_from_params,
     make_plan,
     pnic_views,
+    shape_error,
     state_views,
 )
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
@@ -513,6 +514,32 @@ def argument_spec() -> dict[str, Any]:
     }
 
 
+#: The dictionary options (and the nested one), as paths into the parameters.
+_DICT_OPTIONS = (("vswitch",), ("portgroup",), ("vmknic",), ("vmknic", "ipv6"))
+
+
+class _Module(AnsibleModule):
+    """AnsibleModule whose refusal of a dictionary option given as a string names the option.
+
+    ansible-core reports ``vswitch: vSwitch1`` as just "dictionary requested, could not parse
+    JSON or key=value" (its no_log scan fails before the type check that would name it).
+    """
+
+    def fail_json(self, msg: str, **kwargs: Any) -> NoReturn:
+        params = getattr(self, "params", None)
+        if isinstance(params, dict) and not kwargs.get("reasons"):
+            shapes = []
+            for path in _DICT_OPTIONS:
+                value: Any = params
+                for key in path:
+                    value = value.get(key) if isinstance(value, dict) else None
+                if value is not None and not isinstance(value, dict):
+                    shapes.append(shape_error(".".join(path), value))
+            if shapes:
+                super().fail_json(msg="; ".join(shapes), reasons=shapes)
+        super().fail_json(msg=msg, **kwargs)
+
+
 def run(module: AnsibleModule, host: Any, desired: DesiredState) -> None:
     """Read current -> compute the differences -> none: exit unchanged -> check mode: exit with the
     diff -> act -> return the final state. Every path ends in exit_json or fail_json."""
@@ -561,7 +588,7 @@ def _converged(module: AnsibleModule, name: str, final: Any, desired: DesiredSta
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = _Module(
         argument_spec=argument_spec(),
         required_one_of=[["vswitch", "portgroup", "vmknic"]],
         supports_check_mode=True,
