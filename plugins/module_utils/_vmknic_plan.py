@@ -1068,16 +1068,16 @@ def management_scope(state: HostNetworkState) -> ManagementScope:
     if state.portgroup(MANAGEMENT_PORTGROUP) is not None:
         add("portgroup", MANAGEMENT_PORTGROUP, "management port group", False)
     for (kind, device), _ in list(why.items()):
-        vmk = state.vmknic(device) if kind == "vmknic" else None
-        if vmk is None:
+        adapter = state.vmknic(device) if kind == "vmknic" else None
+        if adapter is None:
             continue
         unsure = ("vmknic", device) in uncertain
-        if vmk.portgroup is not None:
+        if adapter.portgroup is not None:
             reason = "port group of " + (f"{device}, whose service tags could not be read" if unsure else device)
-            add("portgroup", vmk.portgroup, reason if unsure else "management port group", unsure)
+            add("portgroup", adapter.portgroup, reason if unsure else "management port group", unsure)
         for other in state.other_switches:
-            on_it = other.uuid is not None and other.uuid == vmk.switch_uuid
-            on_nsx = vmk.distributed and vmk.switch_uuid is None and other.uuid is None
+            on_it = other.uuid is not None and other.uuid == adapter.switch_uuid
+            on_nsx = adapter.distributed and adapter.switch_uuid is None and other.uuid is None
             if on_it or on_nsx:
                 add("switch", other.name, f"it carries {device}", unsure)
                 for pnic in other.uplinks:

@@ -442,7 +442,7 @@ physical_nics:
 """
 
 import dataclasses
-from typing import Any, NoReturn
+from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -518,14 +518,14 @@ def argument_spec() -> dict[str, Any]:
 _DICT_OPTIONS = (("vswitch",), ("portgroup",), ("vmknic",), ("vmknic", "ipv6"))
 
 
-class _Module(AnsibleModule):
+class _Module(AnsibleModule):  # type: ignore[misc]  # ansible-core ships no type information: AnsibleModule is Any
     """AnsibleModule whose refusal of a dictionary option given as a string names the option.
 
     ansible-core reports ``vswitch: vSwitch1`` as just "dictionary requested, could not parse
     JSON or key=value" (its no_log scan fails before the type check that would name it).
     """
 
-    def fail_json(self, msg: str, **kwargs: Any) -> NoReturn:
+    def fail_json(self, msg: str, **kwargs: Any) -> None:
         params = getattr(self, "params", None)
         if isinstance(params, dict) and not kwargs.get("reasons"):
             shapes = []
