@@ -1079,7 +1079,8 @@ def management_scope(state: HostNetworkState) -> ManagementScope:
             on_it = other.uuid is not None and other.uuid == adapter.switch_uuid
             on_nsx = adapter.distributed and adapter.switch_uuid is None and other.uuid is None
             if on_it or on_nsx:
-                add("switch", other.name, f"it carries {device}", unsure)
+                unread_note = ", whose service tags could not be read" if unsure else ""
+                add("switch", other.name, f"it carries {device}{unread_note}", unsure)
                 for pnic in other.uplinks:
                     add("pnic", pnic, f"uplink of {other.label}, which carries {device}", unsure)
     for (kind, name), _ in list(why.items()):
@@ -1184,11 +1185,12 @@ class _Planner:
                 continue
             other = self.state.other_switch_of_uplink(pnic)
             if other is not None:
-                carries = (
-                    f", which carries the host's management network ({self.scope.reason('switch', other.name)})"
-                    if other.name in self.scope.other_switches
-                    else ""
-                )
+                carries = ""
+                if other.name in self.scope.other_switches:
+                    verb = "might carry" if self.scope.is_uncertain("switch", other.name) else "carries"
+                    carries = (
+                        f", which {verb} the host's management network ({self.scope.reason('switch', other.name)})"
+                    )
                 self.reasons.append(
                     f"vSwitch {vswitch}: physical NIC {pnic} is an uplink of {other.label}{carries}. This module "
                     f"never takes an uplink from a distributed or NSX switch (allow_management_changes does not "

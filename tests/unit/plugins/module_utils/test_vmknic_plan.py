@@ -807,3 +807,13 @@ def test_a_dictionary_option_given_as_a_string_is_named(params: dict[str, Any], 
         desired_from_params(params)
     assert expected in str(caught.value)
     assert "nothing to manage" not in str(caught.value)
+
+
+def test_a_vds_uplink_that_might_carry_management_says_might() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-b", DVS_UUID, ["vmnic3"], move="vmk1")
+    message = refusal(read(host, tags=False), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
+    assert message.startswith(
+        "vSwitch vSwitch2: physical NIC vmnic3 is an uplink of distributed switch DSwitch-b, which might carry the "
+        "host's management network (it carries vmk1, whose service tags could not be read). This module never"
+    )
