@@ -1007,7 +1007,7 @@ def state_views(state: HostNetworkState, desired: DesiredState, device: str | No
 class ManagementScope:
     """What carries (or, when the service tags are unreadable, might carry) management traffic.
 
-    ``why`` maps ``(kind, name)`` (kind: vmknic, portgroup, vswitch, pnic) to the reason the
+    ``why`` maps ``(kind, name)`` (kind: vmknic, portgroup, vswitch, pnic, switch) to the reason the
     object is in scope; ``uncertain`` holds the objects that are in scope only because the
     service tags could not be read (``error`` says why).
     """
@@ -1021,9 +1021,6 @@ class ManagementScope:
     why: Mapping[tuple[str, str], str] = field(default_factory=dict)
     uncertain: frozenset[tuple[str, str]] = frozenset()
     error: str | None = None
-
-    def why_vmknic(self, device: str) -> str:
-        return self.why.get(("vmknic", device), "tagged for the management service")
 
     def reason(self, kind: str, name: str) -> str:
         return self.why.get((kind, name), "management")
@@ -1047,10 +1044,8 @@ def management_scope(state: HostNetworkState) -> ManagementScope:
 
     def add(kind: str, name: str, reason: str, unsure: bool) -> None:
         key = (kind, name)
-        if key in why and key not in uncertain:
-            return  # a sure reason is kept
-        if key in why and unsure:
-            return
+        if key in why and (unsure or key not in uncertain):
+            return  # the first reason is kept, unless a sure one replaces an unsure one
         why[key] = reason
         uncertain.discard(key)
         if unsure:
