@@ -817,3 +817,24 @@ def test_a_vds_uplink_that_might_carry_management_says_might() -> None:
         "vSwitch vSwitch2: physical NIC vmnic3 is an uplink of distributed switch DSwitch-b, which might carry the "
         "host's management network (it carries vmk1, whose service tags could not be read). This module never"
     )
+
+
+def test_management_on_an_nsx_segment_brings_in_the_nsx_uplinks() -> None:
+    host = lab_host()
+    from pyVmomi import vim
+
+    info = host.network_system.networkInfo
+    info.opaqueSwitch = [
+        new(vim.host.OpaqueSwitch, key="nvds-1", name="nvds-mgmt", pnic=["key-vim.host.PhysicalNic-vmnic3"])
+    ]
+    vmk0 = info.vnic[0]
+    vmk0.portgroup = ""
+    vmk0.spec.portgroup = None
+    vmk0.spec.opaqueNetwork = new(
+        vim.host.VirtualNic.OpaqueNetworkSpec, opaqueNetworkId="seg-1", opaqueNetworkType="nsx.LogicalSwitch"
+    )
+    scope = management_scope(read(host))
+    assert scope.other_switches == {"nvds-mgmt"} and "vmnic3" in scope.uplinks
+    assert "NSX switch nvds-mgmt, which carries the host's management network (it carries vmk0)" in refusal(
+        read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]}, allow_management_changes=True
+    )

@@ -503,3 +503,9 @@ def test_unknown_tcpip_stack_fails_with_the_hosts_stacks_and_changes_nothing() -
         in (result["msg"])
     )
     assert mutations(host) == []
+
+
+def test_other_argument_errors_keep_ansibles_message() -> None:
+    result = run_module(lab_host(), {**CONNECTION, "vswitch": {"mtu": 9000}})
+    assert result["failed"] is True
+    assert "missing required arguments: name found in vswitch" in result["msg"]
