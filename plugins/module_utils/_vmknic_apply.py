@@ -78,35 +78,44 @@ class ApplyError(Exception):
         self.failed = failed
 
 
-def _net_configs(host: Any) -> list[Any] | None:
-    """Service tags per nicType, or None when the host's VirtualNicManager cannot be read."""
+def _net_configs(host: Any) -> tuple[list[Any] | None, str | None]:
+    """Service tags per nicType, or (None, why) when the host's VirtualNicManager cannot be read.
+
+    ``why`` names each call that failed and its fault, for the management guard's message.
+    """
     manager = getattr(host.configManager, "virtualNicManager", None)
     if manager is None:
-        return None
+        return None, "the host has no configManager.virtualNicManager"
+    failures = []
     try:
         info = manager.info
         if info is not None and info.netConfig is not None:
-            return list(info.netConfig)
-    except vmodl.MethodFault:
-        pass
+            return list(info.netConfig), None
+        failures.append("HostVirtualNicManager.info returned no netConfig")
+    except vmodl.MethodFault as err:
+        failures.append(f"reading HostVirtualNicManager.info failed: {_describe_failure(err)}")
     configs = []
+    nic_type = ""
     try:
         for nic_type in SERVICES.values():
             configs.append(manager.QueryNetConfig(nicType=nic_type))
-    except vmodl.MethodFault:
-        return None
-    return configs
+    except vmodl.MethodFault as err:
+        failures.append(f"QueryNetConfig(nicType={nic_type}) failed: {_describe_failure(err)}")
+        return None, "; ".join(failures)
+    return configs, None
 
 
 def read_host_state(host: Any) -> HostNetworkState:
-    """Read the host's standard-switch networking and service tags."""
+    """Read the host's standard-switch networking, its distributed switches and service tags."""
     try:
         network_info = host.configManager.networkSystem.networkInfo
         config = getattr(host, "config", None)
+        net_configs, services_error = _net_configs(host)
         return read_network_state(
             network_info,
-            net_configs=_net_configs(host),
+            net_configs=net_configs,
             host_network=getattr(config, "network", None),
+            services_error=services_error,
         )
     except vmodl.MethodFault as err:
         raise HostReadError(

@@ -22,8 +22,12 @@ Rules the plan keeps (they are what the module documents):
   another port group of a standard switch included) or refused with a reason, never ignored.
 * The TCP/IP stack of an adapter cannot change in place: it needs ``recreate`` (remove + add).
 * The management network (``vmk0``, any adapter tagged ``management``, the port groups they
-  are on or one named ``Management Network``, the vSwitches carrying those and their uplinks)
-  is only changed with ``allow_management_changes``.
+  are on or one named ``Management Network``, the vSwitches carrying those and their uplinks,
+  the uplinks of a distributed switch carrying one of those adapters) is only changed with
+  ``allow_management_changes``. When the service tags cannot be read, every adapter on the
+  default TCP/IP stack might carry management and is guarded the same way, with the reason.
+* A physical NIC that is an uplink of a distributed (or NSX) switch is never taken for a
+  standard vSwitch: this module does not manage those switches.
 * ``state: absent`` removes what is named: adapter first, then port group, then vSwitch.
 
 Private module: not part of the collection's public API.
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 __all__ = [
+    "BUILTIN_STACKS",
     "DEFAULT_STACK",
     "MANAGEMENT_PORTGROUP",
     "MANAGEMENT_VMK",
@@ -47,6 +52,7 @@ __all__ = [
     "AddVmknic",
     "DeselectService",
     "DesiredState",
+    "DistributedSwitchState",
     "HostNetworkState",
     "Ipv4Config",
     "Ipv6Address",
@@ -78,6 +84,7 @@ __all__ = [
     "read_network_state",
     "read_services",
     "replace_device",
+    "shape_error",
     "split_v6",
     "state_views",
 ]
@@ -94,6 +101,8 @@ TCPIP_STACKS: Final[Mapping[str, str]] = {
     "provisioning": "vSphereProvisioning",
     "vxlan": "vxlan",
 }
+#: The stack keys every ESXi host has (``HostNetStackInstance.key``).
+BUILTIN_STACKS: Final = frozenset(TCPIP_STACKS.values())
 
 #: Service tags -> ``HostVirtualNicManagerNicType`` values (SelectVnicForNicType).
 SERVICES: Final[Mapping[str, str]] = {
@@ -185,6 +194,8 @@ class VmknicState:
     ipv6: Ipv6State | None = None
     mac: str | None = None
     distributed: bool = False
+    #: ``spec.distributedVirtualPort.switchUuid``: the distributed switch it is on (None: not on one).
+    switch_uuid: str | None = None
 
     @property
     def stack(self) -> str:
@@ -202,6 +213,22 @@ class PnicState:
 
 
 @dataclass(frozen=True)
+class DistributedSwitchState:
+    """A switch of the host that this module does not manage: a vSphere Distributed Switch
+    (``HostProxySwitch``, ``kind`` "distributed switch") or an NSX switch (``HostOpaqueSwitch``,
+    ``kind`` "NSX switch"). Only what the guard needs: its name, identity and uplinks."""
+
+    name: str
+    uuid: str | None
+    uplinks: tuple[str, ...]
+    kind: str = "distributed switch"
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
 class HostNetworkState:
     vswitches: tuple[VSwitchState, ...] = ()
     portgroups: tuple[PortGroupState, ...] = ()
@@ -210,6 +237,12 @@ class HostNetworkState:
     #: device -> nicTypes selected for it; None when the service tags could not be read.
     services: Mapping[str, frozenset[str]] | None = None
     ipv6_enabled: bool | None = None
+    #: Distributed and NSX switches the host is a member of (``proxySwitch``, ``opaqueSwitch``).
+    other_switches: tuple[DistributedSwitchState, ...] = ()
+    #: Why the service tags could not be read (the call and its fault), when ``services`` is None.
+    services_error: str | None = None
+    #: Keys of the host's TCP/IP stacks (``netStackInstance``); None when the host lists none.
+    netstacks: tuple[str, ...] | None = None
 
     def vswitch(self, name: str) -> VSwitchState | None:
         return next((v for v in self.vswitches if v.name == name), None)
@@ -228,6 +261,9 @@ class HostNetworkState:
 
     def vswitch_of_uplink(self, pnic: str) -> VSwitchState | None:
         return next((v for v in self.vswitches if pnic in v.uplinks), None)
+
+    def other_switch_of_uplink(self, pnic: str) -> DistributedSwitchState | None:
+        return next((s for s in self.other_switches if pnic in s.uplinks), None)
 
     def services_of(self, device: str) -> frozenset[str] | None:
         if self.services is None:
@@ -307,9 +343,8 @@ def _read_vmknic(vnic: Any) -> VmknicState:
     spec = vnic.spec
     ip = getattr(spec, "ip", None)
     portgroup = _str(getattr(vnic, "portgroup", None)) or _str(getattr(spec, "portgroup", None))
-    distributed = getattr(spec, "distributedVirtualPort", None) is not None or (
-        getattr(spec, "opaqueNetwork", None) is not None
-    )
+    dv_port = getattr(spec, "distributedVirtualPort", None)
+    distributed = dv_port is not None or getattr(spec, "opaqueNetwork", None) is not None
     return VmknicState(
         device=str(vnic.device),
         portgroup=None if distributed else portgroup,
@@ -321,6 +356,7 @@ def _read_vmknic(vnic: Any) -> VmknicState:
         ipv6=_read_ipv6(getattr(ip, "ipV6Config", None)),
         mac=_str(getattr(spec, "mac", None)),
         distributed=distributed,
+        switch_uuid=_str(getattr(dv_port, "switchUuid", None)),
     )
 
 
@@ -337,6 +373,27 @@ def _read_pnic(pnic: Any) -> PnicState:
         speed_mb=_positive(getattr(link, "speedMb", None)) if link is not None else None,
         duplex=duplex,
     )
+
+
+def _pnic_devices(keys: Any, pnic_by_key: Mapping[str, str]) -> list[str]:
+    return [pnic_by_key.get(str(k), str(k).removeprefix(_PNIC_KEY_PREFIX)) for k in _items(keys)]
+
+
+def _read_proxy_switch(proxy: Any, pnic_by_key: Mapping[str, str]) -> DistributedSwitchState:
+    """``HostProxySwitch``: uplinks from ``spec.backing.pnicSpec`` (what the vDS was given) and
+    ``pnic`` (what is bridged now), so an uplink in either is seen."""
+    backing = getattr(getattr(proxy, "spec", None), "backing", None)
+    devices = [str(p.pnicDevice) for p in _items(getattr(backing, "pnicSpec", None)) if getattr(p, "pnicDevice", None)]
+    devices += _pnic_devices(getattr(proxy, "pnic", None), pnic_by_key)
+    uuid = _str(getattr(proxy, "dvsUuid", None))
+    name = _str(getattr(proxy, "dvsName", None)) or uuid or str(getattr(proxy, "key", "?"))
+    return DistributedSwitchState(name=name, uuid=uuid, uplinks=tuple(dict.fromkeys(devices)))
+
+
+def _read_opaque_switch(switch: Any, pnic_by_key: Mapping[str, str]) -> DistributedSwitchState:
+    name = _str(getattr(switch, "name", None)) or str(getattr(switch, "key", "?"))
+    devices = _pnic_devices(getattr(switch, "pnic", None), pnic_by_key)
+    return DistributedSwitchState(name=name, uuid=None, uplinks=tuple(dict.fromkeys(devices)), kind="NSX switch")
 
 
 def read_services(net_configs: Iterable[Any]) -> dict[str, frozenset[str]]:
@@ -359,17 +416,28 @@ def read_network_state(
     *,
     net_configs: Iterable[Any] | None = None,
     host_network: Any = None,
+    services_error: str | None = None,
 ) -> HostNetworkState:
     """Read a ``vim.host.NetworkInfo`` (plus service tags) into a :class:`HostNetworkState`.
 
     ``host_network`` (``HostSystem.config.network``, the same data type) is used only for the
     physical and VMkernel adapter lists when ``network_info`` carries none: real hosts fill
     both, govmomi's simulator fills only ``config.network``. ``net_configs`` is
-    ``HostVirtualNicManager.info.netConfig``; None means the tags could not be read.
+    ``HostVirtualNicManager.info.netConfig``; None means the tags could not be read, and
+    ``services_error`` then says why (the call that failed and its fault).
     """
-    pnic_objs = _items(getattr(network_info, "pnic", None)) or _items(getattr(host_network, "pnic", None))
-    vnic_objs = _items(getattr(network_info, "vnic", None)) or _items(getattr(host_network, "vnic", None))
+
+    def either(name: str) -> list[Any]:
+        return _items(getattr(network_info, name, None)) or _items(getattr(host_network, name, None))
+
+    pnic_objs = either("pnic")
+    vnic_objs = either("vnic")
     pnic_by_key = {str(getattr(p, "key", "")): str(p.device) for p in pnic_objs if getattr(p, "key", None)}
+    stacks = [str(n.key) for n in either("netStackInstance") if getattr(n, "key", None)]
+    others = [_read_proxy_switch(p, pnic_by_key) for p in either("proxySwitch")]
+    others += [_read_opaque_switch(o, pnic_by_key) for o in either("opaqueSwitch")]
+    if net_configs is None and services_error is None:
+        services_error = "the service tags were not read"
     return HostNetworkState(
         vswitches=tuple(_read_vswitch(v, pnic_by_key) for v in _items(getattr(network_info, "vswitch", None))),
         portgroups=tuple(_read_portgroup(p) for p in _items(getattr(network_info, "portgroup", None))),
@@ -377,6 +445,9 @@ def read_network_state(
         pnics=tuple(_read_pnic(p) for p in pnic_objs),
         services=None if net_configs is None else read_services(net_configs),
         ipv6_enabled=_bool(getattr(network_info, "ipV6Enabled", None)),
+        other_switches=tuple(others),
+        services_error=None if net_configs is not None else services_error,
+        netstacks=tuple(stacks) or None,
     )
 
 
@@ -445,12 +516,27 @@ def _ipv4_checked(what: str, value: str, reasons: list[str]) -> str:
 
 
 def _netmask_checked(value: str, reasons: list[str]) -> str:
-    try:
-        ipaddress.IPv4Network(f"0.0.0.0/{value}")
-    except ValueError:
-        reasons.append(f"vmknic.netmask {value!r} is not a dotted IPv4 netmask (e.g. 255.255.255.0)")
+    """A netmask in dotted form (``255.255.255.0``) or as a prefix length (``24``, ``/24``),
+    returned dotted: the form the vSphere API takes and reports."""
+    text = value.strip()
+    prefix = text.removeprefix("/")
+    if prefix.isdecimal():
+        if int(prefix) <= 32:
+            return str(ipaddress.IPv4Network(f"0.0.0.0/{int(prefix)}").netmask)
+        reasons.append(f"vmknic.netmask {value!r} is out of range: a prefix length is 0 to 32 (e.g. 24 or /24)")
         return value
-    return str(ipaddress.IPv4Address(value))
+    try:
+        network = ipaddress.IPv4Network(f"0.0.0.0/{text}")
+        dotted = ipaddress.IPv4Address(text)
+    except ValueError:
+        network = None
+    if network is None or network.netmask != dotted:  # not a netmask (or a host mask like 0.0.0.255)
+        reasons.append(
+            f"vmknic.netmask {value!r} is not a dotted IPv4 netmask (e.g. 255.255.255.0) or a prefix length "
+            f"(e.g. 24 or /24)"
+        )
+        return value
+    return str(network.netmask)
 
 
 def _ipv6_checked(value: str, reasons: list[str]) -> str:
@@ -472,32 +558,80 @@ def _stack_key(value: str) -> str:
     return TCPIP_STACKS.get(value, value)
 
 
+def _stack_checked(value: Any, reasons: list[str]) -> str | None:
+    """Resolve a friendly stack name; refuse what cannot be a stack key at all.
+
+    Whether a custom key exists is checked against the host (:meth:`_Planner.check_stack`).
+    """
+    if value is None or value == "":
+        return None
+    text = str(value)
+    known = {*TCPIP_STACKS, *BUILTIN_STACKS}
+    near = [k for k in sorted(known) if k.lower() == text.lower()]
+    if text not in known and near:
+        reasons.append(f"vmknic.tcpip_stack {text!r} is not known; stack names are case-sensitive: give {near[0]}")
+    elif not text.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        reasons.append(
+            f"vmknic.tcpip_stack {text!r} is not a TCP/IP stack name: give one of {_STACK_CHOICES}, or the key "
+            f"of a custom stack on the host (letters, digits, '-', '_')"
+        )
+    return _stack_key(text)
+
+
+_STACK_CHOICES: Final = ", ".join([*TCPIP_STACKS, *(k for k in sorted(BUILTIN_STACKS) if k not in TCPIP_STACKS)])
+_SECTION_EXAMPLES: Final[Mapping[str, str]] = {
+    "vswitch": "vswitch: {name: vSwitch1, uplinks: [vmnic1]}",
+    "portgroup": "portgroup: {name: iperf, vlan_id: 30}",
+    "vmknic": "vmknic: {ip_address: 192.0.2.21, netmask: 255.255.255.0}",
+    "vmknic.ipv6": "ipv6: {addresses: ['2001:db8::21/64']}",
+}
+
+
+def _section(params: Mapping[str, Any], name: str, reasons: list[str], label: str | None = None) -> Any:
+    """``params[name]`` when it is a dictionary (or unset); else a reason naming the option."""
+    value = params.get(name)
+    if value is None or isinstance(value, Mapping):
+        return value
+    label = label or name
+    reasons.append(shape_error(label, value))
+    return None
+
+
+def shape_error(option: str, value: Any) -> str:
+    """The message for a dictionary option given as something else (a string, a list...)."""
+    example = _SECTION_EXAMPLES.get(option, f"{option}: {{...}}")
+    return (
+        f"{option} must be a dictionary of its sub-options, not the {type(value).__name__} {str(value)[:60]!r}; "
+        f"write it like {example}"
+    )
+
+
 def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
     """Validate the module's options (plain dicts) into a :class:`DesiredState`."""
     reasons: list[str] = []
     vswitch = portgroup = vmknic = None
 
-    raw = params.get("vswitch")
+    raw = _section(params, "vswitch", reasons)
     if raw:
         uplinks = raw.get("uplinks")
         vswitch = VSwitchSpec(
-            name=str(raw["name"]),
+            name=str(raw.get("name") or ""),
             uplinks=None if uplinks is None else tuple(dict.fromkeys(str(u) for u in uplinks)),
             mtu=_check_mtu("vswitch", raw.get("mtu"), reasons),
         )
         if not vswitch.name:
             reasons.append("vswitch.name must not be empty")
 
-    raw = params.get("portgroup")
+    raw = _section(params, "portgroup", reasons)
     if raw:
         vlan = raw.get("vlan_id")
         if vlan is not None and not 0 <= int(vlan) <= 4095:
             reasons.append(f"portgroup.vlan_id {vlan} is out of range: give 0 (no tagging) to 4095")
-        portgroup = PortGroupSpec(name=str(raw["name"]), vlan_id=None if vlan is None else int(vlan))
+        portgroup = PortGroupSpec(name=str(raw.get("name") or ""), vlan_id=None if vlan is None else int(vlan))
         if not portgroup.name:
             reasons.append("portgroup.name must not be empty")
 
-    raw = params.get("vmknic")
+    raw = _section(params, "vmknic", reasons)
     if raw is not None:
         address, netmask, dhcp = raw.get("ip_address"), raw.get("netmask"), raw.get("dhcp")
         if address is not None:
@@ -511,7 +645,7 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
         if dhcp is False and address is None:
             reasons.append("vmknic.dhcp: false needs vmknic.ip_address and vmknic.netmask (the static address to use)")
         ipv6 = None
-        raw6 = raw.get("ipv6")
+        raw6 = _section(raw, "ipv6", reasons, "vmknic.ipv6")
         if raw6:
             addrs = raw6.get("addresses")
             ipv6 = Ipv6Spec(
@@ -528,7 +662,7 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
                 reasons.append(
                     f"vmknic.services: unknown service(s) {', '.join(unknown)}; known: {', '.join(SERVICES)}"
                 )
-        stack = raw.get("tcpip_stack")
+        stack = _stack_checked(raw.get("tcpip_stack"), reasons)
         vmknic = VmknicSpec(
             device=_str(raw.get("device")),
             ip_address=address,
@@ -536,7 +670,7 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
             dhcp=_bool(dhcp),
             ipv6=ipv6,
             mtu=_check_mtu("vmknic", raw.get("mtu"), reasons),
-            tcpip_stack=None if not stack else _stack_key(str(stack)),
+            tcpip_stack=stack,
             services=None
             if services is None
             else tuple(sorted({SERVICES[str(s)] for s in services if str(s) in SERVICES})),
@@ -545,7 +679,7 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
     state = params.get("state") or "present"
     if state not in ("present", "absent"):
         reasons.append(f"state must be present or absent, not {state!r}")
-    if vswitch is None and portgroup is None and vmknic is None:
+    if vswitch is None and portgroup is None and vmknic is None and not reasons:
         reasons.append("nothing to manage: give at least one of vswitch, portgroup, vmknic")
     if reasons:
         raise PlanError(reasons)
@@ -871,28 +1005,119 @@ def state_views(state: HostNetworkState, desired: DesiredState, device: str | No
 
 @dataclass(frozen=True)
 class ManagementScope:
+    """What carries (or, when the service tags are unreadable, might carry) management traffic.
+
+    ``why`` maps ``(kind, name)`` (kind: vmknic, portgroup, vswitch, pnic, switch) to the reason the
+    object is in scope; ``uncertain`` holds the objects that are in scope only because the
+    service tags could not be read (``error`` says why).
+    """
+
     vmknics: frozenset[str]
     portgroups: frozenset[str]
     vswitches: frozenset[str]
     uplinks: frozenset[str]
+    #: Names of the distributed / NSX switches that carry a (possible) management adapter.
+    other_switches: frozenset[str] = frozenset()
+    why: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    uncertain: frozenset[tuple[str, str]] = frozenset()
+    error: str | None = None
 
-    def why_vmknic(self, device: str) -> str:
-        return "the host's first VMkernel adapter" if device == MANAGEMENT_VMK else "tagged for the management service"
+    def reason(self, kind: str, name: str) -> str:
+        return self.why.get((kind, name), "management")
+
+    def is_uncertain(self, kind: str, name: str) -> bool:
+        return (kind, name) in self.uncertain
 
 
 def management_scope(state: HostNetworkState) -> ManagementScope:
-    """What carries the host's management traffic (see the module documentation)."""
-    vmknics = {v.device for v in state.vmknics if v.device == MANAGEMENT_VMK}
-    vmknics |= {v.device for v in state.vmknics if "management" in (state.services_of(v.device) or ())}
-    portgroups = {name for d in vmknics if (v := state.vmknic(d)) is not None and (name := v.portgroup) is not None}
+    """What carries the host's management traffic (see the module documentation).
+
+    Sure: ``vmk0``, adapters tagged ``management``, a port group named ``Management Network``.
+    When the service tags cannot be read (``state.services`` is None) every adapter on the
+    default TCP/IP stack might be tagged ``management`` (only that stack carries it), so it is
+    taken in as well, marked uncertain. From the adapters follow their port groups, the
+    vSwitches carrying those and the vSwitches' uplinks; an adapter on a distributed switch
+    brings in that switch's uplinks (on an NSX switch: the uplinks of every NSX switch).
+    """
+    why: dict[tuple[str, str], str] = {}
+    uncertain: set[tuple[str, str]] = set()
+
+    def add(kind: str, name: str, reason: str, unsure: bool) -> None:
+        key = (kind, name)
+        if key in why and (unsure or key not in uncertain):
+            return  # the first reason is kept, unless a sure one replaces an unsure one
+        why[key] = reason
+        uncertain.discard(key)
+        if unsure:
+            uncertain.add(key)
+
+    unread = f"its service tags could not be read ({state.services_error})"
+    for vmk in state.vmknics:
+        tags = state.services_of(vmk.device)
+        if vmk.device == MANAGEMENT_VMK:
+            add("vmknic", vmk.device, "the host's first VMkernel adapter", False)
+        elif tags is not None and "management" in tags:
+            add("vmknic", vmk.device, "tagged for the management service", False)
+        elif tags is None and vmk.stack == DEFAULT_STACK:
+            add("vmknic", vmk.device, f"on the default TCP/IP stack, and {unread}", True)
     if state.portgroup(MANAGEMENT_PORTGROUP) is not None:
-        portgroups.add(MANAGEMENT_PORTGROUP)
-    vswitches = {p.vswitch for n in portgroups if (p := state.portgroup(n)) is not None}
-    uplinks = {u for name in vswitches if (vs := state.vswitch(name)) is not None for u in vs.uplinks}
-    return ManagementScope(frozenset(vmknics), frozenset(portgroups), frozenset(vswitches), frozenset(uplinks))
+        add("portgroup", MANAGEMENT_PORTGROUP, "management port group", False)
+    for (kind, device), _ in list(why.items()):
+        adapter = state.vmknic(device) if kind == "vmknic" else None
+        if adapter is None:
+            continue
+        unsure = ("vmknic", device) in uncertain
+        if adapter.portgroup is not None:
+            reason = "port group of " + (f"{device}, whose service tags could not be read" if unsure else device)
+            add("portgroup", adapter.portgroup, reason if unsure else "management port group", unsure)
+        for other in state.other_switches:
+            on_it = other.uuid is not None and other.uuid == adapter.switch_uuid
+            on_nsx = adapter.distributed and adapter.switch_uuid is None and other.uuid is None
+            if on_it or on_nsx:
+                unread_note = ", whose service tags could not be read" if unsure else ""
+                add("switch", other.name, f"it carries {device}{unread_note}", unsure)
+                for pnic in other.uplinks:
+                    add("pnic", pnic, f"uplink of {other.label}, which carries {device}", unsure)
+    for (kind, name), _ in list(why.items()):
+        pg = state.portgroup(name) if kind == "portgroup" else None
+        if pg is None:
+            continue
+        unsure = ("portgroup", name) in uncertain
+        reason = f"it carries port group {name}" if unsure else "it carries the management port group"
+        add("vswitch", pg.vswitch, reason, unsure)
+    for (kind, name), _ in list(why.items()):
+        vs = state.vswitch(name) if kind == "vswitch" else None
+        if vs is None:
+            continue
+        unsure = ("vswitch", name) in uncertain
+        for pnic in vs.uplinks:
+            add("pnic", pnic, f"uplink of vSwitch {name}, which carries management", unsure)
+
+    def names(kind: str) -> frozenset[str]:
+        return frozenset(n for k, n in why if k == kind)
+
+    return ManagementScope(
+        vmknics=names("vmknic"),
+        portgroups=names("portgroup"),
+        vswitches=names("vswitch"),
+        uplinks=names("pnic"),
+        other_switches=names("switch"),
+        why=why,
+        uncertain=frozenset(uncertain),
+        error=state.services_error if uncertain else None,
+    )
 
 
 _OVERRIDE: Final = "Set allow_management_changes: true to override (make sure you keep another way into the host)."
+
+
+def _uncertain_fix(error: str | None) -> str:
+    return (
+        f"The host's management network cannot be determined: the service tags could not be read ({error}). "
+        f"Make them readable (the API user needs the System.Read privilege on the host, and the endpoint must "
+        f"implement HostVirtualNicManager), or, if you are sure this does not carry management traffic, set "
+        f"allow_management_changes: true (make sure you keep another way into the host)."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -919,11 +1144,23 @@ class _Planner:
     #: The managed adapter once planned: (label, final MTU, final port group, MTU/port group touched).
     vmk_final: tuple[str, int | None, str | None, bool] | None = None
 
-    def guard(self, what: str, why: str) -> None:
-        if not self.desired.allow_management_changes:
+    def guard(self, what: str, why: str, *, uncertain: bool = False) -> None:
+        if self.desired.allow_management_changes:
+            return
+        if uncertain:
             self.reasons.append(
-                f"{what} is part of the host's management network ({why}); refusing to change it. {_OVERRIDE}"
+                f"{what} might be part of the host's management network ({why}); refusing to change it. "
+                f"{_uncertain_fix(self.scope.error)}"
             )
+            return
+        self.reasons.append(
+            f"{what} is part of the host's management network ({why}); refusing to change it. {_OVERRIDE}"
+        )
+
+    def guard_object(self, kind: str, name: str, label: str) -> None:
+        """Guard ``name`` of ``kind`` (vmknic, portgroup, vswitch, pnic) if it is in scope."""
+        if (kind, name) in self.scope.why:
+            self.guard(label, self.scope.reason(kind, name), uncertain=self.scope.is_uncertain(kind, name))
 
     def ops(self) -> tuple[Op, ...]:
         if self.desired.state == "absent":
@@ -941,16 +1178,46 @@ class _Planner:
                     f"(it has {', '.join(sorted(known))})"
                 )
                 continue
+            other = self.state.other_switch_of_uplink(pnic)
+            if other is not None:
+                carries = ""
+                if other.name in self.scope.other_switches:
+                    verb = "might carry" if self.scope.is_uncertain("switch", other.name) else "carries"
+                    carries = (
+                        f", which {verb} the host's management network ({self.scope.reason('switch', other.name)})"
+                    )
+                self.reasons.append(
+                    f"vSwitch {vswitch}: physical NIC {pnic} is an uplink of {other.label}{carries}. This module "
+                    f"never takes an uplink from a distributed or NSX switch (allow_management_changes does not "
+                    f"change that): pick another NIC, or release {pnic} from {other.name} in vCenter / NSX first"
+                )
+                continue
             owner = self.state.vswitch_of_uplink(pnic)
             if owner is None or owner.name == vswitch:
                 continue
-            if pnic in self.scope.uplinks:
-                self.guard(f"Physical NIC {pnic}", f"uplink of vSwitch {owner.name}, which carries management")
+            if pnic in self.scope.uplinks and not self.desired.allow_management_changes:
+                self.guard_object("pnic", pnic, f"Physical NIC {pnic}")
             else:
+                extra = " with allow_management_changes: true" if pnic in self.scope.uplinks else ""
                 self.reasons.append(
                     f"vSwitch {vswitch}: physical NIC {pnic} is an uplink of vSwitch {owner.name}; "
-                    f"remove it there first (list that vSwitch's other uplinks in its own task)"
+                    f"remove it there first (list that vSwitch's other uplinks in its own task{extra})"
                 )
+
+    def check_stack(self, stack: str | None, device: str) -> bool:
+        """A stack an adapter is to be put on must exist on the host (built-in or custom)."""
+        if stack is None or stack in BUILTIN_STACKS or stack in (self.state.netstacks or ()):
+            return True
+        have = (
+            f"this host has {', '.join(self.state.netstacks)}"
+            if self.state.netstacks
+            else "the host lists no stacks, so only the built-in ones are accepted"
+        )
+        self.reasons.append(
+            f"{device}: vmknic.tcpip_stack {stack!r} is not a TCP/IP stack of this host ({have}). Give one of "
+            f"{_STACK_CHOICES}, or create the custom stack first (esxcli network ip netstack add -N {stack})"
+        )
+        return False
 
     def final_vswitch_mtu(self, name: str) -> int | None:
         spec = self.desired.vswitch
@@ -1026,8 +1293,8 @@ class _Planner:
         self.before["vswitch"] = _vswitch_view(current, (p.name for p in self.state.portgroups_on(spec.name)))
         mtu_change = spec.mtu is not None and spec.mtu != current.mtu
         uplinks_change = spec.uplinks is not None and set(spec.uplinks) != set(current.uplinks)
-        if (mtu_change or uplinks_change) and spec.name in self.scope.vswitches:
-            self.guard(f"vSwitch {spec.name}", "it carries the management port group")
+        if mtu_change or uplinks_change:
+            self.guard_object("vswitch", spec.name, f"vSwitch {spec.name}")
         if uplinks_change and spec.uplinks is not None:
             self.check_uplinks(spec.name, spec.uplinks)
         mtu_up = mtu_change and (current.mtu is None or (spec.mtu or 0) > current.mtu)
@@ -1052,8 +1319,7 @@ class _Planner:
             return
         self.before["portgroup"] = _portgroup_view(current)
         if spec.vlan_id is not None and spec.vlan_id != current.vlan_id:
-            if spec.name in self.scope.portgroups:
-                self.guard(f"Port group {spec.name}", "management port group")
+            self.guard_object("portgroup", spec.name, f"Port group {spec.name}")
             self.portgroup_ops.append(UpdatePortGroup(spec.name, spec.vlan_id))
         self.after["portgroup"] = {
             "name": spec.name,
@@ -1132,8 +1398,7 @@ class _Planner:
     def plan_new_vmknic(self, spec: VmknicSpec, portgroup: str | None) -> None:
         if portgroup is None:  # find_vmknic made sure there is a port group or a device
             return
-        if portgroup in self.scope.portgroups:
-            self.guard(f"Port group {portgroup}", "management port group")
+        self.guard_object("portgroup", portgroup, f"Port group {portgroup}")
         if spec.ip_address is not None:
             ipv4 = Ipv4Config(False, spec.ip_address, spec.netmask)
         elif spec.dhcp:
@@ -1145,6 +1410,7 @@ class _Planner:
             )
             return
         stack = spec.tcpip_stack or DEFAULT_STACK
+        self.check_stack(spec.tcpip_stack, "the new adapter")
         ipv6 = self.ipv6_change(spec.ipv6, None, "the new adapter")
         self.desired_services(spec, stack, "the new adapter")
         self.vmknic_ops.append(AddVmknic(portgroup, ipv4, ipv6, spec.mtu, spec.tcpip_stack))
@@ -1209,8 +1475,8 @@ class _Planner:
             changes.append(f"port group {current.portgroup} -> {target_pg}")
             move = target_pg
             for name in (current.portgroup, target_pg):
-                if name in self.scope.portgroups:
-                    self.guard(f"Port group {name}", "management port group")
+                if name is not None:
+                    self.guard_object("portgroup", name, f"Port group {name}")
 
         ipv6 = self.ipv6_change(spec.ipv6, current.ipv6, device)
         if ipv6 is not None:
@@ -1237,14 +1503,24 @@ class _Planner:
 
         if changes or stack_change:
             if device in self.scope.vmknics:
-                self.guard(f"VMkernel adapter {device}", self.scope.why_vmknic(device))
-            elif current.portgroup in self.scope.portgroups and move is None:
-                self.guard(f"VMkernel adapter {device}", f"on management port group {current.portgroup}")
+                self.guard_object("vmknic", device, f"VMkernel adapter {device}")
+            elif current.portgroup is not None and current.portgroup in self.scope.portgroups and move is None:
+                pg_name = current.portgroup
+                unsure = self.scope.is_uncertain("portgroup", pg_name)
+                self.guard(
+                    f"VMkernel adapter {device}",
+                    f"on port group {pg_name}: {self.scope.reason('portgroup', pg_name)}"
+                    if unsure
+                    else f"on management port group {pg_name}",
+                    uncertain=unsure,
+                )
 
         final_pg = move or current.portgroup
         self.vmk_final = (device, mtu, final_pg, spec.mtu is not None or move is not None)
 
         if stack_change:
+            if not self.check_stack(want_stack, device):
+                return
             if not self.desired.recreate:
                 self.reasons.append(
                     f"{device} is on TCP/IP stack {current.stack}, wanted {want_stack}: the stack of an existing "
@@ -1340,8 +1616,7 @@ class _Planner:
                 self.reasons.append("vmknic needs vmknic.device or portgroup.name to say which adapter to remove")
                 targets = []
             for vmk in targets:
-                if vmk.device in self.scope.vmknics:
-                    self.guard(f"VMkernel adapter {vmk.device}", self.scope.why_vmknic(vmk.device))
+                self.guard_object("vmknic", vmk.device, f"VMkernel adapter {vmk.device}")
                 self.removals.append(RemoveVmknic(vmk.device))
                 removed_vmks.add(vmk.device)
             first = targets[0] if targets else None
@@ -1359,8 +1634,7 @@ class _Planner:
             self.before["portgroup"] = _portgroup_view(current_pg) if current_pg else None
             self.after["portgroup"] = None
             if current_pg is not None:
-                if current_pg.name in self.scope.portgroups:
-                    self.guard(f"Port group {current_pg.name}", "management port group")
+                self.guard_object("portgroup", current_pg.name, f"Port group {current_pg.name}")
                 left = [v.device for v in self.state.vmknics_on(current_pg.name) if v.device not in removed_vmks]
                 if left:
                     self.reasons.append(
@@ -1384,8 +1658,7 @@ class _Planner:
             )
             self.after["vswitch"] = None
             if current_vs is not None:
-                if current_vs.name in self.scope.vswitches:
-                    self.guard(f"vSwitch {current_vs.name}", "it carries the management port group")
+                self.guard_object("vswitch", current_vs.name, f"vSwitch {current_vs.name}")
                 others = [p.name for p in self.state.portgroups_on(current_vs.name) if p.name not in removed_pgs]
                 if others:
                     self.reasons.append(

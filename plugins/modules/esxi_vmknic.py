@@ -25,9 +25,22 @@ description:
     the adapter and adds it again on the new stack.
   - B(The management network is protected.) Unless O(allow_management_changes=true), the module refuses to change
     C(vmk0), any adapter tagged C(management), the port groups those adapters are on, a port group named
-    C(Management Network), the vSwitches carrying those port groups and their uplinks. The error message says so and
-    names the override. Adding a new port group and VMkernel adapter to the management vSwitch does not change what
-    is there, and is allowed.
+    C(Management Network), the vSwitches carrying those port groups and their uplinks, and the uplinks of a
+    distributed switch that carries one of those adapters. The error message says so and names the override. Adding
+    a new port group and VMkernel adapter to the management vSwitch does not change what is there, and is allowed.
+  - B(When the management network cannot be determined, the module refuses rather than guesses.) The service tags
+    come from C(HostVirtualNicManager). When they cannot be read (no privilege, or an endpoint that does not implement
+    it), every adapter on the default TCP/IP stack might carry management, so it is guarded like C(vmk0), with its
+    port group, vSwitch, uplinks and distributed switch. The error names the call that failed and the fix. Adapters
+    on other stacks (vMotion, provisioning, custom) cannot carry management and stay changeable. O(vmknic.services)
+    cannot be set then.
+  - B(Uplinks of distributed and NSX switches are never taken.) The module reads the host's side of every vSphere
+    Distributed Switch (C(HostProxySwitch), its C(pnicSpec) and C(pnic) list) and NSX switch (C(HostOpaqueSwitch)). A
+    physical NIC bridged to one of them is refused for a standard vSwitch, with or without
+    O(allow_management_changes), because this module does not manage those switches. Release the NIC in vCenter or
+    NSX first. The refusal says whether that switch carries (or might carry) the management network.
+  - A physical NIC that is an uplink of another standard vSwitch is refused too; remove it there first (in a task on
+    that vSwitch, with O(allow_management_changes=true) when that vSwitch carries management).
   - With O(state=absent), removes what is named, in this order. First the VMkernel adapter (O(vmknic.device), or the
     adapter on O(portgroup.name)). Then the port group, only if no other adapter and no VM uses it. Then the vSwitch,
     only if O(vswitch) is given and the vSwitch carries no other port group.
@@ -77,6 +90,7 @@ options:
           - The physical NICs (for example V(vmnic1)) bridged to the vSwitch, all of them. Order does not matter.
           - NICs that are new to the vSwitch become active uplinks; NICs left out of the list are detached.
           - A NIC that is an uplink of another vSwitch is refused. Remove it there first.
+          - A NIC that is an uplink of a distributed or NSX switch is always refused (see the description).
           - Leave out to keep the uplinks the vSwitch has. V([]) detaches every uplink.
         type: list
         elements: str
@@ -119,7 +133,11 @@ options:
             IPv4 settings.
         type: str
       netmask:
-        description: IPv4 netmask in dotted form, for example V(255.255.255.0).
+        description:
+          - IPv4 netmask, dotted (V(255.255.255.0)) or as a prefix length (V(24) or V(/24), 0 to 32). A prefix
+            length is turned into the dotted form, which is what the API takes and what is returned.
+          - Anything else (a host mask such as V(0.0.0.255), V(33), V(255.255.255.0/24)) is refused before the host is
+            contacted.
         type: str
       dhcp:
         description:
@@ -152,8 +170,11 @@ options:
       tcpip_stack:
         description:
           - TCP/IP stack of the adapter. V(default), V(vmotion), V(provisioning) and V(vxlan) are translated to the
-            API keys. Any other value is used as a stack key as it is, for a custom stack made with
-            C(esxcli network ip netstack add).
+            API keys; the keys themselves (V(defaultTcpipStack), V(vSphereProvisioning)) are taken as well.
+          - Any other value must be the key of a custom stack the host has (made with
+            C(esxcli network ip netstack add)); it is checked against the host's C(netStackInstance) list, and an
+            unknown stack is refused with the list. Names are case-sensitive; V(vMotion) is refused with the right
+            spelling.
           - Set only when creating. For an existing adapter on another stack the task fails unless O(recreate=true).
           - Leave out to keep the stack (a new adapter goes on the default stack).
         type: str
@@ -186,11 +207,15 @@ options:
     default: false
   allow_management_changes:
     description:
-      - Allow changes to the management network (see the description for what that covers).
+      - Allow changes to the management network (see the description for what that covers), including what only
+        might carry it because the host's service tags cannot be read.
+      - It does not allow taking an uplink of a distributed or NSX switch, or of another standard vSwitch.
       - Keep another way into the host (console, out-of-band management) before you use this.
     type: bool
     default: false
 notes:
+  - O(vswitch), O(portgroup), O(vmknic) and O(vmknic.ipv6) are dictionaries. Given as a string (for example
+    V(vSwitch1) for O(vswitch)) the task fails naming the option and showing the dictionary form.
   - Only standard vSwitches are managed. A VMkernel adapter on a distributed or NSX switch can be read and changed
     in place (IP, MTU, services), but it cannot be moved to a standard port group or re-created.
   - A new vSwitch gets 128 ports and the host's default policies. The teaming, security and shaping policies of an
@@ -459,6 +484,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     desired_from_params,
     make_plan,
     pnic_views,
+    shape_error,
     state_views,
 )
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
@@ -513,6 +539,32 @@ def argument_spec() -> dict[str, Any]:
     }
 
 
+#: The dictionary options (and the nested one), as paths into the parameters.
+_DICT_OPTIONS = (("vswitch",), ("portgroup",), ("vmknic",), ("vmknic", "ipv6"))
+
+
+class _Module(AnsibleModule):  # type: ignore[misc]  # ansible-core ships no type information: AnsibleModule is Any
+    """AnsibleModule whose refusal of a dictionary option given as a string names the option.
+
+    ansible-core reports ``vswitch: vSwitch1`` as just "dictionary requested, could not parse
+    JSON or key=value" (its no_log scan fails before the type check that would name it).
+    """
+
+    def fail_json(self, msg: str, **kwargs: Any) -> None:
+        params = getattr(self, "params", None)
+        if isinstance(params, dict) and not kwargs.get("reasons"):
+            shapes = []
+            for path in _DICT_OPTIONS:
+                value: Any = params
+                for key in path:
+                    value = value.get(key) if isinstance(value, dict) else None
+                if value is not None and not isinstance(value, dict):
+                    shapes.append(shape_error(".".join(path), value))
+            if shapes:
+                super().fail_json(msg="; ".join(shapes), reasons=shapes)
+        super().fail_json(msg=msg, **kwargs)
+
+
 def run(module: AnsibleModule, host: Any, desired: DesiredState) -> None:
     """Read current -> compute the differences -> none: exit unchanged -> check mode: exit with the
     diff -> act -> return the final state. Every path ends in exit_json or fail_json."""
@@ -561,7 +613,7 @@ def _converged(module: AnsibleModule, name: str, final: Any, desired: DesiredSta
 
 
 def main() -> None:
-    module = AnsibleModule(
+    module = _Module(
         argument_spec=argument_spec(),
         required_one_of=[["vswitch", "portgroup", "vmknic"]],
         supports_check_mode=True,

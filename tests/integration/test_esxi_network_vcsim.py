@@ -104,3 +104,34 @@ def test_preflight_refuses_duplicate_names(vcsim: dict[str, Any], tmp_path: Path
         "esxi_network_networks on esxsim needs a unique name and a portgroup.name in every item; names given:"
         " iperf-a, iperf-a."
     )
+
+
+def test_preflight_refuses_a_bad_netmask_and_a_miscased_stack(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    bad = {
+        **NETWORKS[0],
+        "vmknic": {"ip_address": "192.0.2.21", "netmask": "255.255.255.0/24", "tcpip_stack": "vMotion"},
+    }
+    record = _play(vcsim, tmp_path, [bad])
+    assert record["built"] is None
+    assert record["failure"] == (
+        "Network iperf-a on esxsim: vmknic.netmask must be dotted (255.255.255.0) or a prefix length (24 or /24), "
+        "given 255.255.255.0/24; vmknic.tcpip_stack must be one of default, vmotion, provisioning, vxlan, "
+        "defaultTcpipStack, vSphereProvisioning (case-sensitive) or the key of a custom stack on the host, "
+        "given vMotion."
+    )
+
+
+def test_preflight_passes_a_prefix_length_netmask(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    """ "24" passes the preflight; the module turns it into 255.255.255.0 (the simulator then lacks AddVirtualNic)."""
+    item = {**NETWORKS[0], "vmknic": {"ip_address": "192.0.2.21", "netmask": 24}}
+    record = _play(vcsim, tmp_path, [item], "--check")
+    assert record["failure"] is None, record
+    ops = record["built"]["results"][0]["operations"]
+    assert ops[-1]["op"] == "add_vmknic"
+    assert ops[-1]["ipv4"] == {"dhcp": False, "address": "192.0.2.21", "netmask": "255.255.255.0"}
+
+
+def test_role_argument_spec_names_a_vswitch_given_as_a_string(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    record = _play(vcsim, tmp_path, [{**NETWORKS[0], "vswitch": "vSwitch-a"}])
+    assert record["built"] is None
+    assert "argument 'vswitch' is of type str found in 'esxi_network_networks'" in record["failure"], record

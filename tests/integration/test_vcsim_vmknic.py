@@ -19,6 +19,7 @@ golang-github-vmware-govmomi-dev). Skipped with the reason when they are missing
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -89,11 +90,23 @@ def vcsim_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return output
 
 
-@pytest.fixture(scope="module")
-def vcsim(vcsim_binary: Path) -> Iterator[dict[str, Any]]:
-    log = (vcsim_binary.parent / "vcsim.log").open("w")  # stderr: read only when something fails
+@contextlib.contextmanager
+def _simulator(vcsim_binary: Path, *extra: str) -> Iterator[dict[str, Any]]:
+    """Start the simulator on a free loopback port; yield the connection variables."""
+    log = (vcsim_binary.parent / f"vcsim{'-'.join(extra)}.log").open("w")  # stderr: read when something fails
     process = subprocess.Popen(
-        [str(vcsim_binary), "-listen", "127.0.0.1:0", "-username", USERNAME, "-password", PASSWORD, "-lifetime", "10m"],
+        [
+            str(vcsim_binary),
+            "-listen",
+            "127.0.0.1:0",
+            "-username",
+            USERNAME,
+            "-password",
+            PASSWORD,
+            "-lifetime",
+            "10m",
+            *extra,
+        ],
         stdin=subprocess.PIPE,  # closing it stops the simulator
         stdout=subprocess.PIPE,
         stderr=log,
@@ -123,6 +136,12 @@ def vcsim(vcsim_binary: Path) -> Iterator[dict[str, Any]]:
             process.kill()
             process.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def vcsim(vcsim_binary: Path) -> Iterator[dict[str, Any]]:
+    with _simulator(vcsim_binary) as variables:
+        yield variables
 
 
 PLAYBOOK = r"""
@@ -235,12 +254,10 @@ PLAYBOOK = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def results(vcsim: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    work = tmp_path_factory.mktemp("playbook")
-    (work / "play.yml").write_text(PLAYBOOK)
+def _run_playbook(playbook: str, variables: dict[str, Any], work: Path) -> dict[str, Any]:
+    (work / "play.yml").write_text(playbook)
     results_file = work / "results.json"
-    extra = {**vcsim, "results_file": str(results_file), "ansible_python_interpreter": sys.executable}
+    extra = {**variables, "results_file": str(results_file), "ansible_python_interpreter": sys.executable}
     (work / "vars.json").write_text(json.dumps(extra))
     env = {
         **os.environ,
@@ -263,6 +280,11 @@ def results(vcsim: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
     assert run.returncode == 0, f"ansible-playbook failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
     loaded: dict[str, Any] = json.loads(results_file.read_text())
     return loaded
+
+
+@pytest.fixture(scope="module")
+def results(vcsim: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _run_playbook(PLAYBOOK, vcsim, tmp_path_factory.mktemp("playbook"))
 
 
 def test_check_mode_predicts_the_creation_with_a_diff(results: dict[str, Any]) -> None:
@@ -375,3 +397,109 @@ def test_bad_login_is_reported(results: dict[str, Any]) -> None:
     assert bad["failed"] is True
     assert bad["msg"].startswith("cannot log in to the vSphere API at 127.0.0.1:")
     assert bad["msg"].endswith(" as root: Login failure")
+
+
+# -- a host on a distributed switch, with no readable service tags -------------------------------
+
+DVS_PLAYBOOK = r"""
+- name: esxi_vmknic's management guard against the simulator with a distributed switch
+  hosts: localhost
+  gather_facts: false
+  module_defaults:
+    esxilab.iperf.esxi_vmknic:
+      hostname: 127.0.0.1
+      port: "{{ vcsim_port }}"
+      username: "{{ vcsim_user }}"
+      password: "{{ vcsim_password }}"
+      validate_certs: false
+  tasks:
+    - name: A new vSwitch on the vDS uplink
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-iperf, uplinks: [vmnic1]}
+      register: take_dvs_uplink
+      ignore_errors: true
+
+    - name: The same with the override (still refused)
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-iperf, uplinks: [vmnic1]}
+        allow_management_changes: true
+      register: take_dvs_uplink_override
+      ignore_errors: true
+
+    - name: The adapter on the vDS, whose service tags cannot be read
+      esxilab.iperf.esxi_vmknic:
+        vmknic: {device: vmk1, mtu: 9000}
+      register: change_vmk1
+      ignore_errors: true
+
+    - name: A test network beside it on a free NIC is still built
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-iperf}
+        portgroup: {name: iperf, vlan_id: 30}
+      register: beside
+
+    - name: Remove it again
+      esxilab.iperf.esxi_vmknic:
+        state: absent
+        vswitch: {name: vSwitch-iperf}
+        portgroup: {name: iperf}
+      register: beside_removed
+
+    - name: Bad input - a vswitch given as a string
+      esxilab.iperf.esxi_vmknic:
+        vswitch: vSwitch-iperf
+      register: vswitch_string
+      ignore_errors: true
+
+    - name: Save the results for the test
+      ansible.builtin.copy:
+        dest: "{{ results_file }}"
+        content: >-
+          {{ {'take_dvs_uplink': take_dvs_uplink, 'take_dvs_uplink_override': take_dvs_uplink_override,
+              'change_vmk1': change_vmk1, 'beside': beside, 'beside_removed': beside_removed,
+              'vswitch_string': vswitch_string} | to_json }}
+        mode: "0600"
+"""
+
+
+@pytest.fixture(scope="module")
+def dvs_results(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with _simulator(vcsim_binary, "-dvs-uplink", "vmnic1") as variables:
+        return _run_playbook(DVS_PLAYBOOK, variables, tmp_path_factory.mktemp("dvs"))
+
+
+def test_a_vds_uplink_is_never_taken_for_a_standard_vswitch(dvs_results: dict[str, Any]) -> None:
+    for name in ("take_dvs_uplink", "take_dvs_uplink_override"):
+        result = dvs_results[name]
+        assert result["failed"] is True and result["changed"] is False, name
+        assert result["msg"].startswith(
+            "localhost.localdomain: vSwitch vSwitch-iperf: physical NIC vmnic1 is an uplink of distributed switch "
+            "DSwitch-mgmt, which might carry the host's management network (it carries vmk1, whose service tags "
+            "could not be read)."
+        ), result["msg"]
+        assert "allow_management_changes does not change that" in result["msg"]
+
+
+def test_unreadable_tags_refuse_the_vds_adapter_and_name_the_failed_call(dvs_results: dict[str, Any]) -> None:
+    result = dvs_results["change_vmk1"]
+    assert result["failed"] is True and result["changed"] is False
+    msg = result["msg"]
+    assert msg.startswith("localhost.localdomain: VMkernel adapter vmk1 might be part of the host's management network")
+    # The simulator has no HostVirtualNicManager: the real fault of the real call is named.
+    assert "reading HostVirtualNicManager.info failed: ManagedObjectNotFound" in msg, msg
+    assert "the API user needs the System.Read privilege on the host" in msg
+    assert "set allow_management_changes: true" in msg
+
+
+def test_a_network_on_a_free_nic_is_built_beside_the_vds(dvs_results: dict[str, Any]) -> None:
+    assert dvs_results["beside"]["changed"] is True and dvs_results["beside"]["converged"] is True
+    assert dvs_results["beside_removed"]["changed"] is True
+
+
+def test_a_vswitch_given_as_a_string_is_named(dvs_results: dict[str, Any]) -> None:
+    result = dvs_results["vswitch_string"]
+    assert result["failed"] is True
+    assert result["msg"] == (
+        "vswitch must be a dictionary of its sub-options, not the str 'vSwitch-iperf'; write it like vswitch: "
+        "{name: vSwitch1, uplinks: [vmnic1]}"
+    )

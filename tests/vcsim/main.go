@@ -10,6 +10,11 @@
 // accepts connections, and stops on SIGINT/SIGTERM, when its standard input closes, or
 // after -lifetime, whichever comes first, so a crashed test never leaves it running.
 //
+// With -dvs-uplink NIC the host is also a member of a distributed switch "DSwitch-mgmt" (a
+// HostProxySwitch in HostSystem.config.network, uplink NIC) carrying a second VMkernel adapter
+// vmk1 on the default TCP/IP stack: what a host managed by vCenter looks like to the API. The
+// simulator has no such state of its own (it implements no host side of a DVS).
+//
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= go build -o vcsim-esx ./tests/vcsim
@@ -27,14 +32,57 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/simulator/esx"
+	"github.com/vmware/govmomi/vim25/types"
 )
+
+const dvsUUID = "50 1a 2b 3c 4d 5e 6f 70-81 92 a3 b4 c5 d6 e7 f8"
+
+// joinDVS adds the host side of a distributed switch with the uplink nic and a vmk1 on it.
+func joinDVS(nic string) {
+	network := esx.HostConfigInfo.Network
+	network.ProxySwitch = append(network.ProxySwitch, types.HostProxySwitch{
+		DvsUuid:           dvsUUID,
+		DvsName:           "DSwitch-mgmt",
+		Key:               "key-vim.host.ProxySwitch-" + dvsUUID,
+		NumPorts:          512,
+		NumPortsAvailable: 500,
+		Mtu:               1500,
+		Pnic:              []string{"key-vim.host.PhysicalNic-" + nic},
+		Spec: types.HostProxySwitchSpec{
+			Backing: &types.DistributedVirtualSwitchHostMemberPnicBacking{
+				PnicSpec: []types.DistributedVirtualSwitchHostMemberPnicSpec{
+					{PnicDevice: nic, UplinkPortKey: "0", UplinkPortgroupKey: "dvportgroup-up"},
+				},
+			},
+		},
+	})
+	network.Vnic = append(network.Vnic, types.HostVirtualNic{
+		Device: "vmk1",
+		Key:    "key-vim.host.VirtualNic-vmk1",
+		Spec: types.HostVirtualNicSpec{
+			Ip:  &types.HostIpConfig{IpAddress: "192.0.2.11", SubnetMask: "255.255.255.0"},
+			Mac: "00:50:56:6a:00:01",
+			DistributedVirtualPort: &types.DistributedVirtualSwitchPortConnection{
+				SwitchUuid: dvsUUID, PortgroupKey: "dvportgroup-mgmt", PortKey: "10",
+			},
+			Mtu:                 1500,
+			NetStackInstanceKey: "defaultTcpipStack",
+		},
+	})
+}
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "host:port to listen on (loopback only)")
 	username := flag.String("username", "user", "the only user name accepted")
 	password := flag.String("password", "pass", "the only password accepted")
 	lifetime := flag.Duration("lifetime", 5*time.Minute, "exit after this long")
+	dvsUplink := flag.String("dvs-uplink", "", "make the host a member of a distributed switch with this uplink")
 	flag.Parse()
+
+	if *dvsUplink != "" {
+		joinDVS(*dvsUplink)
+	}
 
 	model := simulator.ESX()
 	if err := model.Create(); err != nil {

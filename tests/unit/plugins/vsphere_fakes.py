@@ -16,7 +16,11 @@ The lab host built by :func:`lab_host` (documentation addresses only, RFC 5737 /
   management), "VM Network" (one VM port);
 * vSwitch1 (MTU 1500, uplinks vmnic1 + vmnic2, vmnic2 standby): "iperf" (VLAN 30) with vmk1
   (198.51.100.21/24, tagged vmotion, IPv6 2001:db8:30::21/64 static + a link-local address);
-* vmnic3 unused with its link down.
+* vmnic3 unused with its link down;
+* TCP/IP stacks defaultTcpipStack, vmotion and vSphereProvisioning.
+
+:func:`join_dvs` makes the host a member of a vSphere Distributed Switch (a real
+``HostProxySwitch``) and can move an adapter onto it, the way a host managed by vCenter looks.
 """
 
 from __future__ import annotations
@@ -176,8 +180,54 @@ def vmknic(
     )
 
 
+def netstack(key: str) -> Any:
+    return new(vim.host.NetStackInstance, key=key, name=key)
+
+
+def proxy_switch(name: str, uuid: str, uplinks: list[str], *, in_spec: bool = True, bridged: bool = True) -> Any:
+    """A ``HostProxySwitch`` (the host's side of a vDS): uplinks in ``spec.backing.pnicSpec``
+    (``in_spec``) and/or in ``pnic`` as PhysicalNic keys (``bridged``)."""
+    specs = [
+        new(vim.dvs.HostMember.PnicSpec, pnicDevice=u, uplinkPortKey=str(i), uplinkPortgroupKey="dvportgroup-up")
+        for i, u in enumerate(uplinks)
+    ]
+    return new(
+        vim.host.HostProxySwitch,
+        dvsUuid=uuid,
+        dvsName=name,
+        key=f"key-vim.host.ProxySwitch-{uuid}",
+        numPorts=512,
+        numPortsAvailable=500,
+        mtu=1500,
+        pnic=[f"key-vim.host.PhysicalNic-{u}" for u in uplinks] if bridged else [],
+        spec=new(
+            vim.host.HostProxySwitch.Specification,
+            backing=new(vim.dvs.HostMember.PnicBacking, pnicSpec=specs if in_spec else []),
+        ),
+    )
+
+
+def join_dvs(
+    host: FakeHost, name: str, uuid: str, uplinks: list[str], *, move: str | None = None, **kwargs: Any
+) -> None:
+    """Make ``host`` a member of distributed switch ``name`` with ``uplinks``; ``move`` puts that
+    adapter on one of its ports (off its standard port group, which stays)."""
+    info = host.network_system.networkInfo
+    info.proxySwitch = [*(info.proxySwitch or []), proxy_switch(name, uuid, uplinks, **kwargs)]
+    for vnic in info.vnic:
+        if vnic.device == move:
+            vnic.portgroup = ""
+            vnic.spec.portgroup = None
+            vnic.spec.distributedVirtualPort = new(
+                vim.dvs.PortConnection, switchUuid=uuid, portgroupKey="dvportgroup-mgmt", portKey="10"
+            )
+            for pg in info.portgroup:
+                pg.port = [p for p in pg.port if not (pg.spec.name == "Management Network" and p.type == "host")]
+
+
 def lab_network_info() -> Any:
     info = new(vim.host.NetworkInfo, ipV6Enabled=True, atBootIpV6Enabled=True)
+    info.netStackInstance = [netstack(k) for k in ("defaultTcpipStack", "vmotion", "vSphereProvisioning")]
     info.pnic = [
         pnic("vmnic0", "00:30:93:0c:05:c0", 1000, driver="ntg3"),
         pnic("vmnic1", "00:30:93:0c:05:c6", 10000),
@@ -242,6 +292,9 @@ class FakeNetworkSystem:
 
     def _claim_uplinks(self, name: str, bridge: Any) -> list[str]:
         nics = list(getattr(bridge, "nicDevice", None) or [])
+        for proxy in self.networkInfo.proxySwitch or []:
+            if set(nics) & {p.pnicDevice for p in proxy.spec.backing.pnicSpec}:
+                raise fault("vim.fault.ResourceInUse", f"uplink already used by distributed switch {proxy.dvsName}")
         for other in self.networkInfo.vswitch:
             if other.name != name and set(nics) & set(other.spec.bridge.nicDevice if other.spec.bridge else []):
                 raise fault("vim.fault.ResourceInUse", f"uplink already used by {other.name}")

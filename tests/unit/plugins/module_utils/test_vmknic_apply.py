@@ -12,7 +12,7 @@ from pyVmomi import vim
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import ApplyError, apply_plan, read_host_state
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import desired_from_params, make_plan
-from tests.unit.plugins.vsphere_fakes import FakeHost, fault, lab_host
+from tests.unit.plugins.vsphere_fakes import FakeHost, fault, join_dvs, lab_host
 
 
 def run(host: FakeHost, **params: Any) -> str | None:
@@ -30,6 +30,28 @@ def test_read_host_state_without_a_nic_manager_leaves_tags_unknown() -> None:
     host = lab_host()
     host.nic_manager.broken = True  # govmomi's simulator: ManagedObjectNotFound
     assert read_host_state(host).services is None
+
+
+def test_unreadable_tags_record_which_calls_failed() -> None:
+    host = lab_host()
+    host.nic_manager.broken = True
+    state = read_host_state(host)
+    assert state.services_error == (
+        "reading HostVirtualNicManager.info failed: ManagedObjectNotFound: no HostVirtualNicManager; "
+        "QueryNetConfig(nicType=management) failed: ManagedObjectNotFound: no HostVirtualNicManager"
+    )
+    host.nic_manager = None  # type: ignore[assignment]  # a host that has no VirtualNicManager at all
+    assert read_host_state(host).services_error == "the host has no configManager.virtualNicManager"
+    assert read_host_state(lab_host()).services_error is None
+
+
+def test_read_host_state_reads_the_distributed_switches() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-mgmt", "uuid-a", ["vmnic3"], move="vmk0")
+    state = read_host_state(host)
+    assert [(s.label, s.uplinks) for s in state.other_switches] == [("distributed switch DSwitch-mgmt", ("vmnic3",))]
+    vmk0 = state.vmknic("vmk0")
+    assert vmk0 is not None and vmk0.switch_uuid == "uuid-a"
 
 
 def test_mtu_only_update_sends_back_uplinks_ports_and_keeps_policy() -> None:

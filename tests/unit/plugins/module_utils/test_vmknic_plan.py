@@ -32,7 +32,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     read_network_state,
     state_views,
 )
-from tests.unit.plugins.vsphere_fakes import lab_host, vmknic
+from tests.unit.plugins.vsphere_fakes import FakeHost, join_dvs, lab_host, new, portgroup, vmknic, vswitch
 
 
 def lab_state(**changes: Any) -> HostNetworkState:
@@ -510,4 +510,331 @@ def test_reader_accepts_a_dvs_adapter_and_refuses_to_move_it() -> None:
     assert vmk2 is not None and vmk2.distributed and vmk2.portgroup is None
     assert "is on a distributed or opaque switch" in refusal(
         state, portgroup={"name": "iperf"}, vmknic={"device": "vmk2"}
+    )
+
+
+# -- management guard: distributed switches ------------------------------------------------------
+
+DVS_UUID = "50 1a 2b 3c 4d 5e 6f 70-81 92 a3 b4 c5 d6 e7 f8"
+
+
+def read(host: FakeHost, *, tags: bool = True) -> HostNetworkState:
+    """Read ``host`` as the module does; ``tags`` False: as if HostVirtualNicManager failed."""
+    info = host.network_system.networkInfo
+    if tags:
+        return read_network_state(info, net_configs=host.nic_manager.info.netConfig)
+    return read_network_state(info, services_error="reading HostVirtualNicManager.info failed: NoPermission")
+
+
+def test_reader_takes_vds_uplinks_from_the_backing_and_from_the_pnic_list() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-spec", "uuid-a", ["vmnic3"], bridged=False)  # only spec.backing.pnicSpec
+    join_dvs(host, "DSwitch-pnic", "uuid-b", ["vmnic2"], in_spec=False)  # only the PhysicalNic keys
+    state = read(host)
+    assert [(s.name, s.uuid, s.uplinks) for s in state.other_switches] == [
+        ("DSwitch-spec", "uuid-a", ("vmnic3",)),
+        ("DSwitch-pnic", "uuid-b", ("vmnic2",)),
+    ]
+    assert state.netstacks == ("defaultTcpipStack", "vmotion", "vSphereProvisioning")
+
+
+def test_management_on_a_vds_brings_in_its_uplinks() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-mgmt", DVS_UUID, ["vmnic3"], move="vmk0")
+    state = read(host)
+    vmk0 = state.vmknic("vmk0")
+    assert vmk0 is not None and vmk0.distributed and vmk0.switch_uuid == DVS_UUID
+    scope = management_scope(state)
+    assert scope.other_switches == {"DSwitch-mgmt"}
+    assert "vmnic3" in scope.uplinks
+    assert scope.why[("pnic", "vmnic3")] == "uplink of distributed switch DSwitch-mgmt, which carries vmk0"
+
+
+@pytest.mark.parametrize("override", [False, True])
+@pytest.mark.parametrize(
+    "vswitch_params",
+    [{"name": "vSwitch2", "uplinks": ["vmnic3"]}, {"name": "vSwitch1", "uplinks": ["vmnic1", "vmnic2", "vmnic3"]}],
+    ids=["new-vswitch", "existing-vswitch"],
+)
+def test_a_vds_uplink_carrying_management_is_never_taken(vswitch_params: dict[str, Any], override: bool) -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-mgmt", DVS_UUID, ["vmnic3"], move="vmk0")
+    message = refusal(read(host), vswitch=vswitch_params, allow_management_changes=override)
+    assert message == (
+        f"vSwitch {vswitch_params['name']}: physical NIC vmnic3 is an uplink of distributed switch DSwitch-mgmt, "
+        "which carries the host's management network (it carries vmk0). This module never takes an uplink from a "
+        "distributed or NSX switch (allow_management_changes does not change that): pick another NIC, or release "
+        "vmnic3 from DSwitch-mgmt in vCenter / NSX first"
+    )
+
+
+def test_any_vds_uplink_is_refused_even_without_management_on_it() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-vmotion", DVS_UUID, ["vmnic3"], move="vmk1")  # vmk1 is tagged vmotion
+    message = refusal(read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
+    assert "physical NIC vmnic3 is an uplink of distributed switch DSwitch-vmotion. This module never" in message
+    assert "management" not in message.split("(")[0]
+
+
+def test_an_nsx_switch_uplink_is_refused() -> None:
+    host = lab_host()
+    from pyVmomi import vim
+
+    info = host.network_system.networkInfo
+    info.opaqueSwitch = [
+        new(vim.host.OpaqueSwitch, key="nvds-1", name="nvds-overlay", pnic=["key-vim.host.PhysicalNic-vmnic3"])
+    ]
+    message = refusal(read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
+    assert "physical NIC vmnic3 is an uplink of NSX switch nvds-overlay" in message
+
+
+def test_a_free_nic_is_still_taken_next_to_a_vds() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-mgmt", DVS_UUID, ["vmnic2"], move="vmk0", bridged=False)
+    host.network_system.networkInfo.vswitch[1].spec.bridge.nicDevice = ["vmnic1"]
+    plan = plan_for(read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
+    assert plan.ops == (AddVSwitch("vSwitch2", None, ("vmnic3",)),)
+
+
+# -- management guard: service tags that cannot be read ------------------------------------------
+
+
+def _unread_fix(error: str = "reading HostVirtualNicManager.info failed: NoPermission") -> str:
+    return (
+        f"The host's management network cannot be determined: the service tags could not be read ({error}). "
+        "Make them readable (the API user needs the System.Read privilege on the host, and the endpoint must "
+        "implement HostVirtualNicManager), or, if you are sure this does not carry management traffic, set "
+        "allow_management_changes: true (make sure you keep another way into the host)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (
+            {"vmknic": {"device": "vmk1", "mtu": 9000}},
+            "VMkernel adapter vmk1 might be part of the host's management network (on the default TCP/IP stack, and "
+            "its service tags could not be read (reading HostVirtualNicManager.info failed: NoPermission)); "
+            "refusing to change it.",
+        ),
+        (
+            {"portgroup": {"name": "iperf", "vlan_id": 31}},
+            "Port group iperf might be part of the host's management network (port group of vmk1, whose service "
+            "tags could not be read); refusing to change it.",
+        ),
+        (
+            {"vswitch": {"name": "vSwitch1", "uplinks": ["vmnic1"]}},
+            "vSwitch vSwitch1 might be part of the host's management network (it carries port group iperf); "
+            "refusing to change it.",
+        ),
+        (
+            {"vswitch": {"name": "vSwitch2", "uplinks": ["vmnic2"]}},
+            "Physical NIC vmnic2 might be part of the host's management network (uplink of vSwitch vSwitch1, which "
+            "carries management); refusing to change it.",
+        ),
+        ({"state": "absent", "vmknic": {"device": "vmk1"}}, "VMkernel adapter vmk1 might be part"),
+    ],
+    ids=["vmknic", "portgroup", "vswitch", "uplink", "absent"],
+)
+def test_unreadable_tags_refuse_what_might_carry_management(params: dict[str, Any], expected: str) -> None:
+    message = refusal(read(lab_host(), tags=False), **params)
+    assert message.startswith(expected), message
+    assert message.endswith(_unread_fix())
+    if "vSwitch2" in str(params):  # taking a NIC from another vSwitch is refused anyway, but not as management
+        for state, override in ((read(lab_host()), False), (read(lab_host(), tags=False), True)):
+            other = refusal(state, **params, allow_management_changes=override)
+            assert other.startswith("vSwitch vSwitch2: physical NIC vmnic2 is an uplink of vSwitch vSwitch1; remove")
+        return
+    # The same request on a host whose tags say vmk1 carries vMotion only is planned.
+    assert plan_for(read(lab_host()), **params).ops
+    # And the override lets it through (with the risk the message names).
+    assert plan_for(read(lab_host(), tags=False), **params, allow_management_changes=True).ops
+
+
+def test_unreadable_tags_catch_a_management_vmk2_the_names_would_miss() -> None:
+    """vmk2 carries management on its own vSwitch; neither it nor its port group has a management name."""
+    host = lab_host()
+    info = host.network_system.networkInfo
+    info.vswitch = [*info.vswitch, vswitch("vSwitch2", 1500, ["vmnic3"])]
+    info.portgroup = [*info.portgroup, portgroup("mgmt-b", "vSwitch2", 0, ["host"])]
+    info.vnic = [*info.vnic, vmknic("vmk2", "mgmt-b", "192.0.2.11", "255.255.255.0")]
+    host.nic_manager.tags["management"].add("vmk2")
+    readable = read(host)
+    assert "tagged for the management service" in refusal(readable, vmknic={"device": "vmk2", "mtu": 9000})
+    unreadable = read(host, tags=False)
+    scope = management_scope(unreadable)
+    assert {"vmk0", "vmk1", "vmk2"} <= scope.vmknics and {"vSwitch0", "vSwitch1", "vSwitch2"} <= scope.vswitches
+    assert scope.uplinks == {"vmnic0", "vmnic1", "vmnic2", "vmnic3"}
+    for params in (
+        {"vmknic": {"device": "vmk2", "ip_address": "192.0.2.12", "netmask": "255.255.255.0"}},
+        {"vswitch": {"name": "vSwitch2", "uplinks": []}},
+        {"vswitch": {"name": "vSwitch9", "uplinks": ["vmnic3"]}},
+        {"vswitch": {"name": "vSwitch0", "uplinks": ["vmnic0", "vmnic3"]}},
+    ):
+        assert _unread_fix() in refusal(unreadable, **params), params
+
+
+def test_unreadable_tags_leave_other_stacks_and_new_networks_alone() -> None:
+    host = lab_host()
+    host.network_system.networkInfo.vnic[1].spec.netStackInstanceKey = "vmotion"  # cannot carry management
+    state = read(host, tags=False)
+    assert "vmk1" not in management_scope(state).vmknics
+    assert [type(op) for op in plan_for(state, vmknic={"device": "vmk1", "mtu": 9000}).ops] == [UpdateVmknic]
+    plan = plan_for(
+        state,
+        vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]},
+        portgroup={"name": "iperf2"},
+        vmknic={"ip_address": "203.0.113.5", "netmask": "24"},
+    )
+    assert [type(op) for op in plan.ops] == [AddVSwitch, AddPortGroup, AddVmknic]
+
+
+def test_vmk0_keeps_its_reason_when_tags_are_unreadable() -> None:
+    message = refusal(read(lab_host(), tags=False), vmknic={"device": "vmk0", "mtu": 9000})
+    assert message.startswith("VMkernel adapter vmk0 is part of the host's management network (the host's first")
+    assert message.endswith(
+        "Set allow_management_changes: true to override (make sure you keep another way into the host)."
+    )
+
+
+def test_an_uplink_of_a_management_vswitch_is_not_claimed_even_with_the_override() -> None:
+    message = refusal(vswitch={"name": "vSwitch2", "uplinks": ["vmnic0"]}, allow_management_changes=True)
+    assert message == (
+        "vSwitch vSwitch2: physical NIC vmnic0 is an uplink of vSwitch vSwitch0; remove it there first (list that "
+        "vSwitch's other uplinks in its own task with allow_management_changes: true)"
+    )
+
+
+# -- bad inputs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("netmask", ["24", "/24", " 24 ", 24, "255.255.255.0"])
+def test_netmask_as_prefix_length_is_converted_to_dotted(netmask: Any) -> None:
+    desired = desired_from_params({"vmknic": {"ip_address": "198.51.100.21", "netmask": netmask}})
+    assert desired.vmknic is not None and desired.vmknic.netmask == "255.255.255.0"
+    # vmk1 already has 198.51.100.21/255.255.255.0: nothing to change.
+    assert plan_for(portgroup={"name": "iperf"}, vmknic={"ip_address": "198.51.100.21", "netmask": netmask}).ops == ()
+
+
+@pytest.mark.parametrize(
+    ("netmask", "expected"),
+    [
+        ("33", "vmknic.netmask '33' is out of range: a prefix length is 0 to 32 (e.g. 24 or /24)"),
+        ("/40", "vmknic.netmask '/40' is out of range"),
+        ("0.0.0.255", "vmknic.netmask '0.0.0.255' is not a dotted IPv4 netmask (e.g. 255.255.255.0) or a prefix"),
+        ("24x", "vmknic.netmask '24x' is not a dotted IPv4 netmask"),
+        ("", "vmknic.netmask '' is not a dotted IPv4 netmask"),
+    ],
+)
+def test_bad_netmask_is_refused_naming_the_option_and_the_forms(netmask: str, expected: str) -> None:
+    with pytest.raises(PlanError) as caught:
+        desired_from_params({"vmknic": {"ip_address": "198.51.100.21", "netmask": netmask}})
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("stack", "key"),
+    [
+        ("default", "defaultTcpipStack"),
+        ("vmotion", "vmotion"),
+        ("provisioning", "vSphereProvisioning"),
+        ("vSphereProvisioning", "vSphereProvisioning"),
+        ("defaultTcpipStack", "defaultTcpipStack"),
+    ],
+)
+def test_known_tcpip_stacks_resolve(stack: str, key: str) -> None:
+    desired = desired_from_params({"vmknic": {"tcpip_stack": stack}, "portgroup": {"name": "p"}})
+    assert desired.vmknic is not None and desired.vmknic.tcpip_stack == key
+
+
+@pytest.mark.parametrize(
+    ("stack", "expected"),
+    [
+        ("vMotion", "vmknic.tcpip_stack 'vMotion' is not known; stack names are case-sensitive: give vmotion"),
+        ("Default", "stack names are case-sensitive: give default"),
+        ("my stack", "vmknic.tcpip_stack 'my stack' is not a TCP/IP stack name: give one of default, vmotion, "),
+    ],
+)
+def test_misspelt_tcpip_stack_is_refused_before_reading_the_host(stack: str, expected: str) -> None:
+    with pytest.raises(PlanError) as caught:
+        desired_from_params({"vmknic": {"tcpip_stack": stack}, "portgroup": {"name": "p"}})
+    assert expected in str(caught.value)
+
+
+def test_unknown_tcpip_stack_is_refused_with_the_hosts_stacks() -> None:
+    params = {"portgroup": {"name": "iperf"}, "vmknic": {"device": "vmk1", "tcpip_stack": "bogus"}, "recreate": True}
+    assert refusal(**params) == (
+        "vmk1: vmknic.tcpip_stack 'bogus' is not a TCP/IP stack of this host (this host has defaultTcpipStack, "
+        "vmotion, vSphereProvisioning). Give one of default, vmotion, provisioning, vxlan, defaultTcpipStack, "
+        "vSphereProvisioning, or create the custom stack first (esxcli network ip netstack add -N bogus)"
+    )
+    new = {"vswitch": {"name": "vSwitch2"}, "portgroup": {"name": "p2"}}
+    assert "'bogus' is not a TCP/IP stack of this host" in refusal(**new, vmknic={"dhcp": True, "tcpip_stack": "bogus"})
+
+
+def test_a_custom_stack_the_host_has_is_accepted() -> None:
+    host = lab_host()
+    from tests.unit.plugins.vsphere_fakes import netstack
+
+    host.network_system.networkInfo.netStackInstance = [
+        *host.network_system.networkInfo.netStackInstance,
+        netstack("iperfStack"),
+    ]
+    plan = plan_for(
+        read(host),
+        vswitch={"name": "vSwitch2"},
+        portgroup={"name": "p2"},
+        vmknic={"dhcp": True, "tcpip_stack": "iperfStack"},
+    )
+    assert plan.ops[-1] == AddVmknic("p2", Ipv4Config(True), None, None, "iperfStack")
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (
+            {"vswitch": "vSwitch1"},
+            "vswitch must be a dictionary of its sub-options, not the str 'vSwitch1'; write it like vswitch: "
+            "{name: vSwitch1, uplinks: [vmnic1]}",
+        ),
+        ({"portgroup": ["iperf"]}, "portgroup must be a dictionary of its sub-options, not the list"),
+        ({"vmknic": "vmk1"}, "vmknic must be a dictionary of its sub-options, not the str 'vmk1'"),
+        ({"vmknic": {"device": "vmk1", "ipv6": "2001:db8::1/64"}}, "vmknic.ipv6 must be a dictionary"),
+    ],
+)
+def test_a_dictionary_option_given_as_a_string_is_named(params: dict[str, Any], expected: str) -> None:
+    with pytest.raises(PlanError) as caught:
+        desired_from_params(params)
+    assert expected in str(caught.value)
+    assert "nothing to manage" not in str(caught.value)
+
+
+def test_a_vds_uplink_that_might_carry_management_says_might() -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-b", DVS_UUID, ["vmnic3"], move="vmk1")
+    message = refusal(read(host, tags=False), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
+    assert message.startswith(
+        "vSwitch vSwitch2: physical NIC vmnic3 is an uplink of distributed switch DSwitch-b, which might carry the "
+        "host's management network (it carries vmk1, whose service tags could not be read). This module never"
+    )
+
+
+def test_management_on_an_nsx_segment_brings_in_the_nsx_uplinks() -> None:
+    host = lab_host()
+    from pyVmomi import vim
+
+    info = host.network_system.networkInfo
+    info.opaqueSwitch = [
+        new(vim.host.OpaqueSwitch, key="nvds-1", name="nvds-mgmt", pnic=["key-vim.host.PhysicalNic-vmnic3"])
+    ]
+    vmk0 = info.vnic[0]
+    vmk0.portgroup = ""
+    vmk0.spec.portgroup = None
+    vmk0.spec.opaqueNetwork = new(
+        vim.host.VirtualNic.OpaqueNetworkSpec, opaqueNetworkId="seg-1", opaqueNetworkType="nsx.LogicalSwitch"
+    )
+    scope = management_scope(read(host))
+    assert scope.other_switches == {"nvds-mgmt"} and "vmnic3" in scope.uplinks
+    assert "NSX switch nvds-mgmt, which carries the host's management network (it carries vmk0)" in refusal(
+        read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]}, allow_management_changes=True
     )

@@ -25,7 +25,7 @@ from ansible.module_utils import basic
 import ansible_collections.esxilab.iperf.plugins.modules.esxi_vmknic as vmknic_module
 from ansible_collections.esxilab.iperf.plugins.module_utils import _vmware
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import VSphereError
-from tests.unit.plugins.vsphere_fakes import HOST_NAME, MUTATING, FakeHost, fault, lab_host
+from tests.unit.plugins.vsphere_fakes import HOST_NAME, MUTATING, FakeHost, fault, join_dvs, lab_host
 
 CONNECTION = {"hostname": "esxi01.lab.example", "username": "root", "password": "s3cret", "validate_certs": False}
 
@@ -427,3 +427,85 @@ def test_unreadable_host_fails_with_the_privilege_to_check() -> None:
         "cannot read the network configuration of the host: NoPermission: Permission to perform this operation "
         "was denied.; the user needs the System.Read privilege on it"
     )
+
+
+# -- management guard: distributed switches and unreadable service tags -------------------------
+
+
+@pytest.mark.parametrize("override", [False, True])
+def test_a_vds_uplink_carrying_management_is_refused_and_nothing_is_called(override: bool) -> None:
+    host = lab_host()
+    join_dvs(host, "DSwitch-mgmt", "50 1a 2b", ["vmnic3"], move="vmk0")
+    args = {**CONNECTION, "vswitch": {"name": "vSwitch2", "uplinks": ["vmnic3"]}, "allow_management_changes": override}
+    result = run_module(host, args)
+    assert result["failed"] is True and result.get("changed") is not True
+    assert result["msg"].startswith(f"{HOST_NAME}: vSwitch vSwitch2: physical NIC vmnic3 is an uplink of distributed ")
+    assert "which carries the host's management network (it carries vmk0)" in result["msg"]
+    assert mutations(host) == []
+
+
+def test_unreadable_tags_refuse_a_possible_management_change_and_name_the_failed_call() -> None:
+    host = lab_host()
+    host.nic_manager.broken = True
+    args = {**CONNECTION, "vmknic": {"device": "vmk1", "mtu": 9000}}
+    result = run_module(host, args)
+    assert result["failed"] is True
+    assert result["msg"].startswith(f"{HOST_NAME}: VMkernel adapter vmk1 might be part of the host's management")
+    assert "reading HostVirtualNicManager.info failed: ManagedObjectNotFound" in result["msg"]
+    assert "QueryNetConfig(nicType=management) failed" in result["msg"]
+    assert "the API user needs the System.Read privilege" in result["msg"]
+    assert "set allow_management_changes: true" in result["msg"]
+    assert mutations(host) == []
+    allowed = run_module(host, {**args, "allow_management_changes": True})
+    assert allowed["changed"] is True and mutations(host) == ["UpdateVirtualNic"]
+
+
+# -- bad inputs ----------------------------------------------------------------------------------
+
+
+def test_netmask_as_prefix_length_is_applied_dotted() -> None:
+    host = lab_host()
+    args = {**CONNECTION, "portgroup": {"name": "iperf"}, "vmknic": {"ip_address": "198.51.100.22", "netmask": "/24"}}
+    result = run_module(host, args)
+    assert result["changed"] is True
+    assert result["vmknic"]["ipv4"] == {"dhcp": False, "address": "198.51.100.22", "netmask": "255.255.255.0"}
+    assert run_module(host, {**args, "vmknic": {"ip_address": "198.51.100.22", "netmask": 24}})["changed"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"vswitch": "vSwitch1"}, "vswitch must be a dictionary of its sub-options, not the str 'vSwitch1'; write it"),
+        ({"portgroup": "iperf"}, "portgroup must be a dictionary of its sub-options, not the str 'iperf'"),
+        ({"vmknic": "vmk1"}, "vmknic must be a dictionary of its sub-options, not the str 'vmk1'"),
+        ({"vmknic": {"device": "vmk1", "ipv6": "2001:db8::5/64"}}, "vmknic.ipv6 must be a dictionary"),
+        ({"vmknic": {"device": "vmk1", "ip_address": "198.51.100.5", "netmask": "33"}}, "vmknic.netmask '33'"),
+        ({"vmknic": {"device": "vmk1", "tcpip_stack": "vMotion"}}, "case-sensitive: give vmotion"),
+    ],
+    ids=["vswitch-string", "portgroup-string", "vmknic-string", "ipv6-string", "netmask-33", "stack-case"],
+)
+def test_bad_input_fails_naming_the_option_before_connecting(args: dict[str, Any], expected: str) -> None:
+    sessions: list[Mapping[str, Any]] = []
+    host = lab_host()
+    result = run_module(host, {**CONNECTION, **args}, sessions=sessions)
+    assert result["failed"] is True
+    assert expected in result["msg"], result["msg"]
+    assert sessions == [] and mutations(host) == []
+
+
+def test_unknown_tcpip_stack_fails_with_the_hosts_stacks_and_changes_nothing() -> None:
+    host = lab_host()
+    args = {**CONNECTION, "portgroup": {"name": "iperf"}, "vmknic": {"device": "vmk1", "tcpip_stack": "bogus"}}
+    result = run_module(host, {**args, "recreate": True})
+    assert result["failed"] is True
+    assert (
+        "vmknic.tcpip_stack 'bogus' is not a TCP/IP stack of this host (this host has defaultTcpipStack"
+        in (result["msg"])
+    )
+    assert mutations(host) == []
+
+
+def test_other_argument_errors_keep_ansibles_message() -> None:
+    result = run_module(lab_host(), {**CONNECTION, "vswitch": {"mtu": 9000}})
+    assert result["failed"] is True
+    assert "missing required arguments: name found in vswitch" in result["msg"]
