@@ -243,5 +243,5 @@ def test_summarize_accepts_zero() -> None:
 
 
 def test_knee_refuses_a_negative_mean() -> None:
-    with pytest.raises(StatsError, match="value at 2 is -1.0, a negative number"):
+    with pytest.raises(StatsError, match=r"value at 2 is -1\.0, a negative number"):
         knee({1: 1e9, 2: -1.0})
