@@ -682,6 +682,16 @@ def _two_runs() -> list[dict[str, Any]]:
     return [ok, failed]
 
 
+def test_pairs_csv_neutralises_formulas_from_the_input() -> None:
+    runs = _two_runs()
+    runs[0]["test"] = "=cmd|' /C calc'!A0"
+    runs[0]["pairs"][0]["server"] = "@evil"
+    rows = list(csv.DictReader(io.StringIO(to_csv(runs))))
+    assert rows[0]["test"] == "'=cmd|' /C calc'!A0"
+    assert rows[0]["server"] == "'@evil"
+    assert rows[1]["server"] != "'@evil"
+
+
 def test_pairs_csv_has_one_row_per_pair_and_run() -> None:
     rows = list(csv.DictReader(io.StringIO(to_csv(_two_runs()))))
     assert list(rows[0]) == list(PAIR_COLUMNS)
