@@ -317,7 +317,8 @@ def test_max_runs_is_the_exact_limit_and_can_be_raised() -> None:
     assert build_plan(tests, addresses=ADDRESSES, max_runs=20)["run_count"] == 20
     with pytest.raises(PairedTestError, match="would make 20 runs"):
         build_plan(tests, addresses=ADDRESSES, max_runs=19)
-    assert build_plan(tests, addresses=ADDRESSES, max_runs="20")["run_count"] == 20  # -e gives a string
+    # -e paired_test_max_runs=20 gives a string: the point is that it is read like Ansible reads an int
+    assert build_plan(tests, addresses=ADDRESSES, max_runs="20")["run_count"] == 20  # type: ignore[arg-type]
     with pytest.raises(PairedTestError, match="paired_test_max_runs must be a whole number of at least 1, got 0"):
         build_plan(tests, addresses=ADDRESSES, max_runs=0)
 
