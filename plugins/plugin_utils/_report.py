@@ -27,6 +27,9 @@ usable figure is skipped by the statistics and shown as ``n/a``, never as 0. A p
 of line rate is given only when a line rate is known (label ``line_rate_bps`` or
 ``link_speed_mbps`` of the run, else the report's ``line_rate_bps``).
 
+Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from the input is
+HTML-escaped in ``summary.md`` (``_md``), and CSV cells go through ``_common.csv_safe``.
+
 Private module: not part of the collection's public API.
 """
 
