@@ -37,12 +37,14 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_P
 
 __all__ = [
     "ARGUMENT_SPEC",
+    "DEFAULT_RAW_MAX_BYTES",
     "ESXI_PATHS",
     "PATH_NAMES",
     "ActionModule",
     "FileRead",
     "ProbeOutput",
     "ToolProbe",
+    "bound_raw",
     "build_script",
     "collect_results",
     "has_glob",
@@ -54,6 +56,8 @@ __all__ = [
 # Names looked for in every $PATH directory.
 PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
 ON_PARSE_ERROR = ("fail", "skip", "keep")
+# How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
+DEFAULT_RAW_MAX_BYTES = 65536
 
 # The options; ``src``, ``content`` and ``paths`` are checked by hand for clearer messages.
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
@@ -63,6 +67,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "content": {"type": "raw"},
     "labels": {"type": "dict", "default": {}},
     "on_parse_error": {"type": "str", "default": "fail", "choices": list(ON_PARSE_ERROR)},
+    "raw_max_bytes": {"type": "int", "default": DEFAULT_RAW_MAX_BYTES},
 }
 
 _NAME = "esxilab.iperf.iperf_facts"
@@ -245,6 +250,17 @@ _PROBLEMS = {
 }
 
 
+def _cat_message(body: str) -> str:
+    """``: <cat's own message>`` from a failed ``cat``'s output, or ``""``.
+
+    The output also holds whatever ``cat`` read before it failed: only a last line that
+    ``cat`` itself printed is shown, so file content never reaches an error message.
+    """
+    lines = body.rstrip("\n").rsplit("\n", 1)
+    last = lines[-1].strip()
+    return f": {last[:200]}" if last.startswith("cat:") else ""
+
+
 def _end_status(word: str) -> tuple[int | None, str | None]:
     if word.lstrip("-").isdigit():
         return int(word), None
@@ -282,7 +298,7 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
         elif kind == "FILE" and following is not None and following.group(1) == "FILEEND":
             rc, problem = _end_status(following.group(2) or "")
             if problem is None and rc != 0:
-                problem = f"could not be read (cat exit status {rc}): {body.strip()[:200]}"
+                problem = f"could not be read (cat exit status {rc}{_cat_message(body)})"
             out.files.append(
                 FileRead(src_index=src_index, path=arg, content=None if problem else body, problem=problem)
             )
@@ -299,11 +315,33 @@ def tool_facts(probes: Sequence[ToolProbe]) -> list[dict[str, Any]]:
     return [describe_tool(p.path, p.output, p.rc, problem=p.problem) for p in probes]
 
 
+def bound_raw(text: str | None, max_bytes: int) -> tuple[str | None, bool, int]:
+    """``(kept, truncated, size)``: the first ``max_bytes`` bytes (UTF-8) of ``text``.
+
+    The cut never splits a character; ``max_bytes=0`` keeps nothing (``None``). ``size`` is
+    the length of the whole text in bytes.
+    """
+    if text is None:
+        return None, False, 0
+    encoded = text.encode("utf-8", errors="replace")
+    if len(encoded) <= max_bytes:
+        return text, False, len(encoded)
+    if max_bytes <= 0:
+        return None, bool(encoded), len(encoded)
+    return encoded[:max_bytes].decode("utf-8", errors="ignore"), True, len(encoded)
+
+
+def _set_raw(item: dict[str, Any], text: str | None, max_bytes: int) -> None:
+    item["raw"], item["raw_truncated"], item["raw_bytes"] = bound_raw(text, max_bytes)
+
+
 def _error_item(source: str, labels: Mapping[str, Any], raw: str | None, message: str) -> dict[str, Any]:
     return {
         "source": source,
         "labels": dict(labels),
         "raw": raw,
+        "raw_truncated": False,
+        "raw_bytes": 0,
         "tool": None,
         "bits_per_second": None,
         "complete": False,
@@ -322,9 +360,9 @@ def _parse_text(data: str | Mapping[str, Any]) -> list[Result]:
     except IperfParseError:
         raise
     except Exception as exc:  # a parser bug must not lose the file: report it like a parse error
+        # The exception's text may quote the file: name only its type.
         raise IperfParseError(
-            f"the parser failed ({type(exc).__name__}: {exc}); "
-            f"this is a bug in {_NAME}, please report it with this file"
+            f"the parser failed ({type(exc).__name__}); this is a bug in {_NAME}, please report it with this file"
         ) from exc
 
 
@@ -333,12 +371,15 @@ def collect_results(
     labels: Mapping[str, Any],
     *,
     keep_errors: bool = False,
+    raw_max_bytes: int = DEFAULT_RAW_MAX_BYTES,
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str | None, str]]]:
     """Parse ``(source, text_or_document, problem)`` items, in order.
 
-    Returns the results (each with ``source``, ``labels`` and ``raw``; a multi-test log gives
-    one result per test) and the failures as ``(source, raw, message)``. With
-    ``keep_errors`` a failure also leaves an error item at its place among the results.
+    Returns the results (each with ``source``, ``labels``, ``raw``, ``raw_truncated`` and
+    ``raw_bytes``; a multi-test log gives one result per test) and the failures as
+    ``(source, raw, message)``. With ``keep_errors`` a failure also leaves an error item at
+    its place among the results. Each ``raw`` is cut to ``raw_max_bytes`` (``bound_raw``);
+    the figures are parsed from the whole text.
     """
     results: list[dict[str, Any]] = []
     failures: list[tuple[str, str | None, str]] = []
@@ -355,12 +396,14 @@ def collect_results(
                 for result in parsed:
                     result["source"] = source
                     result["labels"] = {**(result.get("labels") or {}), **labels}
-                    result.setdefault("raw", raw)
+                    _set_raw(result, result.get("raw", raw), raw_max_bytes)
                     results.append(result)
                 continue
         failures.append(failure)
         if keep_errors:
-            results.append(_error_item(failure[0], labels, failure[1], failure[2]))
+            item = _error_item(failure[0], labels, None, failure[2])
+            _set_raw(item, failure[1], raw_max_bytes)
+            results.append(item)
     return results, failures
 
 
@@ -429,6 +472,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 f"{_NAME}: content must be the text of iperf output (or a decoded iperf3 -J document), "
                 f"got {type(content).__name__}"
             )
+        if args["raw_max_bytes"] < 0:
+            raise _Fail(
+                f"{_NAME}: raw_max_bytes must be 0 (keep no raw text) or a positive number of bytes, "
+                f"got {args['raw_max_bytes']}"
+            )
         if self._task.args.get("src") is not None and not args["src"]:
             raise _Fail(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
         if not args["gather_tools"] and not args["src"] and content is None:
@@ -452,7 +500,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             res = self._low_level_execute_command(script)
             probe = parse_probe_output(res.get("stdout", ""), marker)
             if not probe.finished:
-                shown = (res.get("stderr") or res.get("stdout") or "").strip()[-500:]
+                # stdout may hold file content once the script started reading files: show it only before.
+                stdout = "" if f"{marker} START" in res.get("stdout", "") else res.get("stdout", "")
+                shown = (res.get("stderr") or stdout or "").strip()[-500:]
                 raise _Fail(
                     f"{_NAME}: the probe command did not complete on the host (exit status {res.get('rc')}): "
                     f"{shown or 'no output'}. It needs a POSIX sh with printf, cat and test."
@@ -472,7 +522,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     source, problem = f"src[{file.src_index}] {pattern!r}", "matched no file"
                 items.append((source, file.content, problem))
             mode = args["on_parse_error"]
-            results, failures = collect_results(items, labels, keep_errors=mode == "keep")
+            results, failures = collect_results(
+                items, labels, keep_errors=mode == "keep", raw_max_bytes=args["raw_max_bytes"]
+            )
             if failures:
                 described = "; ".join(f"{source}: {message}" for source, _raw, message in failures)
                 if mode == "fail":

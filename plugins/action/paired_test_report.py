@@ -6,6 +6,8 @@
 Documentation: the module file of the same name. The file contents come from
 ``plugin_utils/_paired.py`` (``render_reports``); this file only validates the arguments and
 writes the files, atomically, in one task: no module runs and the host is not contacted.
+Ownership (never overwrite a file that is not ours unless ``force``) and the manifest of the
+files each report wrote are ``plugin_utils/_files.py``'s ``write_report``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import write_if_changed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     PairedTestError,
     render_reports,
@@ -31,7 +33,9 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "tests": {"type": "list", "elements": "dict", "default": []},
     "meta": {"type": "dict", "default": {}},
     "mode": {"type": "raw", "default": "0644"},
+    "force": {"type": "bool", "default": False},
 }
+_NAME = "esxilab.iperf.paired_test_report"
 
 
 def file_mode(value: Any) -> int:
@@ -61,6 +65,16 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         check_mode = bool(self._play_context.check_mode)
         dest = self._loader.path_dwim(os.path.expanduser(args["dest"]))
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            result.update(failed=True, msg=f"dest {dest} exists and is not a directory; choose another directory")
+            return result
+        if not args["results"]:
+            result.update(
+                failed=True,
+                msg=f"{_NAME}: results is empty: there is no run to report, so no report is written; pass the run "
+                "records of paired_test_results (at least one run)",
+            )
+            return result
         try:
             mode = file_mode(args["mode"])
             files = report_paths(dest, args["name"])
@@ -72,22 +86,28 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 meta=args["meta"],
             )
         except PairedTestError as exc:
-            result.update(failed=True, msg=f"esxilab.iperf.paired_test_report: {exc}")
+            result.update(failed=True, msg=f"{_NAME}: {exc}")
             return result
-        if os.path.exists(dest) and not os.path.isdir(dest):
-            result.update(failed=True, msg=f"dest {dest} exists and is not a directory; choose another directory")
-            return result
-        written: list[str] = []
         try:
-            if not os.path.isdir(dest) and not check_mode:
-                os.makedirs(dest, mode=0o755, exist_ok=True)
-            for key, path in files.items():
-                # In check mode a missing directory means every file would be written.
-                missing = not os.path.isdir(dest)
-                if missing or write_if_changed(
-                    path, contents[key].encode("utf-8"), mode=mode, check_mode=check_mode, prefix=".paired-test-"
-                ):
-                    written.append(path)
+            outcome = write_report(
+                dest,
+                args["name"],
+                {os.path.basename(path): contents[key].encode("utf-8") for key, path in files.items()},
+                mode=mode,
+                dir_mode=0o755,
+                check_mode=check_mode,
+                force=args["force"],
+                whole_dir=False,
+                prefix=".paired-test-",
+            )
+        except ReportDirError as exc:
+            result.update(
+                failed=True,
+                msg=f"{_NAME}: {exc} (role esxilab.iperf.paired_test: paired_test_report_force=true, or another "
+                "paired_test_report_name / paired_test_report_dir)",
+                files=files,
+            )
+            return result
         except OSError as exc:
             result.update(
                 failed=True,
@@ -96,10 +116,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 files=files,
             )
             return result
+        written = outcome.written
         result.update(
-            changed=bool(written),
+            changed=bool(written or outcome.removed or outcome.manifest_changed),
             files=files,
             written=written,
+            removed=outcome.removed,
             msg=f"wrote {len(written)} of {len(files)} report file(s) in {dest}"
             if written
             else f"the reports in {dest} are up to date",

@@ -7,6 +7,9 @@ Documentation: the module file of the same name. The content comes from
 ``plugin_utils/_report.py`` (tables, Markdown, CSV, plot specifications) and
 ``plugin_utils/_plots.py`` (PNG with matplotlib, optional); this file validates the
 arguments and writes the files. No module runs and the host is not contacted.
+The directory is the report: ``plugin_utils/_files.py``'s ``write_report`` refuses a non-empty
+directory that holds no report of ours unless ``force``, and removes the files (PNG plots) the
+previous report there wrote and this one does not.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import write_if_changed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._plots import matplotlib_problem, render_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
     FILES,
@@ -44,14 +47,12 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "knee_tolerance": {"type": "float", "default": 0.05},
     "plots": {"type": "bool", "default": True},
     "generated_at": {"type": "str"},
+    "force": {"type": "bool", "default": False},
 }
 FILE_MODE = 0o644
 DIR_MODE = 0o755
-
-
-def _write(path: str, content: bytes, *, check_mode: bool) -> bool:
-    """Write one report file (mode 0644) unless it already holds ``content``; return whether it changed."""
-    return write_if_changed(path, content, mode=FILE_MODE, check_mode=check_mode, prefix=".report-", enforce_mode=False)
+# The report's key in the directory's manifest: the directory holds one report.
+_REPORT_KEY = "report"
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -72,6 +73,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
         check_mode = bool(self._play_context.check_mode)
         dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            result.update(failed=True, msg=f"{_NAME}: dest {dest} exists and is not a directory; choose another path")
+            return result
         try:
             report = build_report(
                 args["runs"],
@@ -85,9 +89,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             )
         except ReportError as exc:
             result.update(failed=True, msg=f"{_NAME}: {exc}")
-            return result
-        if os.path.exists(dest) and not os.path.isdir(dest):
-            result.update(failed=True, msg=f"{_NAME}: dest {dest} exists and is not a directory; choose another path")
             return result
 
         specs = plot_specs(report) if args["plots"] else []
@@ -107,26 +108,35 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         elif problems:
             note = f"{'some were skipped' if specs else 'skipped'} - {'; '.join(problems)}"
 
-        contents: dict[str, bytes] = {
+        contents: dict[str, bytes | None] = {
             FILES["json"]: to_json(report).encode(),
             FILES["csv"]: results_csv(report).encode(),
             FILES["summary_csv"]: summary_csv(report).encode(),
             FILES["markdown"]: to_markdown(report, specs, note).encode(),
         }
+        # In check mode no plot is drawn: it would be written, its content is unknown.
+        contents.update({spec.file: None if check_mode else images[spec.file] for spec in specs})
         paths = {key: os.path.join(dest, name) for key, name in FILES.items()}
         plot_paths = [os.path.join(dest, spec.file) for spec in specs]
-        written: list[str] = []
         try:
-            if not os.path.isdir(dest) and not check_mode:
-                os.makedirs(dest, mode=DIR_MODE, exist_ok=True)
-            missing = not os.path.isdir(dest)  # check mode: every file would be written
-            for name, content in contents.items():
-                path = os.path.join(dest, name)
-                if missing or _write(path, content, check_mode=check_mode):
-                    written.append(path)
-            for spec, path in zip(specs, plot_paths, strict=True):
-                if check_mode or missing or _write(path, images[spec.file], check_mode=check_mode):
-                    written.append(path)
+            outcome = write_report(
+                dest,
+                _REPORT_KEY,
+                contents,
+                mode=FILE_MODE,
+                dir_mode=DIR_MODE,
+                check_mode=check_mode,
+                force=args["force"],
+                whole_dir=True,
+                prefix=".report-",
+                enforce_mode=False,
+            )
+        except ReportDirError as exc:
+            result.update(
+                failed=True,
+                msg=f"{_NAME}: {exc} (role esxilab.iperf.report: report_force=true, or another report_dir)",
+            )
+            return result
         except OSError as exc:
             result.update(
                 failed=True,
@@ -138,11 +148,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if problems:
             result["warnings"] = [f"{_NAME}: the report was written without (some) plots: {p}" for p in problems]
         verb = "would write" if check_mode else "wrote"
+        written = outcome.written
         result.update(
-            changed=bool(written),
+            changed=bool(written or outcome.removed or outcome.manifest_changed),
             dir=dest,
             files={**paths, "plots": plot_paths},
             written=written,
+            removed=outcome.removed,
             plots_skipped=note,
             table=table_lines(report, directory=dest, plots_note=note),
             summary=[
@@ -161,6 +173,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 }
                 for g in report.groups
             ],
-            msg=f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date",
+            msg=(f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date")
+            + (
+                f"; {'would remove' if check_mode else 'removed'} {len(outcome.removed)} stale file(s) of the "
+                "previous report"
+                if outcome.removed
+                else ""
+            ),
         )
         return result

@@ -25,6 +25,9 @@ description:
     saying how many tests it held; set O(all=true) to get every test.
   - Output of a failed run (for example C(unable to connect to server)) is not an error of the filter; it gives a
     result with RV(_value.error) set and the text kept in RV(_value.raw).
+  - 'Input that is not iperf output is refused with an error that says what was expected and never quotes the
+    input; this includes JSON that is not an iperf3 C(-J) document (an object without any of the members
+    C(start), C(intervals), C(end), C(error)), for example C({"foo": [1, 2, 3]}).'
   - Runs on the controller. To read result files that are on a managed host, use M(esxilab.iperf.iperf_facts).
 options:
   _input:
@@ -38,12 +41,15 @@ options:
     description:
       - Return a list with one result per test instead of the last test only.
       - Useful for server logs holding several tests. Input holding one test gives a list of one result.
+      - A boolean, or one of the strings Ansible reads as a boolean (V(yes), V(no), V(true), V(false), V(on),
+        V(off), V(1), V(0)); any other value is refused.
     type: bool
     default: false
   keep_raw:
     description:
       - Keep the parsed text under RV(_value.raw).
       - The text is always kept when RV(_value.error) is set.
+      - A boolean, or a string Ansible reads as a boolean, as for O(all).
     type: bool
     default: false
   labels:
@@ -195,6 +201,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse, parse_all
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
@@ -210,6 +217,17 @@ def _with_labels(result: Result, labels: Mapping[str, Any] | None) -> Result:
     return result
 
 
+def _flag(value: Any, option: str) -> bool:
+    """A boolean option: ``True``/``False`` or a string Ansible reads as one; anything else is refused."""
+    try:
+        return bool(boolean(value, strict=True))
+    except TypeError:
+        raise AnsibleFilterError(
+            f"{_NAME}: {option} must be true or false (or yes/no, on/off, 1/0), got {type(value).__name__} "
+            f"{value!r}; write {option}=true or {option}=false"
+        ) from None
+
+
 def iperf_parse(
     data: Any,
     all: bool = False,
@@ -217,6 +235,8 @@ def iperf_parse(
     labels: Mapping[str, Any] | None = None,
 ) -> Result | list[Result]:
     """Parse iperf output (text, bytes or a decoded iperf3 JSON document) into a normalized result."""
+    all = _flag(all, "all")
+    keep_raw = _flag(keep_raw, "keep_raw")
     if labels is not None and not isinstance(labels, Mapping):
         raise AnsibleFilterError(
             f"{_NAME}: labels must be a dictionary such as {{'pair': 'esxi01-esxi02'}}, got {type(labels).__name__}"

@@ -18,6 +18,8 @@ description:
     a two-sided Student-t confidence interval of the mean.'
   - A result whose figure is C(null) (the run measured nothing usable, for example a failed run) is skipped and
     counted in RV(_value.skipped); it is never counted as zero.
+  - A negative value (of a plain number or of the O(key) field of a result) is refused with an error naming the index
+    of the item, since no iperf figure (rate, byte count, time, count, percentage) can be negative.
   - The t quantile is computed exactly for any number of runs; no extra Python library is needed.
 options:
   _input:

@@ -23,6 +23,9 @@ description:
     C(ci95_high), C(knee).'
   - A header row comes first. Unknown figures are empty cells; rates are bits per second written with full
     precision; booleans are C(true)/C(false).
+  - 'A cell that starts with C(=), C(+), C(-), C(@), a tab or a carriage return (for example a test name) gets a
+    leading C('') so a spreadsheet shows it as text instead of running it as a formula (OWASP "CSV Injection");
+    plain numbers such as C(-1.5) are written as they are.'
 options:
   _input:
     description: The run records (C(paired_test_results)) for O(table=pairs), the summary items for O(table=summary).

@@ -18,8 +18,11 @@ description:
   - Each pair gets its own port, the test's C(port_base) plus the pair's index (0 for the first pair), unless the
     pair sets C(port).
   - In swapped runs the server runs on the pair's client host and listens on the pair's C(client_address).
-  - Input of the wrong shape (unknown keys, wrong types, duplicate test names) is an error. Everything that depends
-    on the inventory is listed in RV(_value.problems) instead, for the role's preflight asserts.
+  - Input of the wrong shape (unknown keys, wrong types, duplicate test names, a C(bandwidth), C(window) or
+    C(length) iperf cannot read such as V(10X)) is an error. Everything that depends on the inventory is listed in
+    RV(_value.problems) instead, for the role's preflight asserts.
+  - A plan of more than O(max_runs) runs is an error, raised before any run is made, that gives the number of runs
+    per test and in all.
 options:
   _input:
     description:
@@ -61,6 +64,13 @@ options:
       - Ansible's C(forks) (C(ansible_forks)); a run with more client hosts than forks is listed in
         RV(_value.problems.forks). Not checked when unset.
     type: int
+  max_runs:
+    description:
+      - The most runs the tests may make in all (streams values x directions x role orders x repeat, summed over the
+        tests). More is an error, so a typo such as C(repeat=100000) fails at once instead of keeping Ansible busy
+        for minutes.
+    type: int
+    default: 1000
 seealso:
   - plugin: esxilab.iperf.paired_test_record
     plugin_type: filter
@@ -137,7 +147,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import MAX_RUNS, PairedTestError, build_plan
 
 _NAME = "esxilab.iperf.paired_test_plan"
 
@@ -150,6 +160,7 @@ def paired_test_plan(
     inventory_hosts: Sequence[str] | None = None,
     play_hosts: Sequence[str] | None = None,
     forks: int | None = None,
+    max_runs: int = MAX_RUNS,
 ) -> dict[str, Any]:
     """Expand paired tests into runs (see the DOCUMENTATION above)."""
     try:
@@ -161,6 +172,7 @@ def paired_test_plan(
             inventory_hosts=list(inventory_hosts) if inventory_hosts is not None else None,
             play_hosts=list(play_hosts) if play_hosts is not None else None,
             forks=int(forks) if forks is not None else None,
+            max_runs=max_runs,
         )
     except PairedTestError as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc

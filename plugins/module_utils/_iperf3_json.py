@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+    IperfParseError,
     Result,
     Totals,
     finalize,
@@ -53,7 +54,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
     new_result,
 )
 
-__all__ = ["parse_iperf3_json", "parse_iperf3_json_stream"]
+__all__ = ["IPERF3_MEMBERS", "document_problem", "parse_iperf3_json", "parse_iperf3_json_stream"]
 
 _EMPTY: Mapping[str, Any] = {}
 _REVERSE_SUFFIX = "_bidir_reverse"
@@ -65,6 +66,9 @@ _SENDER_FALSE = re.compile(r'"sender"\s*:\s*false')
 _ERROR_PREFIX = re.compile(r"^\s*(?:iperf3:\s*)?error\s*-\s*", re.IGNORECASE)
 _TOOL_VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
 _ESXI_MARK = "vmkernel"
+# Top-level members of an iperf3 -J document; a document holds at least one of them (a run
+# that failed before starting holds only "error").
+IPERF3_MEMBERS = ("start", "intervals", "end", "error", "server_output_json", "server_output_text")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -795,11 +799,30 @@ def _completeness(p: _Doc) -> bool:
 # --------------------------------------------------------------------------- public API
 
 
-def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None) -> Result:
+def document_problem(doc: Any) -> str | None:
+    """Why ``doc`` is not an iperf3 ``-J`` document, or ``None`` when it is one.
+
+    A document is a JSON object holding at least one of ``IPERF3_MEMBERS``. The reason names
+    what was expected, never the content (a foreign file may hold anything).
+    """
+    if not isinstance(doc, Mapping):
+        return f"the JSON value is a {type(doc).__name__}, not an iperf3 -J document (a JSON object)"
+    if any(key in doc for key in IPERF3_MEMBERS):
+        return None
+    return (
+        f"the JSON object has {len(doc)} top-level member(s), none of the iperf3 -J members "
+        f"({', '.join(IPERF3_MEMBERS[:4])}): it is not an iperf3 -J document; pass the output of iperf3 -J "
+        "(or --json-stream) itself"
+    )
+
+
+def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict: bool = False) -> Result:
     """Parse an iperf3 ``-J`` document: ``doc`` already decoded, or ``None`` to decode ``raw``.
 
     Never raises for bad input: undecodable or truncated text gives a result with ``error``
-    set, ``raw`` kept and whatever complete members came before the cut.
+    set, ``raw`` kept and whatever complete members came before the cut; JSON that is not an
+    iperf3 document (``document_problem``) gives a result with that reason as ``error``, or,
+    with ``strict``, raises ``IperfParseError`` with it.
     """
     if doc is None:
         text = raw if raw is not None else ""
@@ -807,11 +830,17 @@ def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None) -> Result:
             decoded = _decode(text)
         except (ValueError, RecursionError) as exc:
             return _broken_document(text, exc)
-        if not isinstance(decoded, Mapping):
-            return _not_a_document(text, f"the JSON text is a {type(decoded).__name__}, not an iperf3 document")
+        problem = document_problem(decoded)
+        if problem is not None:
+            if strict:
+                raise IperfParseError(problem)
+            return _not_a_document(text, problem)
         return _parse_document(decoded, text)
-    if not isinstance(doc, Mapping):
-        return _not_a_document(raw or repr(doc), f"expected a decoded iperf3 document, got {type(doc).__name__}")
+    problem = document_problem(doc)
+    if problem is not None:
+        if strict:
+            raise IperfParseError(problem)
+        return _not_a_document(raw if raw is not None else json.dumps(doc, default=str), problem)
     if raw is not None and _lost_duplicates(doc) and _duplicate_sums_possible(raw):
         try:
             decoded = _decode(raw)

@@ -11,6 +11,10 @@ before each. ``parse_all()`` splits the log at those banners and returns one res
 test that holds any figure. ``parse()`` returns the last such test (the most recent run)
 and says in ``warnings`` how many tests the log held, so nothing is silently dropped.
 
+Refused with ``IperfParseError`` (never turned into an empty result): text that is neither
+tool's output, and JSON that is not an iperf3 ``-J`` document (for example
+``{"foo": [1, 2, 3]}``). The message says what was expected and never quotes the input.
+
 Private module: not part of the collection's public API.
 """
 
@@ -84,10 +88,12 @@ def _detect(text: str) -> tuple[str, str, str | None]:
         decimals = len(bare.group(1))
         tool = "iperf3" if decimals == 2 else "iperf2"
         return tool, "text", _WEAK_DETECTION.format(tool=tool, decimals=decimals)
-    preview = stripped[:80].splitlines()[0] if stripped else ""
+    # The text may be any file: say what was looked for, never what it holds.
+    lines_count = len(stripped.splitlines())
     raise IperfParseError(
-        "the text is not iperf2 or iperf3 output (first line: "
-        f"{preview!r}); pass the output of iperf/iperf3 itself, or the decoded iperf3 -J document"
+        f"the text is not iperf2 or iperf3 output ({lines_count} line(s), no iperf banner, report header, "
+        "interval line or CSV report found); pass the output of iperf/iperf3 itself, or the decoded iperf3 -J "
+        "document"
     )
 
 
@@ -103,7 +109,7 @@ def detect(text: str) -> tuple[str, str]:
 def _parse_one(text: str) -> Result:
     tool, kind, note = _detect(text)
     if kind == "json":
-        result = parse_iperf3_json(None, text)
+        result = parse_iperf3_json(None, text, strict=True)
     elif kind == "jsonstream":
         result = parse_iperf3_json_stream(text)
     elif kind == "csv":
@@ -164,7 +170,7 @@ def parse(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> R
     ``keep_raw`` puts the input text under ``raw``; it is always kept when ``error`` is set.
     """
     if isinstance(data, Mapping):
-        result = parse_iperf3_json(data, None)
+        result = parse_iperf3_json(data, None, strict=True)
         if keep_raw or result.get("error"):
             result.setdefault("raw", json.dumps(data))
         return result

@@ -7,7 +7,8 @@
 count, mean, median, min, max, sample standard deviation, coefficient of variation, a
 two-sided Student-t confidence interval and the sum. A result whose figure is ``None``
 (the run measured nothing usable) is *skipped* and counted in ``skipped``; it is never
-treated as zero.
+treated as zero. A negative value is refused (``StatsError`` naming the item's index): no
+iperf figure can be negative, so it is a mistake upstream, not a measurement.
 
 The t quantile is computed here (no scipy): the Student-t distribution function is
 evaluated through the regularized incomplete beta function and inverted by bisection,
@@ -175,6 +176,11 @@ def _check_number(value: Any, where: str) -> float:
         raise StatsError(f"{where} is {type(value).__name__} {value!r}, not a number")
     if not math.isfinite(value):
         raise StatsError(f"{where} is {value!r}, not a finite number")
+    if value < 0:
+        raise StatsError(
+            f"{where} is {value!r}, a negative number; iperf figures (rates, bytes, seconds, counts, percentages) "
+            "are never negative: fix or leave out that item"
+        )
     return value
 
 

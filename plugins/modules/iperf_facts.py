@@ -26,6 +26,9 @@ description:
     an iperf version banner; the exit status is not used, because iperf2 exits 1 after printing its version.
   - Results are parsed as P(esxilab.iperf.iperf_parse#filter) does, but a log holding several tests gives one result
     per test.
+  - 'A source that is not iperf output is a parse error (see O(on_parse_error)), also JSON that is not an iperf3 C(-J)
+    document, for example C({"foo": [1, 2, 3]}). Error messages name the source and what was expected; they never
+    quote the content of a file.'
 options:
   gather_tools:
     description:
@@ -75,9 +78,21 @@ options:
     choices:
       fail: Fail the task, naming every such source and the cause.
       skip: Leave such sources out of RV(ansible_facts.iperf_results) and warn.
-      keep: Keep an item for each such source with C(error) set, C(bits_per_second=null) and the text in C(raw), and
-        warn.
+      keep: Keep an item for each such source with C(error) set, C(bits_per_second=null) and the text in C(raw) (cut
+        to O(raw_max_bytes)), and warn.
     default: fail
+  raw_max_bytes:
+    description:
+      - How much of each source's text a result keeps in RV(ansible_facts.iperf_results[].raw), in bytes (UTF-8; the
+        cut never splits a character). The figures are always parsed from the whole text.
+      - A longer text is cut after its first O(raw_max_bytes) bytes and the result says so with
+        RV(ansible_facts.iperf_results[].raw_truncated=true) and the full size in
+        RV(ansible_facts.iperf_results[].raw_bytes).
+      - V(0) keeps no text (RV(ansible_facts.iperf_results[].raw) is C(null)). Must not be negative.
+      - The default, 64 KiB, holds the whole output of a usual run (a 60 s C(-J) run with 1 s intervals is about
+        40 KiB) and keeps a large log from filling the facts.
+    type: int
+    default: 65536
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.info_module
@@ -185,8 +200,8 @@ ansible_facts:
         - One normalized result (C(schema_version=1)) per test found in O(src) or O(content); see
           P(esxilab.iperf.iperf_parse#filter) for every key.
         - With O(on_parse_error=keep), sources that could not be parsed give items with only C(source), C(labels),
-          C(raw), C(tool=null), C(bits_per_second=null), C(complete=false), C(warnings), C(error) and
-          C(parse_error=true).
+          C(raw), C(raw_truncated), C(raw_bytes), C(tool=null), C(bits_per_second=null), C(complete=false),
+          C(warnings), C(error) and C(parse_error=true).
       returned: when O(src) or O(content) is set
       type: list
       elements: dict
@@ -199,8 +214,17 @@ ansible_facts:
           description: The O(labels) given.
           type: dict
         raw:
-          description: The text the result was parsed from (the test's own part of a multi-test log).
+          description:
+            - The text the result was parsed from (the test's own part of a multi-test log), cut to its first
+              O(raw_max_bytes) bytes; C(null) with O(raw_max_bytes=0) or when the source could not be read.
           type: str
+        raw_truncated:
+          description:
+            - Whether RV(ansible_facts.iperf_results[].raw) holds less than the whole text (see O(raw_max_bytes)).
+          type: bool
+        raw_bytes:
+          description: Size in bytes (UTF-8) of the whole text the result was parsed from, kept or not.
+          type: int
         tool:
           description: C(iperf2) or C(iperf3).
           type: str

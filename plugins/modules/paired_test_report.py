@@ -19,6 +19,13 @@ description:
   - Runs on the controller only; the host of the task is not contacted and no module is run, so it is fast. Use it
     with C(run_once=true).
   - Each file is written atomically (a temporary file renamed over it) and only when its content or mode differs.
+  - 'O(dest) may hold other reports and other files: a manifest C(.esxilab-iperf-report.json) in O(dest) lists the
+    files each report of ours wrote. A file of the same name that it does not list (not written by a report of ours)
+    is never overwritten - the task fails naming it - unless O(force=true).'
+  - 'CSV cells that start with C(=), C(+), C(-), C(@), a tab or a carriage return get a leading C('') so a spreadsheet
+    shows them as text instead of running them as formulas (OWASP "CSV Injection"); plain numbers such as C(-1.5)
+    are written as they are.'
+  - An empty O(results) is refused; no report is written.
 options:
   dest:
     description:
@@ -31,7 +38,9 @@ options:
     type: str
     required: true
   results:
-    description: The run records (C(paired_test_results), see P(esxilab.iperf.paired_test_record#filter)).
+    description:
+      - The run records (C(paired_test_results), see P(esxilab.iperf.paired_test_record#filter)).
+      - At least one; an empty list fails the task.
     type: list
     elements: dict
     required: true
@@ -60,6 +69,13 @@ options:
     description: Permissions of the files, in octal, for example V('0644').
     type: raw
     default: "0644"
+  force:
+    description:
+      - Replace files of the report's names in O(dest) that no report of ours wrote (the manifest does not list
+        them), and start a new manifest when the one in O(dest) cannot be read.
+      - V(false) - such files make the task fail, naming them, before anything is written.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
@@ -118,6 +134,13 @@ files:
       sample: /srv/lab/reports/vswitch-forwarding-summary.csv
 written:
   description: The files written (in check mode, that would be written).
+  returned: success
+  type: list
+  elements: str
+removed:
+  description:
+    - Files the previous report of the same O(name) wrote and this one does not (in check mode, that would be
+      removed). Only files the manifest lists are ever removed.
   returned: success
   type: list
   elements: str

@@ -29,6 +29,16 @@ description:
   - Used by the role C(esxilab.iperf.report). Runs on the controller only; the host of the task is not contacted and
     no module is run. Use it with C(run_once=true).
   - Each file is written atomically (a temporary file renamed over it) and only when its content differs.
+  - 'O(dest) is the report: the report keeps a manifest C(.esxilab-iperf-report.json) there listing the files it
+    wrote. A non-empty O(dest) without that manifest (not a report of ours), or a file of a report name there that the
+    manifest does not list, makes the task fail before anything is written, unless O(force=true). When the report is
+    written again in the same O(dest), the files the previous report wrote and this one does not (for example plots
+    of a sweep that is gone) are removed - only those; other files are never touched.'
+  - 'Text from the input (labels, test names, the title, the environment, error messages) is HTML-escaped in
+    C(summary.md) (C(&) and C(<)), so a label such as C(<img src=x onerror=alert(1)>) is shown as text.'
+  - 'CSV cells that start with C(=), C(+), C(-), C(@), a tab or a carriage return get a leading C('') so a spreadsheet
+    shows them as text instead of running them as formulas (OWASP "CSV Injection"); plain numbers such as C(-1.5)
+    are written as they are.'
 options:
   runs:
     description:
@@ -41,6 +51,7 @@ options:
         count and direction those of the result.
       - A run's figure is the record's C(total_bits_per_second) (the sum of its pairs), or the result's headline
         C(bits_per_second).
+      - At least one run; an empty list fails the task and no report is written.
     type: list
     elements: dict
     required: true
@@ -91,6 +102,14 @@ options:
   generated_at:
     description: Time stamp shown in the summary and C(results.json), for example V(2025-01-31T12:00:00Z).
     type: str
+  force:
+    description:
+      - Write the report into a non-empty O(dest) that holds no report of ours, replacing files of the report's
+        names there (other files are kept, never removed); start a new manifest when the one in O(dest) cannot be
+        read.
+      - V(false) - such a O(dest) makes the task fail, naming its files, before anything is written.
+    type: bool
+    default: false
 requirements:
   - matplotlib (optional, on the controller) for the PNG plots
 extends_documentation_fragment:
@@ -181,6 +200,13 @@ files:
 written:
   description: The files written (in check mode, that would be written); files that already held the same content
     are not listed.
+  returned: success
+  type: list
+  elements: str
+removed:
+  description:
+    - Files the previous report in O(dest) wrote and this one does not, for example stale PNG plots (in check mode,
+      that would be removed). Only files the manifest lists are ever removed.
   returned: success
   type: list
   elements: str

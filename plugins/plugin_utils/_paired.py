@@ -39,6 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_t
 
 __all__ = [
     "BUILTIN_DEFAULTS",
+    "MAX_RUNS",
     "PAIR_KEYS",
     "SETTINGS",
     "PairedTestError",
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
+# Most runs one play may plan (role variable paired_test_max_runs): Ansible needs seconds per run
+# and templating a plan of 100000 runs alone takes minutes, so a typo in repeat fails at once.
+MAX_RUNS = 1000
 ADDRESS_VAR_HINT = "paired_test_address_var"
 
 
@@ -126,6 +130,23 @@ def _is_int(value: Any) -> bool:
 
 _INT_RE = re.compile(r"^[+-]?[0-9]+$")
 _TRUE = {"true", "yes", "on", "1"}
+# What iperf reads as a rate (-b) and as a size (-w, -l): a number with an optional unit suffix.
+_UNIT_FORMS: dict[str, tuple[re.Pattern[str], str]] = {
+    "bandwidth": (
+        re.compile(r"^[0-9]+(?:\.[0-9]+)?[KMGTkmgt]?(?:/[0-9]+|pps)?$"),
+        "a rate iperf reads: a number of bit/s with an optional K, M, G or T suffix (1000-based), for example "
+        "100M or 1.5G, 0 for unlimited (iperf3 also takes a burst such as 100M/10, iperf2 a packet rate such "
+        "as 1000pps)",
+    ),
+    "window": (
+        re.compile(r"^[0-9]+(?:\.[0-9]+)?[KMGkmg]?$"),
+        "a size iperf reads: a number of bytes with an optional K, M or G suffix, for example 416K or 4M",
+    ),
+    "length": (
+        re.compile(r"^[0-9]+(?:\.[0-9]+)?[KMGkmg]?$"),
+        "a size iperf reads: a number of bytes with an optional K, M or G suffix, for example 128K or 1460",
+    ),
+}
 _FALSE = {"false", "no", "off", "0"}
 
 
@@ -182,6 +203,9 @@ def _check_setting(name: str, value: Any, where: str) -> Any:
         text = str(value).strip()
         if not text or any(c.isspace() for c in text) or text.startswith("-"):
             raise PairedTestError(f"{where}: {name}={value!r} is not a value iperf accepts (no spaces, no leading -)")
+        form = _UNIT_FORMS.get(name)
+        if form is not None and not form[0].match(text):
+            raise PairedTestError(f"{where}: {name}={value!r} is not {form[1]}")
         return text
     if kind == "dict":
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
@@ -298,6 +322,18 @@ def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], wher
             settings[name] = _check_setting(name, defaults[name], f"role variable paired_test_{name}")
         else:
             settings[name] = _check_setting(name, BUILTIN_DEFAULTS[name], where)
+    bandwidth = settings["bandwidth"]
+    if bandwidth is not None:
+        if settings["tool"] == "iperf3" and bandwidth.endswith("pps"):
+            raise PairedTestError(
+                f"{where}: bandwidth={bandwidth!r} is a packet rate, which only iperf2 reads; give iperf3 a rate "
+                "in bit/s such as 100M, or set tool: iperf2"
+            )
+        if settings["tool"] == "iperf2" and "/" in bandwidth:
+            raise PairedTestError(
+                f"{where}: bandwidth={bandwidth!r} has a burst (/n), which only iperf3 reads; give iperf2 a rate "
+                "such as 100M, or set tool: iperf3"
+            )
     return settings
 
 
@@ -314,6 +350,7 @@ def build_plan(
     inventory_hosts: Sequence[str] | None = None,
     play_hosts: Sequence[str] | None = None,
     forks: int | None = None,
+    max_runs: int = MAX_RUNS,
 ) -> dict[str, Any]:
     """Expand ``tests`` into runs and list the problems to assert on before running anything.
 
@@ -323,8 +360,13 @@ def build_plan(
     lists and ``forks`` are only used for the problem checks (``None``: not checked).
 
     Raises ``PairedTestError`` for input of the wrong shape (unknown keys, wrong types,
-    duplicate test names); everything that depends on the inventory is a *problem* instead.
+    duplicate test names) and for a plan of more than ``max_runs`` runs (counted before any
+    run is made, so the message gives the whole count at once); everything that depends on
+    the inventory is a *problem* instead.
     """
+    max_runs = _coerce("int", max_runs)  # a role variable given with -e is a string
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise PairedTestError(f"paired_test_max_runs must be a whole number of at least 1, got {max_runs!r}")
     if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Sequence):
         raise PairedTestError(f"paired_test_tests must be a list of tests, got {_kind_name(tests)}")
     if not tests:
@@ -349,6 +391,8 @@ def build_plan(
         "forks": [],
     }
     owners: dict[str, tuple[str, str]] = {}  # address -> (host, where)
+    planned = 0
+    counts: list[str] = []
 
     for position, test in enumerate(tests, start=1):
         if not isinstance(test, Mapping):
@@ -407,6 +451,14 @@ def build_plan(
 
         normalized.append({"name": name, "pairs": resolved, **settings, "streams": list(streams) if sweep else streams})
         swaps = (False, True) if settings["swap_roles"] else (False,)
+        count = len(stream_values) * len(_directions(settings["direction"])) * len(swaps) * settings["repeat"]
+        counts.append(
+            f"{where}: {len(stream_values)} streams value(s) x {len(_directions(settings['direction']))} "
+            f"direction(s) x {len(swaps)} role order(s) x repeat {settings['repeat']} = {count}"
+        )
+        planned += count
+        if planned > max_runs:
+            continue  # counted, not made: the error below gives the whole count
         for stream_count in stream_values:
             for direction in _directions(settings["direction"]):
                 for swapped in swaps:
@@ -418,6 +470,12 @@ def build_plan(
         for swapped in swaps:
             _problems_for_concurrency(problems, where, resolved, swapped)
 
+    if planned > max_runs:
+        raise PairedTestError(
+            f"the tests would make {planned} runs ({'; '.join(counts)}), more than the {max_runs} allowed by "
+            "paired_test_max_runs; lower repeat, streams, direction or swap_roles, split the tests over several "
+            f"plays, or raise paired_test_max_runs to {planned} if you mean it"
+        )
     hosts = sorted({p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"]})
     _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
     if forks is not None:

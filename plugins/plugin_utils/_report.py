@@ -27,6 +27,9 @@ usable figure is skipped by the statistics and shown as ``n/a``, never as 0. A p
 of line rate is given only when a line rate is known (label ``line_rate_bps`` or
 ``link_speed_mbps`` of the run, else the report's ``line_rate_bps``).
 
+Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from the input is
+HTML-escaped in ``summary.md`` (``_md``), and CSV cells go through ``_common.csv_safe``.
+
 Private module: not part of the collection's public API.
 """
 
@@ -163,14 +166,21 @@ def _label_text(value: Any) -> str:
     return str(value)
 
 
-def _md(value: Any) -> str:
-    """A Markdown table cell: no line breaks, ``|`` escaped."""
+def _one_line(value: Any) -> str:
     text = value if isinstance(value, str) else _label_text(value)
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _md(value: Any) -> str:
+    """Text from the input (labels, names, messages) for ``summary.md``: one line, ``|`` escaped for tables,
+    ``&`` and ``<`` HTML-escaped, so a label such as ``<img src=x onerror=...>`` is shown as text, never run
+    (without ``<`` no tag can start; ``>`` is left as it is, so ``vm2 -> vm1`` reads as written)."""
+    return _one_line(value).replace("&", "&amp;").replace("<", "&lt;")
+
+
 def _code(value: Any) -> str:
-    text = _md(value).replace("`", "'")
+    """An inline code span: Markdown shows its content literally, so it is not HTML-escaped."""
+    text = _one_line(value).replace("`", "'")
     return f"`{text}`"
 
 
@@ -794,6 +804,11 @@ def build_report(
     label = compare_by.strip() if isinstance(compare_by, str) and compare_by.strip() else None
 
     rows = read_runs(runs, line_rate_bps=line_rate_bps)
+    if not rows:
+        raise ReportError(
+            "runs is empty: there is no run to report, so no report is written; pass paired_test_results or "
+            "normalized results (check that the runs were registered, and that the list given is the right one)"
+        )
     if label is not None:
         for run in rows:
             value = run.labels.get(label)
@@ -1333,16 +1348,18 @@ def _environment_md(report: Report) -> list[str]:
     for name, items in tables:
         columns = _ordered(str(k) for item in items for k in item)
         lines += [f"{_code(name)}:", ""]
-        lines += _table(columns, "l" * len(columns), ([_label_text(i.get(c)) for c in columns] for i in items))
+        lines += _table(
+            [_md(c) for c in columns], "l" * len(columns), ([_label_text(i.get(c)) for c in columns] for i in items)
+        )
         lines.append("")
     if not scalars and not tables:
         lines += ["No environment was given (role variable `report_environment`).", ""]
     tools = report.tools()
     if tools:
         seen = "; ".join(
-            f"{tool} {version}: {count} result{'s' if count != 1 else ''}"
+            f"{_md(tool)} {_md(version)}: {count} result{'s' if count != 1 else ''}"
             if version
-            else f"{tool}, version not printed: {count} result{'s' if count != 1 else ''}"
+            else f"{_md(tool)}, version not printed: {count} result{'s' if count != 1 else ''}"
             for tool, version, count in tools
         )
         lines += [f"Tools in the results: {seen}.", ""]
@@ -1416,7 +1433,7 @@ def _tests_md(report: Report) -> list[str]:
         )
         lines.append("")
         for sweep in (s for s in report.sweeps if s.test == test):
-            where = sweep.direction_text + (f", {report.compare_by}={sweep.compare}" if sweep.compare else "")
+            where = sweep.direction_text + (f", {_md(report.compare_by)}={_md(sweep.compare)}" if sweep.compare else "")
             if sweep.knee is None:
                 lines.append(f"Knee ({where}): {NA} - no stream count has a usable figure.")
             else:
@@ -1441,7 +1458,8 @@ def _comparison_md(report: Report) -> list[str]:
     lines.append(
         f"Mean ± half width of the 95 % CI in {unit.name} (n = runs with a figure)"
         + ("; % of line rate" if report.has_line_rate else "")
-        + f". The last column(s): difference of the means relative to {comparison.label}={comparison.values[0]}."
+        + f". The last column(s): difference of the means relative to {_md(comparison.label)}="
+        f"{_md(comparison.values[0])}."
     )
     lines.append("")
     dims = [k for k in ("test", "direction", "streams") if k in comparison.rows[0].key] if comparison.rows else []
@@ -1546,7 +1564,7 @@ def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str 
     results = report.results
     summary = (
         f"Report {_code(report.name)}"
-        + (f", generated {report.generated_at}" if report.generated_at else "")
+        + (f", generated {_md(report.generated_at)}" if report.generated_at else "")
         + f": {len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
         + (f" ({failed} without a usable figure)" if failed else "")
         + f", {len(results)} result{'s' if len(results) != 1 else ''}"
@@ -1555,11 +1573,8 @@ def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str 
     )
     lines = [f"# {_md(report.title)}", "", summary, ""]
     lines += _environment_md(report)
-    if report.runs:
-        lines += _tests_md(report)
-        lines += _comparison_md(report)
-    else:
-        lines += ["No runs were given: there is nothing to summarize.", ""]
+    lines += _tests_md(report)
+    lines += _comparison_md(report)
     lines += ["## Plots", ""]
     if plots_note:
         lines += [f"Plots: {_md(plots_note)}", ""]
@@ -1571,8 +1586,7 @@ def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str 
                 lines += [f"![{_md(plot.caption or plot.title)}]({plot.file})", ""]
     if not plots and not plots_note:
         lines += ["No plot: the results hold no figure to draw.", ""]
-    if report.runs:
-        lines += _runs_md(report)
+    lines += _runs_md(report)
     lines += [
         "---",
         "",
@@ -1635,8 +1649,6 @@ def table_lines(report: Report, *, directory: str | None = None, plots_note: str
         lines += _columns(rows, right)
         if any(s.knee is not None for s in report.sweeps):
             lines.append(f"* knee: the smallest stream count within {report.knee_tolerance * 100:g} % of the best mean")
-    else:
-        lines.append("no runs to summarize")
     if report.comparison is not None and len(report.comparison.values) > 1:
         comparison = report.comparison
         for compared in comparison.rows:

@@ -259,7 +259,10 @@ def test_sweep_report_directory_and_files(played: dict[str, Any]) -> None:
     pngs = ["sweep-forward.png", "timeseries-sweep-forward-1s.png"]
     assert files["plots"] == [str(directory / name) for name in pngs]
     names = sorted(p.name for p in directory.iterdir())
-    assert names == sorted(["results.json", "results.csv", "summary.csv", "summary.md", *pngs])
+    # .esxilab-iperf-report.json: the manifest of the files this report wrote
+    assert names == sorted(
+        [".esxilab-iperf-report.json", "results.json", "results.csv", "summary.csv", "summary.md", *pngs]
+    )
     for name in pngs:
         _check_png(directory / name)
 
@@ -397,6 +400,7 @@ def test_without_matplotlib_the_report_is_written_and_says_plots_were_skipped(
     [sweep_dir] = (out / "reports").iterdir()
     for directory in (sweep_dir, out / "nics"):
         assert sorted(p.name for p in directory.iterdir()) == [
+            ".esxilab-iperf-report.json",  # the manifest of the files this report wrote
             "results.csv",
             "results.json",
             "summary.csv",
@@ -410,3 +414,30 @@ def test_without_matplotlib_the_report_is_written_and_says_plots_were_skipped(
     tables = [m for m in _printed(proc.stdout) if isinstance(m, list)]
     assert tables[0][-2].startswith("plots: skipped - matplotlib is not installed on the controller")
     assert "the report was written without (some) plots" in proc.stdout + proc.stderr
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_no_runs_fails_in_the_preflight_and_writes_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    proc = _play(env, tmp_path, "-e", json.dumps({"sweep_runs": []}))
+    assert proc.returncode != 0
+    assert "report_runs is empty: there is no run to report, so no report is written" in " ".join(proc.stdout.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_report_dir_that_is_not_ours_is_refused_and_ours_is_rewritten(env: dict[str, str], tmp_path: Path) -> None:
+    nics = tmp_path / "out" / "nics"
+    nics.mkdir(parents=True)
+    (nics / "summary.md").write_text("someone's notes")
+    refused = _play(env, tmp_path, "-e", json.dumps({"report_plots": False}))
+    assert refused.returncode != 0
+    text = " ".join(refused.stdout.split())
+    assert f"esxilab.iperf.report_write: {nics} is not empty (summary.md) and holds no report of ours" in text
+    assert "report_force=true" in text
+    assert (nics / "summary.md").read_text() == "someone's notes"
+    (nics / "summary.md").unlink()
+    first = _play(env, tmp_path, "-e", json.dumps({"report_plots": False}))
+    assert first.returncode == 0, first.stdout[-3000:]
+    again = _play(env, tmp_path, "-e", json.dumps({"report_plots": False}))
+    assert again.returncode == 0, again.stdout[-3000:]  # our own directory: written again without force

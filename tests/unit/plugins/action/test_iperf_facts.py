@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -23,8 +24,10 @@ from hypothesis import strategies as st
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_facts as module_doc
 from ansible_collections.esxilab.iperf.plugins.action import iperf_facts as action
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
+    DEFAULT_RAW_MAX_BYTES,
     ESXI_PATHS,
     ActionModule,
+    bound_raw,
     build_script,
     collect_results,
     has_glob,
@@ -434,3 +437,125 @@ def test_docs_only_module_holds_nothing_but_documentation() -> None:
         if isinstance(node, ast.ImportFrom):
             assert node.module == "__future__"
     assert not os.stat(module_doc.__file__).st_mode & stat.S_IXUSR
+
+
+# -- bad input: bounded raw text, errors that never quote a file -------------------------------
+
+
+def _big_json(intervals: int) -> tuple[str, float]:
+    """An iperf3 -J document grown to many intervals, and its headline (from the end summary)."""
+    doc = json.loads((FIXTURES / IPERF3_JSON).read_text())
+    doc["intervals"] = (doc["intervals"] * (intervals // len(doc["intervals"]) + 1))[:intervals]
+    text = json.dumps(doc, indent=2)
+    return text, float(doc["end"]["sum_received"]["bits_per_second"])
+
+
+def test_bound_raw_cuts_at_a_character_and_says_so() -> None:
+    assert bound_raw(None, 10) == (None, False, 0)
+    assert bound_raw("abc", 10) == ("abc", False, 3)
+    assert bound_raw("abc", 3) == ("abc", False, 3)
+    assert bound_raw("abcd", 3) == ("abc", True, 4)
+    assert bound_raw("ééé", 3) == ("é", True, 6)  # 2 bytes each: the half character is dropped
+    assert bound_raw("abc", 0) == (None, True, 3)
+    assert bound_raw("", 0) == ("", False, 0)
+
+
+def test_a_large_file_keeps_a_bounded_raw_and_figures_from_the_whole_text(host: dict[str, Any]) -> None:
+    text, headline = _big_json(20000)
+    assert len(text) > 8_000_000
+    (host["results"] / "big.json").write_text(text)
+    src = [f"{host['results']}/big.json"]
+    out = _action({"gather_tools": False, "src": src}, _local_runner()).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    [result] = out["ansible_facts"]["iperf_results"]
+    assert result["bits_per_second"] == pytest.approx(headline)  # the end summary after 8 MB of intervals
+    assert len(result["intervals"]) == 20000
+    assert result["raw"] == text[:DEFAULT_RAW_MAX_BYTES]
+    assert (result["raw_truncated"], result["raw_bytes"]) == (True, len(text.encode()))
+    small = _action({"gather_tools": False, "src": src, "raw_max_bytes": 100}, _local_runner()).run(task_vars={})
+    assert small["ansible_facts"]["iperf_results"][0]["raw"] == text[:100]
+    none = _action({"gather_tools": False, "src": src, "raw_max_bytes": 0}, _local_runner()).run(task_vars={})
+    [dropped] = none["ansible_facts"]["iperf_results"]
+    assert (dropped["raw"], dropped["raw_truncated"], dropped["bits_per_second"]) == (
+        None,
+        True,
+        result["bits_per_second"],
+    )
+
+
+def test_a_small_file_keeps_its_whole_raw_and_says_it_is_whole(host: dict[str, Any]) -> None:
+    src = [f"{host['results']}/{IPERF3_TEXT}"]
+    out = _action({"gather_tools": False, "src": src}, _local_runner()).run(task_vars={})
+    [result] = out["ansible_facts"]["iperf_results"]
+    text = (FIXTURES / IPERF3_TEXT).read_text()
+    assert (result["raw"], result["raw_truncated"], result["raw_bytes"]) == (text, False, len(text.encode()))
+
+
+def test_raw_max_bytes_must_not_be_negative() -> None:
+    out = _action({"content": "x", "gather_tools": False, "raw_max_bytes": -1}, _no_connection).run(task_vars={})
+    assert out["failed"] is True
+    assert "raw_max_bytes must be 0 (keep no raw text) or a positive number of bytes, got -1" in out["msg"]
+
+
+def test_keep_item_raw_is_bounded_too(host: dict[str, Any]) -> None:
+    (host["results"] / "notes.txt").write_text("not iperf\n" * 1000)
+    src = [f"{host['results']}/notes.txt"]
+    args = {"gather_tools": False, "src": src, "on_parse_error": "keep", "raw_max_bytes": 20}
+    [item] = _action(args, _local_runner()).run(task_vars={})["ansible_facts"]["iperf_results"]
+    assert (item["raw"], item["raw_truncated"], item["raw_bytes"]) == ("not iperf\n" * 2, True, 10000)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("secret.txt", "password: hunter2\nAPI_TOKEN=abc123\n", "the text is not iperf2 or iperf3 output (2 line(s)"),
+        ("foo.json", '{"foo": [1, 2, 3], "password": "hunter2"}', "the JSON object has 2 top-level member(s)"),
+        ("list.json", '[1, 2, 3, "hunter2"]', "the text is not iperf2 or iperf3 output"),
+    ],
+)
+def test_parse_errors_name_the_file_never_its_content(
+    host: dict[str, Any], name: str, content: str, expected: str
+) -> None:
+    (host["results"] / name).write_text(content)
+    path = f"{host['results']}/{name}"
+    out = _action({"gather_tools": False, "src": [path]}, _local_runner()).run(task_vars={})
+    assert out["failed"] is True
+    assert f"{path}: {expected}" in out["msg"]
+    assert "hunter2" not in out["msg"] and "abc123" not in out["msg"]
+    skipped = _action({"gather_tools": False, "src": [path], "on_parse_error": "skip"}, _local_runner()).run()
+    assert skipped["ansible_facts"]["iperf_results"] == []
+    assert "hunter2" not in skipped["warnings"][0]
+
+
+def test_json_content_that_is_not_an_iperf3_document_is_a_parse_error() -> None:
+    for content in ('{"foo":[1,2,3]}', {"foo": [1, 2, 3]}):
+        out = _action({"content": content, "gather_tools": False}, _no_connection).run(task_vars={})
+        assert out["failed"] is True
+        assert "content: the JSON object has 1 top-level member(s), none of the iperf3 -J members" in out["msg"]
+        kept = _action({"content": content, "gather_tools": False, "on_parse_error": "keep"}, _no_connection).run()
+        [item] = kept["ansible_facts"]["iperf_results"]
+        assert item["parse_error"] is True and item["bits_per_second"] is None
+
+
+def test_a_failed_cat_shows_only_cat_s_own_message() -> None:
+    marker = "M1"
+    stdout = (
+        f"{marker} START\n\n{marker} SRC 0\n\n{marker} FILE /x\nsecret content\ncat: read error: I/O error\n"
+        f"\n{marker} FILEEND 1\n\n{marker} DONE\n"
+    )
+    [file] = parse_probe_output(stdout, marker).files
+    assert file.problem == "could not be read (cat exit status 1: cat: read error: I/O error)"
+    stdout = stdout.replace("cat: read error: I/O error\n", "")
+    [file] = parse_probe_output(stdout, marker).files
+    assert file.problem == "could not be read (cat exit status 1)"
+
+
+def test_an_unfinished_script_does_not_show_file_content() -> None:
+    def cut(cmd: str, **kwargs: Any) -> dict[str, Any]:
+        marker = cmd.split("\n", 1)[0].split("=", 1)[1]
+        return {"rc": 137, "stdout": f"{marker} START\n\n{marker} FILE /etc/shadow\nroot:hash:1\n", "stderr": ""}
+
+    out = _action({"gather_tools": False, "src": ["/etc/shadow"]}, cut).run(task_vars={})
+    assert out["failed"] is True
+    assert "did not complete on the host (exit status 137): no output" in out["msg"]
+    assert "root:hash" not in out["msg"]

@@ -130,3 +130,32 @@ def test_file_mode() -> None:
     assert (file_mode("0644"), file_mode("600"), file_mode(0o640)) == (0o644, 0o600, 0o640)
     with pytest.raises(ValueError, match="between 0000 and 0777"):
         file_mode(0o7777)
+
+
+# -- bad input: empty results, files that are not ours --------------------------------------------
+
+
+def test_empty_results_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    result = _run({"dest": str(tmp_path / "r"), "name": "r", "results": []})
+    assert result["failed"] is True
+    assert result["msg"].startswith("esxilab.iperf.paired_test_report: results is empty: there is no run to report")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_file_that_is_not_ours_is_never_overwritten_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "lab-1.csv").write_text("someone else's table")
+    (tmp_path / "other.txt").write_text("kept")
+    args = {"dest": str(tmp_path), "name": "lab-1", "results": [RECORD]}
+    result = _run(args)
+    assert result["failed"] is True
+    assert "already holds lab-1.csv, not written by a report of ours" in result["msg"]
+    assert "paired_test_report_force=true" in result["msg"]
+    assert (tmp_path / "lab-1.csv").read_text() == "someone else's table"
+    assert not (tmp_path / "lab-1.json").exists()
+    # another name in the same directory is fine: earlier reports and other files are kept
+    assert _run(args | {"name": "lab-2"})["changed"] is True
+    forced = _run(args | {"force": True})
+    assert forced["changed"] is True and forced["removed"] == []
+    assert (tmp_path / "lab-1.csv").read_text().startswith("run,test,")
+    assert (tmp_path / "other.txt").read_text() == "kept"
+    assert _run(args)["changed"] is False  # ours now: no force needed to write it again

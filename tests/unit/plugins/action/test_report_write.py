@@ -30,6 +30,7 @@ LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
 ATTFIBER = "iperf3-3.0or3.1-text-client-tcp-attfiber.txt"
 REFUSED = "iperf3-3.17.1-text-client-error-unable-to-connect.txt"
 BASE_FILES = ["results.csv", "results.json", "summary.csv", "summary.md"]
+MANIFEST = ".esxilab-iperf-report.json"  # the files of our report, kept beside them
 
 
 def _result(name: str, **labels: Any) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
     assert out["changed"] is True
     assert out["dir"] == str(dest)
     pngs = ["compare-nic-lo.png", "timeseries-lo-forward-1s-e1000.png", "timeseries-lo-forward-1s-vmxnet3.png"]
-    assert sorted(p.name for p in dest.iterdir()) == sorted(BASE_FILES + pngs)
+    assert sorted(p.name for p in dest.iterdir()) == sorted([MANIFEST, *BASE_FILES, *pngs])
     assert out["files"]["json"] == str(dest / "results.json")
     assert out["files"]["plots"] == [str(dest / name) for name in pngs]
     assert sorted(out["written"]) == sorted(str(dest / n) for n in BASE_FILES + pngs)
@@ -132,7 +133,7 @@ def test_without_matplotlib_the_report_is_written_without_plots(tmp_path: Path, 
     dest = tmp_path / "noplots"
     out = _action({"runs": _runs(), "dest": str(dest)}).run(task_vars={})
     assert not out.get("failed"), out.get("msg")
-    assert sorted(p.name for p in dest.iterdir()) == BASE_FILES
+    assert sorted(p.name for p in dest.iterdir()) == [MANIFEST, *BASE_FILES]
     assert out["files"]["plots"] == []
     assert out["plots_skipped"].startswith("skipped - matplotlib is not installed on the controller")
     assert out["warnings"][0].startswith(
@@ -183,7 +184,7 @@ def test_unwritable_dest_fails_naming_the_directory(tmp_path: Path) -> None:
         pytest.skip("root writes anywhere")
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
-    out = _action({"runs": [], "dest": str(locked / "r"), "plots": False}).run(task_vars={})
+    out = _action({"runs": _runs(), "dest": str(locked / "r"), "plots": False}).run(task_vars={})
     assert out["failed"] is True
     assert f"could not write the report in {locked / 'r'}" in out["msg"]
 
@@ -203,7 +204,7 @@ def test_documented_options_match_the_argument_spec() -> None:
         assert documented.get("elements") == spec.get("elements"), name
     assert yaml.safe_load(module_doc.EXAMPLES)
     returned = yaml.safe_load(module_doc.RETURN)
-    assert set(returned) == {"dir", "files", "written", "plots_skipped", "table", "summary", "msg"}
+    assert set(returned) == {"dir", "files", "written", "removed", "plots_skipped", "table", "summary", "msg"}
     assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "plots"}
 
 
@@ -226,3 +227,55 @@ def test_role_defaults_mirror_the_argument_spec() -> None:
     for name, option in spec.items():
         if name in defaults:
             assert defaults[name] == option.get("default"), name
+
+
+# -- bad input: whose directory, stale plots, no runs ----------------------------------------
+
+
+def test_no_runs_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    out = _action({"runs": [], "dest": str(tmp_path / "r")}).run(task_vars={})
+    assert out["failed"] is True
+    assert out["msg"].startswith("esxilab.iperf.report_write: runs is empty: there is no run to report")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_non_empty_directory_that_is_not_a_report_is_refused_unless_forced(tmp_path: Path) -> None:
+    dest = tmp_path / "docs"
+    dest.mkdir()
+    (dest / "summary.md").write_text("my notes")
+    out = _action({"runs": _runs(), "dest": str(dest), "plots": False}).run(task_vars={})
+    assert out["failed"] is True
+    assert out["msg"] == (
+        f"esxilab.iperf.report_write: {dest} is not empty (summary.md) and holds no report of ours "
+        "(.esxilab-iperf-report.json is missing), so writing the report there could overwrite or mix with other "
+        "files; choose a new or empty directory, or set force=true to write the report there anyway (files of the "
+        "same names are replaced, others are kept) (role esxilab.iperf.report: report_force=true, or another "
+        "report_dir)"
+    )
+    assert (dest / "summary.md").read_text() == "my notes"
+    forced = _action({"runs": _runs(), "dest": str(dest), "plots": False, "force": True}).run(task_vars={})
+    assert not forced.get("failed"), forced.get("msg")
+    assert (dest / "summary.md").read_text().startswith("# iperf report: iperf")
+
+
+def test_rewriting_a_report_removes_only_its_stale_plots(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    dest = tmp_path / "lo"
+    args = {"runs": _runs(), "dest": str(dest), "name": "lo", "compare_by": "nic"}
+    first = _action(args).run(task_vars={})
+    assert not first.get("failed"), first.get("msg")
+    assert (dest / "compare-nic-lo.png").exists()
+    (dest / "notes.txt").write_text("mine")
+    again = _action({**args, "compare_by": None}).run(task_vars={})
+    assert not again.get("failed"), again.get("msg")
+    stale = sorted(set(first["files"]["plots"]) - set(again["files"]["plots"]))
+    assert str(dest / "compare-nic-lo.png") in stale
+    assert again["removed"] == stale
+    assert again["changed"] is True
+    assert f"removed {len(stale)} stale file(s) of the previous report" in again["msg"]
+    assert not any(Path(p).exists() for p in stale)
+    assert all(Path(p).exists() for p in again["files"]["plots"])
+    assert (dest / "notes.txt").read_text() == "mine"
+    without = _action({**args, "compare_by": None, "plots": False}).run(task_vars={})
+    assert sorted(Path(p).name for p in without["removed"]) == sorted(Path(p).name for p in again["files"]["plots"])
+    assert sorted(p.name for p in dest.iterdir()) == sorted([MANIFEST, *BASE_FILES, "notes.txt"])

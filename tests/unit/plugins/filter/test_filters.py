@@ -159,6 +159,29 @@ def test_iperf_parse_errors(data: Any, message: str) -> None:
     assert "esxilab.iperf.iperf_parse" in str(info.value)
 
 
+@pytest.mark.parametrize("data", ['{"foo":[1,2,3]}', {"foo": [1, 2, 3]}])
+def test_iperf_parse_refuses_json_that_is_not_an_iperf3_document(data: Any) -> None:
+    with pytest.raises(AnsibleFilterError, match="not an iperf3 -J document") as info:
+        iperf_parse(data)
+    assert str(info.value).startswith("esxilab.iperf.iperf_parse: ")
+    with pytest.raises(AnsibleFilterError, match="not an iperf3 -J document"):
+        iperf_parse(data, all=True)
+
+
+@pytest.mark.parametrize("option", ["all", "keep_raw"])
+@pytest.mark.parametrize("value", ["yes please", 2, None, "maybe", [True]])
+def test_iperf_parse_refuses_a_flag_that_is_not_a_boolean(option: str, value: Any) -> None:
+    with pytest.raises(AnsibleFilterError, match=f"{option} must be true or false") as info:
+        iperf_parse(_text(IPERF3_TEXT), **{option: value})
+    assert "esxilab.iperf.iperf_parse" in str(info.value)
+
+
+@pytest.mark.parametrize(("value", "many"), [("yes", True), ("no", False), ("true", True), ("off", False), (1, True)])
+def test_iperf_parse_reads_ansible_boolean_strings(value: Any, many: bool) -> None:
+    assert isinstance(iperf_parse(_text(IPERF3_TEXT), all=value), list) is many
+    assert ("raw" in _one(iperf_parse(_text(IPERF3_TEXT), keep_raw=value))) is many
+
+
 def test_iperf_parse_labels_must_be_a_dict() -> None:
     with pytest.raises(AnsibleFilterError, match="labels must be a dictionary"):
         # A string where a dict belongs is the point: a playbook can pass one, and the filter must refuse it.
@@ -201,6 +224,7 @@ def test_iperf_stats_numbers() -> None:
         ([1.0, "x"], {}, "not a number"),
         ([1.0, 2.0], {"confidence": 2}, "confidence must be"),
         ([{"bits_per_second": 1.0}], {"key": "recieved.bits_per_second"}, "check the spelling of key"),
+        ([9.4e9, -9.4e9], {}, "item 1 is -9400000000.0, a negative number"),
     ],
 )
 def test_iperf_stats_errors(data: Any, kwargs: dict[str, Any], message: str) -> None:

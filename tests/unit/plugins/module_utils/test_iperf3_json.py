@@ -20,9 +20,11 @@ from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import (
     _duplicate_sums_possible,
+    document_problem,
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
@@ -1084,3 +1086,24 @@ def test_mapping_input_is_not_mutated() -> None:
     before = copy.deepcopy(doc)
     parse_iperf3_json(doc, None)
     assert doc == before
+
+
+@pytest.mark.parametrize("doc", [{"foo": [1, 2, 3]}, {}, {"title": "x", "extra_data": "y"}])
+def test_json_object_without_iperf3_members_is_not_a_document(doc: dict[str, Any]) -> None:
+    problem = document_problem(doc)
+    assert problem is not None and "not an iperf3 -J document" in problem
+    assert "foo" not in problem  # says what was expected, never what the input holds
+    for result in (parse_iperf3_json(None, json.dumps(doc)), parse_iperf3_json(doc, None)):
+        _valid(result)
+        assert result["error"] == problem
+        assert result["complete"] is False and result["bits_per_second"] is None
+    with pytest.raises(IperfParseError, match="not an iperf3 -J document"):
+        parse_iperf3_json(doc, None, strict=True)
+    with pytest.raises(IperfParseError, match="not an iperf3 -J document"):
+        parse_iperf3_json(None, json.dumps(doc), strict=True)
+
+
+@pytest.mark.parametrize("doc", [{"error": "unable to connect to server"}, {"start": {}}, {"end": {}}])
+def test_a_document_needs_only_one_iperf3_member(doc: dict[str, Any]) -> None:
+    assert document_problem(doc) is None
+    parse_iperf3_json(doc, None, strict=True)

@@ -105,6 +105,23 @@ def test_non_iperf_text_is_an_error_naming_the_fix(text: str) -> None:
         parse(text)
 
 
+def test_the_error_never_quotes_the_input() -> None:
+    secret = "password=hunter2 and more private text"
+    with pytest.raises(IperfParseError) as info:
+        parse(f"{secret}\nsecond line\n")
+    assert "hunter2" not in str(info.value)
+    assert "2 line(s)" in str(info.value)
+
+
+@pytest.mark.parametrize("data", ['{"foo":[1,2,3]}', {"foo": [1, 2, 3]}, b'{"foo": {"password": "hunter2"}}'])
+def test_json_that_is_not_an_iperf3_document_is_refused(data: Any) -> None:
+    with pytest.raises(IperfParseError, match="not an iperf3 -J document") as info:
+        parse(data)
+    assert "hunter2" not in str(info.value)
+    with pytest.raises(IperfParseError, match="not an iperf3 -J document"):
+        parse_all(data)
+
+
 def test_truncated_json_is_an_error_result_with_raw() -> None:
     path = FIXTURES / "iperf3-3.9-json-client-tcp-n10k-TRUNCATED-cloudpilot.json"
     result = parse(_read(path))

@@ -222,3 +222,26 @@ def test_knee_refuses_bad_input() -> None:
         knee({1: 1.0}, tolerance=1.0)
     with pytest.raises(StatsError, match="not an integer"):
         knee(STRING_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("values", "key", "where"),
+    [
+        ([9.4e9, -1.0, 9.3e9], None, "item 1 is -1.0"),
+        ([{"bits_per_second": 1e9}, {"bits_per_second": -5e8}], None, "item 1 field 'bits_per_second' is -500000000.0"),
+        ([{"udp": {"lost_percent": -0.5}}], "udp.lost_percent", "item 0 field 'udp.lost_percent' is -0.5"),
+    ],
+)
+def test_summarize_refuses_a_negative_value_naming_its_index(values: Any, key: str | None, where: str) -> None:
+    with pytest.raises(StatsError, match="never negative") as info:
+        summarize(values, key=key)
+    assert where in str(info.value)
+
+
+def test_summarize_accepts_zero() -> None:
+    assert summarize([0, 0.0])["mean"] == 0.0
+
+
+def test_knee_refuses_a_negative_mean() -> None:
+    with pytest.raises(StatsError, match=r"value at 2 is -1\.0, a negative number"):
+        knee({1: 1e9, 2: -1.0})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ import yaml
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     BUILTIN_DEFAULTS,
+    MAX_RUNS,
     PAIR_COLUMNS,
     SETTINGS,
     PairedTestError,
@@ -60,6 +62,7 @@ SPEC_EXAMPLE: list[dict[str, Any]] = [
     }
 ]
 HOSTS = ["vm1", "vm2", "vm3", "vm4"]
+ADDRESSES = {"h1": "198.18.0.1", "h2": "198.18.0.2", "h3": "198.18.0.3"}
 
 
 def _result(name: str) -> dict[str, Any]:
@@ -211,6 +214,7 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
     for name, value in defaults.items():
         assert spec[name].get("default") == value, name
     assert spec["paired_test_tests"]["required"] is True
+    assert defaults["paired_test_max_runs"] == MAX_RUNS
 
 
 # -- plan: input errors ----------------------------------------------------------------------
@@ -251,6 +255,15 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
         ([{"name": "t", "pairs": _ring(), "labels": ["a"]}], "labels must be a dictionary"),
         ([{"name": "t", "pairs": _ring(), "client_extra_args": "-4"}], "client_extra_args must be a list of strings"),
         ([{"name": "t", "pairs": _ring(), "port_base": 65535}], "port_base 65535 + 1 is above 65535"),
+        ([{"name": "t", "pairs": _ring(), "bandwidth": "10X"}], "test 't': bandwidth='10X' is not a rate iperf reads"),
+        ([{"name": "t", "pairs": _ring(), "bandwidth": "M"}], "bandwidth='M' is not a rate iperf reads"),
+        ([{"name": "t", "pairs": _ring(), "bandwidth": "1000pps"}], "is a packet rate, which only iperf2 reads"),
+        (
+            [{"name": "t", "pairs": _ring(), "bandwidth": "1G/5", "tool": "iperf2"}],
+            "bandwidth='1G/5' has a burst (/n), which only iperf3 reads",
+        ),
+        ([{"name": "t", "pairs": _ring(), "window": "4MB"}], "window='4MB' is not a size iperf reads"),
+        ([{"name": "t", "pairs": _ring(), "length": "1k5"}], "length='1k5' is not a size iperf reads"),
     ],
 )
 def test_wrong_input_is_an_error_naming_the_item(tests: Any, message: str) -> None:
@@ -264,6 +277,50 @@ def test_wrong_role_default_names_the_role_variable() -> None:
         build_plan([{"name": "t", "pairs": _ring()}], {"repeat": 0})
     with pytest.raises(PairedTestError, match="unknown default setting"):
         build_plan([{"name": "t", "pairs": _ring()}], {"repeats": 2})
+
+
+@pytest.mark.parametrize("bandwidth", ["0", "100M", "1.5G", "10g", "2T", "100M/10", 100000000, "500k"])
+def test_bandwidths_iperf3_reads_are_accepted(bandwidth: Any) -> None:
+    plan = build_plan([{"name": "t", "pairs": _ring(), "bandwidth": bandwidth}], addresses=ADDRESSES)
+    assert plan["tests"][0]["bandwidth"] == str(bandwidth)
+
+
+def test_iperf2_takes_a_packet_rate() -> None:
+    plan = build_plan([{"name": "t", "pairs": _ring(), "bandwidth": "1000pps", "tool": "iperf2"}], addresses=ADDRESSES)
+    assert plan["tests"][0]["bandwidth"] == "1000pps"
+
+
+def test_wrong_role_bandwidth_names_the_role_variable() -> None:
+    with pytest.raises(PairedTestError, match="role variable paired_test_bandwidth: bandwidth='10X' is not a rate"):
+        build_plan([{"name": "t", "pairs": _ring()}], {"bandwidth": "10X"})
+
+
+def test_a_plan_over_max_runs_fails_at_once_with_the_counts() -> None:
+    tests = [
+        {"name": "a", "pairs": _ring(), "repeat": 100000, "streams": [1, 2], "direction": "both"},
+        {"name": "b", "pairs": _ring(), "repeat": 3},
+    ]
+    started = time.monotonic()
+    with pytest.raises(PairedTestError) as info:
+        build_plan(tests, addresses=ADDRESSES)
+    assert time.monotonic() - started < 1.0  # no run is made before the count is known
+    assert str(info.value) == (
+        "the tests would make 400003 runs (test 'a': 2 streams value(s) x 2 direction(s) x 1 role order(s) x "
+        "repeat 100000 = 400000; test 'b': 1 streams value(s) x 1 direction(s) x 1 role order(s) x repeat 3 = 3), "
+        f"more than the {MAX_RUNS} allowed by paired_test_max_runs; lower repeat, streams, direction or swap_roles, "
+        "split the tests over several plays, or raise paired_test_max_runs to 400003 if you mean it"
+    )
+
+
+def test_max_runs_is_the_exact_limit_and_can_be_raised() -> None:
+    tests = [{"name": "t", "pairs": _ring(), "repeat": 10, "swap_roles": True}]
+    assert build_plan(tests, addresses=ADDRESSES, max_runs=20)["run_count"] == 20
+    with pytest.raises(PairedTestError, match="would make 20 runs"):
+        build_plan(tests, addresses=ADDRESSES, max_runs=19)
+    # -e paired_test_max_runs=20 gives a string: the point is that it is read like Ansible reads an int
+    assert build_plan(tests, addresses=ADDRESSES, max_runs="20")["run_count"] == 20  # type: ignore[arg-type]
+    with pytest.raises(PairedTestError, match="paired_test_max_runs must be a whole number of at least 1, got 0"):
+        build_plan(tests, addresses=ADDRESSES, max_runs=0)
 
 
 # -- plan: problems for the preflight asserts ------------------------------------------------
@@ -624,6 +681,16 @@ def _two_runs() -> list[dict[str, Any]]:
     second = dict(run, run=2, repetition=2, pairs=[dict(p, run=2) for p in run["pairs"]])
     failed = build_record(second, _reports(second, {1: _client(RESULT_A, 200.5)}))
     return [ok, failed]
+
+
+def test_pairs_csv_neutralises_formulas_from_the_input() -> None:
+    runs = _two_runs()
+    runs[0]["test"] = "=cmd|' /C calc'!A0"
+    runs[0]["pairs"][0]["server"] = "@evil"
+    rows = list(csv.DictReader(io.StringIO(to_csv(runs))))
+    assert rows[0]["test"] == "'=cmd|' /C calc'!A0"
+    assert rows[0]["server"] == "'@evil"
+    assert rows[1]["server"] != "'@evil"
 
 
 def test_pairs_csv_has_one_row_per_pair_and_run() -> None:

@@ -362,14 +362,10 @@ def test_markdown_lists_the_plots_and_why_some_are_missing(sweep: Any) -> None:
     assert "timeseries-" not in text
 
 
-def test_no_runs_gives_a_report_that_says_so() -> None:
-    report = build_report([], name="empty")
-    text = to_markdown(report)
-    assert "0 runs, 0 results, 0 tests." in text
-    assert "No runs were given: there is nothing to summarize." in text
-    assert table_lines(report) == ["iperf report: empty: 0 run(s)", "no runs to summarize"]
-    assert _rows(results_csv(report)) == []
-    assert json.loads(to_json(report))["runs"] == []
+def test_no_runs_is_refused_not_an_empty_report() -> None:
+    # issue 8: an empty report used to be written ("No runs were given"); refusing is clearer
+    with pytest.raises(ReportError, match="runs is empty: there is no run to report, so no report is written"):
+        build_report([], name="empty")
 
 
 # -- comparison -------------------------------------------------------------------------------
@@ -690,3 +686,45 @@ def test_a_plot_that_fails_is_reported_and_the_others_are_drawn(sweep: Any) -> N
     images, problems = _plots.render_all([bad, good])
     assert list(images) == [good.file]
     assert problems == ["pie.png was not drawn (ValueError: unknown plot kind 'pie')"]
+
+
+# -- bad input: HTML in labels, formulas in CSV cells -------------------------------------------
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def _hostile_report() -> Any:
+    runs = [
+        result(LABLOG, test="lo<script>", nic=HOSTILE, note='=HYPERLINK("http://x")', delta="-1.5"),
+        result(ATTFIBER, test="lo<script>", nic="+cmd|' /C calc'!A0", note="@SUM(1+1)", delta="-1.5"),
+    ]
+    return build_report(
+        runs,
+        name="x",
+        title="<b>title</b>",
+        compare_by="nic",
+        environment={"<k>": "<v>", "table": [{"<col>": "<cell>"}]},
+        generated_at="<now>",
+    )
+
+
+def test_html_from_the_input_is_escaped_in_the_summary() -> None:
+    text = to_markdown(_hostile_report())
+    assert "<img" not in text and "<b>" not in text and "<script>" not in text.replace("`lo<script>`", "")
+    assert "&lt;img src=x onerror=alert(1)>" in text  # shown as text, never a tag
+    assert "# &lt;b>title&lt;/b>" in text
+    assert "generated &lt;now>" in text
+    assert "| &lt;k> | &lt;v> |" in text
+    assert "| &lt;col> |" in text and "| &lt;cell> |" in text
+    assert "### Test `lo<script>`" in text  # a code span shows its content literally: no escaping needed
+    assert "R&amp;D" in to_markdown(build_report([result(LABLOG, test="t", team="R&D")], compare_by="team"))
+
+
+def test_formulas_in_csv_cells_are_neutralised_and_numbers_kept() -> None:
+    report = _hostile_report()
+    rows = _rows(results_csv(report))
+    assert [r["label.note"] for r in rows] == ['\'=HYPERLINK("http://x")', "'@SUM(1+1)"]
+    assert [r["label.nic"] for r in rows] == [HOSTILE, "'+cmd|' /C calc'!A0"]
+    assert [r["label.delta"] for r in rows] == ["-1.5", "-1.5"]  # a plain number stays a number
+    summary = _rows(summary_csv(report))
+    assert {r["compare"] for r in summary} == {HOSTILE, "'+cmd|' /C calc'!A0"}

@@ -1,0 +1,119 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The paired_test preflight refuses bad settings before any run, by the real ansible-playbook.
+
+No lab and no network: two inventory hosts with the local connection, addresses from the
+benchmark range that nothing is ever sent to. Every case fails in the preflight, before the
+role looks for iperf on the hosts, so no host is contacted and no report is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = pytest.mark.slow
+
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+INVENTORY = """[lab]
+h1 ansible_connection=local lab_address=198.19.236.11
+h2 ansible_connection=local lab_address=198.19.236.12
+"""
+TEST = {"name": "t", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}
+
+
+def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tuple[int, str, float]:
+    (tmp / "hosts.ini").write_text(INVENTORY)
+    variables = {
+        "paired_test_tests": [test],
+        "paired_test_address_var": "lab_address",
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "report",
+        **settings,
+    }
+    (tmp / "vars.json").write_text(json.dumps(variables))
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+    )
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(tmp / "hosts.ini"), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}", *extra]
+    started = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=env)
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split()), time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("test", "settings", "message"),
+    [
+        (
+            {**TEST, "repeat": 100000},
+            {},
+            "the tests would make 100000 runs (test 't': 1 streams value(s) x 1 direction(s) x 1 role order(s) x "
+            "repeat 100000 = 100000), more than the 1000 allowed by paired_test_max_runs",
+        ),
+        (
+            TEST,
+            {"paired_test_knee_tolerance": 5},
+            "paired_test_knee_tolerance=5 is not a fraction in [0, 1): it is the fraction of the best mean within "
+            "which a stream count counts as the plateau (the knee); for 5 % write 0.05.",
+        ),
+        (
+            TEST,
+            {"paired_test_knee_tolerance": "-0.1"},
+            "paired_test_knee_tolerance=-0.1 is not a fraction in [0, 1)",
+        ),
+        (
+            TEST,
+            {"paired_test_report_name": "../x"},
+            'paired_test_report_name="../x" is not a plain file name: use letters, digits and . _ + - only',
+        ),
+        (
+            {**TEST, "bandwidth": "10X"},
+            {},
+            "test 't': bandwidth='10X' is not a rate iperf reads: a number of bit/s with an optional K, M, G or T "
+            "suffix",
+        ),
+        (
+            TEST,
+            {"paired_test_bandwidth": "10X"},
+            "role variable paired_test_bandwidth: bandwidth='10X' is not a rate iperf reads",
+        ),
+        (
+            TEST,
+            {"paired_test_state_dir": "state"},
+            'paired_test_state_dir="state" on h1 is not an absolute path',
+        ),
+    ],
+    ids=["repeat", "knee_tolerance", "knee_negative", "report_name", "bandwidth", "role_bandwidth", "state_dir"],
+)
+def test_bad_settings_fail_in_the_preflight(
+    tmp_path: Path, test: dict[str, Any], settings: dict[str, Any], message: str
+) -> None:
+    rc, output, seconds = _play(tmp_path, test, **settings)
+    assert rc != 0
+    assert message in output, output[-3000:]
+    assert "Look for iperf on the hosts of the tests" not in output  # stopped before any host is contacted
+    assert "Start the iperf servers" not in output
+    assert not (tmp_path / "reports").exists()
+    assert seconds < 60, seconds  # repeat=100000 used to keep Ansible busy for minutes
+
+
+def test_good_settings_pass_the_preflight_in_check_mode(tmp_path: Path) -> None:
+    settings = {"paired_test_knee_tolerance": "0.1", "paired_test_max_runs": 2, "paired_test_bandwidth": "1.5G/10"}
+    rc, output, _seconds = _play(tmp_path, {**TEST, "repeat": 2}, "--check", **settings)
+    assert rc == 0, output[-3000:]
+    assert "Look for iperf on the hosts of the tests" in output
