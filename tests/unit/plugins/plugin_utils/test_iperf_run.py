@@ -491,7 +491,8 @@ def test_probe_script_lists_candidates_quoted() -> None:
     )
     assert "for c in '/opt/x y/iperf' iperf3; do" in script
     assert "ss -lntu" in script and "netstat -lntu" in script and "esxcli network ip connection list" in script
-    assert "/tmp/esxilab-iperf-*.pid" in script
+    # the pidfiles are listed in the private directory <state_dir>/esxilab-iperf-<uid> only
+    assert "_sd=/tmp;" in script and '"$_pd"/esxilab-iperf-*.pid' in script
     assert "kill -0 42" in script
 
 
@@ -797,12 +798,18 @@ def test_every_script_parses(shell: list[str]) -> None:
         scripts.append(r.build_client_script(TOKEN, argv, caps=caps, timeout=12.5, start_at=1700000000.25))
         scripts.append(
             r.build_server_script(
-                TOKEN, argv, caps=caps, pidfile="/tmp/p", logfile="/tmp/l", server_timeout=60, meta={"tool": "iperf3"}
+                TOKEN,
+                argv,
+                caps=caps,
+                state_dir="/tmp",
+                stem="esxilab-iperf-1",
+                server_timeout=60,
+                meta={"tool": "iperf3", "binary": "/a\\nb'c"},
             )
         )
-        scripts.append(
-            r.build_stop_script(TOKEN, [{"pid": "12", "guard": "13", "path": "/tmp/p", "log": "/tmp/l"}], caps=caps)
-        )
+        target = r.read_pidfile("esxilab-iperf-1.pid", "pid=12\nguard=13\nbinary=/usr/bin/iperf3\n")
+        assert target is not None
+        scripts.append(r.build_stop_script(TOKEN, [target], caps=caps, state_dir="/tmp"))
     for script in scripts:
         subprocess.run([*shell, script], check=True, capture_output=True, timeout=10)
 
@@ -835,7 +842,9 @@ class FakeHost:
         started: tuple[str, str] = ("status=listening", "Server listening on 5201\n"),
         client: Sequence[tuple[str, str, str]] = (),
         stopped: str = "stopped",
+        state: str = "status=ok error= uid=0",
     ) -> None:
+        self.state = state
         self.env = env
         self.binaries = dict(binaries if binaries is not None else {"/usr/bin/iperf3": IPERF3_312_BANNER})
         self.listing = listing
@@ -851,17 +860,18 @@ class FakeHost:
         match = re.search(r"@@ESXILAB:([0-9a-f]+)", script)
         assert match
         token = match.group(1)
-        if "esxilab-iperf-guard" in script:
+        state = ("state", self.state, "")
+        if "esxilab-iperf-guard" in script and " stopped pid=" not in script:
             args, log = self.started
             return r.CommandOutput(
-                0, emit(token, ("started", f"pid=4242 guard=4243 {args}", log), ("done", "", "")), ""
+                0, emit(token, state, ("started", f"pid=4242 guard=4243 {args}", log), ("done", "", "")), ""
             )
         if " exit rc=" in script:
-            return r.CommandOutput(0, emit(token, *self.client, ("done", "", "")), "")
+            return r.CommandOutput(0, emit(token, state, *self.client, ("done", "", "")), "")
         if " stopped pid=" in script:
             pids = re.findall(r"grep -qx 'pid=(\d+)'", script)
             parts = [("stopped", f"pid={p} status={self.stopped}", "server log\n") for p in pids]
-            return r.CommandOutput(0, emit(token, *parts, ("done", "", "")), "")
+            return r.CommandOutput(0, emit(token, state, *parts, ("done", "", "")), "")
         parts = [("env", "", self.env)]
         loop = re.search(r"^for c in (.*); do$", script, re.MULTILINE)
         if loop:
@@ -874,10 +884,16 @@ class FakeHost:
         if "ss -lntu" in script:
             parts.append(("listing", self.listing[0], self.listing[1]))
         if "esxilab-iperf-*.pid" in script:
+            parts.append(state)
             for alive, content in self.pidfiles:
                 port = re.search(r"port=(\d+)", content)
-                path = f"/tmp/esxilab-iperf-{port.group(1) if port else 0}.pid"
-                parts.append(("pidfile", f"alive={int(alive)} path={path}", content))
+                bind = re.search(r"bind=(\S+)", content)
+                name = f"esxilab-iperf-{port.group(1) if port else 0}{'-' + bind.group(1) if bind else ''}.pid"
+                pid = re.search(r"^pid=(\d+)$", content, re.MULTILINE)
+                number = pid.group(1) if pid else ""
+                cmdline = f"/usr/bin/iperf3 -s -p {port.group(1) if port else 0} --forceflush\n" if alive else ""
+                parts.append(("pidfile", name, content))
+                parts.append(("process", f"pid={number} alive={int(alive)}", cmdline))
         pid = re.search(r"kill -0 (\d+) 2>/dev/null; then a=1", script)
         if pid:
             parts.append(("pid", f"pid={pid.group(1)} alive={int(self.pid_alive)}", ""))
@@ -892,9 +908,7 @@ def run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str,
     return result
 
 
-PIDFILE_15400 = (
-    "pid=4242\nguard=4243\ntool=iperf3\nport=15400\nbind=127.0.0.1\nlog=/tmp/esxilab-iperf-15400-127.0.0.1.log\n"
-)
+PIDFILE_15400 = "pid=4242\nguard=4243\ntool=iperf3\nport=15400\nbind=127.0.0.1\nbinary=/usr/bin/iperf3\n"
 
 
 def test_flow_server_start() -> None:
@@ -902,13 +916,17 @@ def test_flow_server_start() -> None:
     result = run(host, mode="server", port=15400, bind="127.0.0.1", server_timeout=120)
     assert result["changed"] is True
     assert (result["pid"], result["guard_pid"], result["status"]) == (4242, 4243, "listening")
-    assert result["log"] == "/tmp/esxilab-iperf-15400-127.0.0.1.log"
+    assert result["log"] == "/tmp/esxilab-iperf-0/esxilab-iperf-15400-127.0.0.1.log"  # the private directory
     assert result["command"] == "/usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1"
     assert result["warnings"] == []
     start = host.scripts[-1]
     assert "trap '' HUP; exec $_ss /usr/bin/iperf3 -s -p 15400 --forceflush -B 127.0.0.1" in start
     assert "_ss=setsid" in start and "set -m" in start  # out of the ssh session's foreground group
-    assert 'esxilab-iperf-guard "$p" /tmp/esxilab-iperf-15400-127.0.0.1.pid 120' in start
+    assert '_pf="$_pd/esxilab-iperf-15400-127.0.0.1.pid"' in start
+    assert 'esxilab-iperf-guard "$p" "$_pf" 120' in start
+    # each pidfile line is a printf argument, never part of the format
+    printf = 'printf \'%s\\n\' "pid=$p" "guard=$g" tool=iperf3 port=15400 bind=127.0.0.1 binary=/usr/bin/iperf3'
+    assert printf in start
 
 
 def test_flow_server_check_mode_runs_only_the_probe() -> None:
@@ -1013,7 +1031,7 @@ def test_flow_stop() -> None:
             "pid": 4242,
             "port": 15400,
             "tool": "iperf3",
-            "log": "/tmp/esxilab-iperf-15400-127.0.0.1.log",
+            "log": "/tmp/esxilab-iperf-0/esxilab-iperf-15400-127.0.0.1.log",
             "status": "stopped",
             "raw": "server log\n",
         }
