@@ -40,7 +40,13 @@ ANSIBLE_PLAYBOOK = BIN / "ansible-playbook"
 LOCAL = ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=/nonexistent"]
 PORTS = range(15450, 15480)  # the ports this file uses
 pytestmark = [pytest.mark.live, pytest.mark.slow]
-BUSYBOX_APPLETS = ("date", "sleep", "usleep", "timeout", "kill", "cat", "rm", "grep", "sed", "head", "uname")
+BUSYBOX_APPLETS = (
+    *("date", "sleep", "usleep", "timeout", "kill", "cat", "rm", "grep", "sed", "head", "uname"),
+    *("id", "ls", "mkdir", "ps", "awk", "tr"),  # the private state directory and the process checks
+)
+# The module's private directory under the default state_dir=/tmp (these tests run as root or as
+# the same user as the module).
+PRIVATE = Path(f"/tmp/esxilab-iperf-{os.getuid()}")
 
 
 def _have_tools() -> str | None:
@@ -102,7 +108,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     yield environment
     left = _kill_leftovers()
     for port in PORTS:  # the servers' logs (mode=stop keeps them for the user)
-        for leftover in Path("/tmp").glob(f"esxilab-iperf-{port}*.log"):
+        for leftover in PRIVATE.glob(f"esxilab-iperf-{port}*.log"):
             leftover.unlink(missing_ok=True)
     assert not left, f"processes left on ports {PORTS.start}-{PORTS.stop - 1}: {left}"
 
@@ -381,7 +387,7 @@ def test_server_started(flow: dict[str, Any]) -> None:
     assert s3["changed"] is True and s3["status"] == "listening"
     assert s3["command"] == "/usr/bin/iperf3 -s -p 15450 --forceflush -B 127.0.0.1"
     assert s3["binary"] == "/usr/bin/iperf3" and s3["tool_version"] == "3.12"
-    assert s3["log"] == "/tmp/esxilab-iperf-15450-127.0.0.1.log"
+    assert s3["log"] == f"{PRIVATE}/esxilab-iperf-15450-127.0.0.1.log"
     assert isinstance(s3["pid"], int) and isinstance(s3["guard_pid"], int)
     assert "Server listening on 15450" in s3["raw"]
     s2 = flow["s2"]
@@ -471,7 +477,7 @@ def test_check_mode(flow: dict[str, Any]) -> None:
     assert client["command"] == "/usr/bin/iperf3 -c 127.0.0.1 -p 15450 -J -t 1"
     stop = flow["chk_stop"]
     assert stop["changed"] is True and stop["stopped"][0]["status"] == "would stop"
-    assert not Path("/tmp/esxilab-iperf-15456-127.0.0.1.pid").exists()
+    assert not (PRIVATE / "esxilab-iperf-15456-127.0.0.1.pid").exists()
 
 
 def test_servers_end_by_themselves(flow: dict[str, Any]) -> None:
@@ -482,9 +488,9 @@ def test_servers_end_by_themselves(flow: dict[str, Any]) -> None:
     # the one-off server exited after its test and the short-lived one was killed by its
     # guard: both removed their pidfiles, so there was nothing left to stop
     assert 15457 not in stopped_ports and 15458 not in stopped_ports
-    assert not Path("/tmp/esxilab-iperf-15457-127.0.0.1.pid").exists()
-    assert not Path("/tmp/esxilab-iperf-15458-127.0.0.1.pid").exists()
-    log = Path("/tmp/esxilab-iperf-15458-127.0.0.1.log").read_text()
+    assert not (PRIVATE / "esxilab-iperf-15457-127.0.0.1.pid").exists()
+    assert not (PRIVATE / "esxilab-iperf-15458-127.0.0.1.pid").exists()
+    log = (PRIVATE / "esxilab-iperf-15458-127.0.0.1.log").read_text()
     assert "Server listening on 15458" in log
 
 
@@ -501,7 +507,7 @@ def test_stop(flow: dict[str, Any]) -> None:
     none = flow["stop_none"]
     assert none["changed"] is False and none["stopped"] == []
     for port in (15450, 15451, 15452, 15461, 15465):
-        assert not list(Path("/tmp").glob(f"esxilab-iperf-{port}*.pid"))
+        assert not list(PRIVATE.glob(f"esxilab-iperf-{port}*.pid"))
     assert _our_processes((15450, 15451, 15452, 15456, 15457, 15458, 15461, 15465)) == []
 
 
@@ -629,11 +635,11 @@ def test_interrupted_client_leaves_nothing(env: dict[str, str], shell: str, gnu_
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(1)
-        assert len(list(Path("/tmp").glob(f"esxilab-iperf-{proc.pid}.*"))) == 2  # stdout and stderr files
+        assert len(list(PRIVATE.glob(f"esxilab-iperf-{proc.pid}.*"))) == 2  # stdout and stderr files
         proc.terminate()
         proc.communicate(timeout=10)  # returns at once: nothing holds the pipes any more
         assert proc.returncode == 143
-        assert list(Path("/tmp").glob(f"esxilab-iperf-{proc.pid}.*")) == []
+        assert list(PRIVATE.glob(f"esxilab-iperf-{proc.pid}.*")) == []
         time.sleep(0.3)
         assert _our_processes((15466,)) == []
     finally:

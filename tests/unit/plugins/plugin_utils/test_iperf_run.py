@@ -11,10 +11,13 @@ reference (``shared/reference/esxi-facts.md``).
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -1081,3 +1084,286 @@ def test_a_recorded_server_clashes_only_on_the_same_port_and_address(
     entry: dict[str, str], bind: str | None, clash: bool
 ) -> None:
     assert r._same_listener(entry, 5201, bind) is clash
+
+
+# ------------------------------------------------------------------------------------------
+# Private state, pidfile reading, process identity (issue 8)
+# ------------------------------------------------------------------------------------------
+
+
+def test_read_pidfile_takes_only_what_the_module_writes() -> None:
+    planted = (
+        "pid=4242\nguard=4243\npid=1\nalive=1\npath=/etc/shadow\nlog=/root/secret\ntool=iperf3\n"
+        "port=22\nbinary=/usr/bin/iperf3\n"
+    )
+    entry = r.read_pidfile("esxilab-iperf-5201-198.18.0.11.pid", planted)
+    assert entry is not None
+    # the first pid line counts; path, alive and log are never read from the content
+    assert (entry["pid"], entry["guard"], entry["port"]) == (4242, 4243, 5201)
+    assert entry["alive"] is False and "path" not in entry
+    assert (entry["name"], entry["log_name"]) == (
+        "esxilab-iperf-5201-198.18.0.11.pid",
+        "esxilab-iperf-5201-198.18.0.11.log",
+    )
+    assert entry["bind"] == "198.18.0.11"  # from the name: the content has none
+    for name in ("../../etc/passwd", "esxilab-iperf-5201.pid.bak", "x.pid", "esxilab-iperf-5201-a/b.pid"):
+        assert r.read_pidfile(name, planted) is None
+
+
+def test_probe_alive_needs_the_server_command_line() -> None:
+    content = "pid=4242\nguard=4243\ntool=iperf3\nport=5201\nbind=\nbinary=/usr/bin/iperf3\n"
+    probe_out = emit(
+        TOKEN,
+        ("env", "", GNU_ENV),
+        ("state", "status=ok error= uid=0", ""),
+        ("pidfile", "esxilab-iperf-5201.pid", content),
+        ("process", "pid=4242 alive=1", "/usr/sbin/sshd -D\n"),  # the pid now belongs to another process
+        ("pidfile", "esxilab-iperf-5202.pid", content.replace("5201", "5202")),
+        ("process", "pid=4242 alive=1", "/usr/bin/iperf3 -s -p 5202 --forceflush\n"),
+        ("done", "", ""),
+    )
+    probe = r.parse_probe(r.CommandOutput(0, probe_out, ""), TOKEN)
+    assert [(p["port"], p["alive"]) for p in probe.pidfiles] == [(5201, False), (5202, True)]
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "ours"),
+    [
+        ("/usr/bin/iperf3 -s -p 5201 --forceflush -B 198.18.0.11", True),
+        ("/usr/bin/iperf3 -s -p 52011", False),
+        ("/usr/bin/iperf3 -s -p 5202", False),
+        ("/usr/sbin/sshd -D", False),
+        ("sleep 1000", False),
+        # the ESXi stand-in's wrapper execs the real binary: an iperf name with the same arguments
+        ("/usr/bin/iperf3 -s -p 5201 --forceflush", True),
+        ("", False),
+    ],
+)
+def test_is_our_server(cmdline: str, ours: bool) -> None:
+    assert r.is_our_server(cmdline, "/opt/esx/usr/lib/vmware/vsan/bin/iperf3.copy", 5201) is ours
+
+
+def _process_shells() -> list[Any]:
+    shells = [pytest.param(["/bin/sh", "-c"], None, id="sh-procps")]
+    busybox = shutil.which("busybox")
+    if busybox:
+        shells.append(pytest.param([busybox, "sh", "-c"], busybox, id="busybox"))
+    return shells
+
+
+@pytest.mark.parametrize("use_proc", [True, False], ids=["proc", "ps"])
+@pytest.mark.parametrize(("shell", "busybox"), _process_shells())
+def test_isours_and_cmdline_in_the_shell(tmp_path: Path, shell: list[str], busybox: str | None, use_proc: bool) -> None:
+    # a stand-in "server": a script named iperf3 run with the server's arguments (its command
+    # line is then "/bin/sh <path> -s -p 15999", as with a wrapper); a victim that is not ours
+    fake = tmp_path / "odd\\npid=1 dir" / "iperf3"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    env = dict(os.environ)
+    if busybox:
+        applets = tmp_path / "applets"
+        applets.mkdir()
+        for applet in ("ps", "awk", "tr", "sed", "kill"):
+            (applets / applet).symlink_to(busybox)
+        env["PATH"] = f"{applets}:{env['PATH']}"
+    server = subprocess.Popen([str(fake), "-s", "-p", "15999"])
+    victim = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.3)
+        functions = "\n".join([r._cmdline_function("/proc" if use_proc else "/nonexistent"), r._ISOURS])
+        binary = shlex.quote(str(fake))
+        checks = (
+            f"_isours {server.pid} {binary} 15999 && echo server-ours; "
+            f"_isours {server.pid} {binary} 15998 || echo other-port-not-ours; "
+            f"_isours {victim.pid} {binary} 15999 || echo victim-not-ours; "
+            f"_cmdline {victim.pid} | grep -q sleep && echo cmdline-read"
+        )
+        out = subprocess.run(
+            [*shell, f"{functions}\n{checks}"], env=env, capture_output=True, text=True, timeout=20, check=False
+        )
+        assert out.stdout.split() == ["server-ours", "other-port-not-ours", "victim-not-ours", "cmdline-read"], (
+            out.stdout + out.stderr
+        )
+    finally:
+        for proc in (server, victim):
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _state(shell: list[str], state_dir: str, *, create: bool) -> dict[str, str]:
+    script = r.state_snippet(TOKEN, state_dir, create=create)
+    out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=20, check=False)
+    sections = r.parse_sections(out.stdout, TOKEN)
+    return r._kv(sections[0].args)
+
+
+RUN_SHELLS = [shell for shell in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(shell[0])]
+
+
+@pytest.mark.parametrize("shell", RUN_SHELLS)
+def test_state_snippet_creates_checks_and_refuses(tmp_path: Path, shell: list[str]) -> None:
+    uid = os.getuid()
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    private = base / f"esxilab-iperf-{uid}"
+    assert _state(shell, str(base), create=False)["status"] == "absent"
+    assert not private.exists()  # the probe creates nothing
+    assert _state(shell, str(base), create=True)["status"] == "ok"
+    assert private.is_dir() and (private.stat().st_mode & 0o777) == 0o700
+    assert _state(shell, str(base), create=False)["status"] == "ok"
+    private.chmod(0o755)
+    assert _state(shell, str(base), create=True)["error"] == "mode"
+    private.rmdir()
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o700)
+    private.symlink_to(victim)
+    assert _state(shell, str(base), create=True)["error"] == "symlink"
+    private.unlink()
+    private.write_text("")
+    assert _state(shell, str(base), create=True)["error"] == "notdir"
+    private.unlink()
+    assert _state(shell, str(tmp_path / "nope"), create=True)["error"] == "missing"
+    base.chmod(0o777)  # writable by all, no sticky bit
+    assert _state(shell, str(base), create=True)["error"] == "open_parent"
+    assert not private.exists()
+
+
+def test_state_errors_name_state_dir_and_the_fix() -> None:
+    def message(args: str) -> str:
+        error = r.state_error(r.Section("state", args, ""), "/var/tmp")
+        assert error is not None and error.result["error_kind"] == "state_dir"
+        return error.message
+
+    assert r.state_error(r.Section("state", "status=ok error= uid=0", ""), "/tmp") is None
+    assert "state_dir='/var/tmp' does not exist on the host; create it (mkdir -p /var/tmp)" in message(
+        "status=error error=missing uid=0"
+    )
+    owned = message("status=error error=owner uid=0 owner=65534")
+    assert "/var/tmp/esxilab-iperf-0" in owned and "belongs to uid 65534" in owned and "Set state_dir" in owned
+    assert "symbolic link" in message("status=error error=symlink uid=0")
+    assert "sticky bit" in message("status=error error=open_parent uid=0 mode=drwxrwxrwx")
+
+
+def test_flow_missing_state_dir_says_so_and_starts_nothing() -> None:
+    host = FakeHost(state="status=error error=missing uid=0")
+    with pytest.raises(r.IperfRunError) as err:
+        run(host, mode="server", port=15400, state_dir="/srv/nope")
+    assert err.value.message.startswith("state_dir='/srv/nope' does not exist on the host")
+    assert "exited right after start" not in err.value.message
+    assert len(host.scripts) == 1  # only the probe ran
+    with pytest.raises(r.IperfRunError, match="does not exist"):
+        run(host, mode="client", server="192.0.2.10", state_dir="/srv/nope")
+
+
+# ------------------------------------------------------------------------------------------
+# Bad inputs (issue 8)
+# ------------------------------------------------------------------------------------------
+
+
+def test_extra_args_as_one_string_is_refused_with_the_list_form() -> None:
+    with pytest.raises(r.IperfRunError) as err:
+        r.check_raw_args({"mode": "client", "extra_args": "-w 256K --title 'a b'"})
+    assert "extra_args must be a list" in err.value.message
+    assert "['-w', '256K', '--title', 'a b']" in err.value.message
+    r.check_raw_args({"mode": "client", "extra_args": ["-w", "256K"]})  # a list is fine
+
+
+@pytest.mark.parametrize(
+    "item", ["-D", "--daemon", "-I", "--pidfile=/tmp/x", "--logfile", "--log", "-F", "--file", "-F/etc/shadow", "-o"]
+)
+def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
+    with pytest.raises(r.IperfRunError) as err:
+        r.validate_params(params(mode="server", extra_args=[item, "/tmp/x"]))
+    assert f"extra_args item {item!r} is refused" in err.value.message
+    assert "remove the item" in err.value.message
+
+
+@pytest.mark.parametrize("item", ["-d", "-V", "--forceflush", "--get-server-output", "-1", "-f", "--format", "-O"])
+def test_extra_args_others_pass(item: str) -> None:
+    assert r.validate_params(params(mode="server", extra_args=[item])) == "server"
+
+
+@pytest.mark.parametrize("binary", ["/usr/bin/iperf3\npid=1", "/usr/bin/iperf3\r", " "])
+def test_binary_with_line_breaks_is_refused(binary: str) -> None:
+    with pytest.raises(r.IperfRunError, match="line break or another control character"):
+        r.validate_params(params(mode="server", binary=binary))
+    # a backslash is a legal path character: written as a printf argument it is harmless
+    assert r.validate_params(params(mode="server", binary="/opt/a\\npid=1/iperf3")) == "server"
+
+
+@pytest.mark.parametrize(
+    ("text", "server", "bind", "kind", "needle"),
+    [
+        # iperf3 3.12, observed: the same words for the server and the bind name
+        ("unable to connect to server: Name or service not known", "127.0.0.1", "nosuch.invalid", "bind_resolve",
+         "bind='nosuch.invalid' (the client's source address, -B) cannot be resolved"),
+        ("unable to connect to server: Name or service not known", "nosuch.invalid", "127.0.0.1", "resolve",
+         "the server name 'nosuch.invalid' cannot be resolved"),
+        ("unable to connect to server: Name or service not known", "a.invalid", "b.invalid", "resolve",
+         "the server name 'a.invalid' or bind='b.invalid'"),
+        # iperf 2.1.8, observed: the name leads the line
+        ("nosuch.invalid: Unknown host", "a.invalid", "nosuch.invalid", "bind_resolve", "bind='nosuch.invalid'"),
+        ("a.invalid: Unknown host", "a.invalid", "b.invalid", "resolve", "the server name 'a.invalid' cannot"),
+    ],
+)  # fmt: skip
+def test_unresolvable_bind_is_blamed_on_the_bind(text: str, server: str, bind: str, kind: str, needle: str) -> None:
+    ctx = r.Context("client", "iperf3", server=server, port=5201, bind=bind)
+    diagnosis = r.diagnose(text, ctx)
+    assert diagnosis is not None and diagnosis.kind == kind
+    assert needle in diagnosis.message
+
+
+# ------------------------------------------------------------------------------------------
+# ESXi as the sender (issue 8)
+# ------------------------------------------------------------------------------------------
+
+
+def _reverse_from_esxi_server() -> str:
+    """A real ``-R`` client document (3.17.1) as an ESXi server's sending shows it to the client.
+
+    Without ``--get-server-output`` (removed here) the client cannot know the server is ESXi;
+    the server's TCP_INFO garbage (8634728, recorded on ESXi, shared/reference/esxi-facts.md)
+    is put where the client's JSON carries the server's retransmits.
+    """
+    doc = json.loads(_fixture("iperf3-3.17.1-json-client-tcp-R-O2-b10M-get-server-output-masquerade.json"))
+    del doc["server_output_json"]
+    doc["end"]["sum_sent"]["retransmits"] = 8634728
+    for stream in doc["end"]["streams"]:
+        stream["sender"]["retransmits"] = 8634728
+    return json.dumps(doc)
+
+
+def test_esxi_server_sending_retransmits_are_dropped_with_peer_is_esxi() -> None:
+    sections = _client_sections(_reverse_from_esxi_server())
+    plain, _diag = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})
+    assert plain["result"]["sent"]["retransmits"] == 8634728  # what was reported before, with no warning
+    info, diagnosis = r.interpret_client(
+        sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={}, peer_is_esxi=True
+    )
+    assert diagnosis is None
+    result = info["result"]
+    assert result["reverse"] is True
+    assert result["sent"]["retransmits"] is None
+    assert all(s["sent"]["retransmits"] is None for s in result["per_stream"])
+    assert result["sent"]["bytes"] == 18743296  # the byte counts stay
+    assert any("the server is an ESXi host (peer_is_esxi)" in w for w in result["warnings"])
+
+
+def test_peer_is_esxi_leaves_the_client_sending_alone() -> None:
+    # forward: the client sends; its own retransmits are trusted
+    sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"))
+    info, _diag = r.interpret_client(
+        sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={}, peer_is_esxi=True
+    )
+    assert info["result"]["sent"]["retransmits"] is not None
+    assert not any("peer_is_esxi" in w for w in info["result"]["warnings"])
+
+
+def test_paired_test_role_passes_peer_is_esxi() -> None:
+    tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/run.yml").read_text())
+    inner = tasks[0]["block"][0]["block"]
+    client = next(t for t in inner if t.get("esxilab.iperf.iperf_run", {}).get("mode") == "client")
+    expression = client["esxilab.iperf.iperf_run"]["peer_is_esxi"]
+    assert "hostvars[item.server].__paired_test_servers" in expression and "host_is_esxi" in expression
