@@ -119,8 +119,9 @@ options:
         C(esxilab-iperf-<shell pid>.out), C(.err), C(.timedout).'
       - The private directory is created with mode 0700. It is refused, with an error naming it and the fix, when it
         is a symbolic link, not a directory, owned by another user, or has another mode; O(state_dir) itself is
-        refused when it does not exist, or when every user may write to it and it has no sticky bit (another user
-        could swap the private directory). Nothing is started or stopped then.
+        refused when it does not exist, when every user may write to it and it has no sticky bit, or when it
+        belongs to a user other than root and the task's user (in both cases another user could swap the private
+        directory). Nothing is started or stopped then.
       - Servers are found again (by O(mode=server) to refuse a second one on the same port, and by O(mode=stop))
         through the pidfiles of the private directory only. Servers started as another user, or by a release before
         1.1.0 (pidfiles directly in O(state_dir)), are not found; their guard still ends them after O(server_timeout).

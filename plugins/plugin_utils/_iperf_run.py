@@ -295,7 +295,8 @@ def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
     (``status=error``): ``noid`` (``id -u`` failed), ``missing`` (``state_dir`` does not exist),
     ``open_parent`` (``state_dir`` writable by everyone without the sticky bit: another user
     could swap our directory), ``symlink``, ``notdir``, ``owner`` (another user's), ``mode``
-    (not ``drwx------``), ``mkdir`` (could not create it). ``$_se`` is empty when usable.
+    (not ``drwx------``), ``mkdir`` (could not create it), ``foreign_parent`` (``state_dir`` owned by
+    a user other than root or this one, who could rename our directory). ``$_se`` is empty when usable.
     Uses ``id``, ``ls -ldn``, ``mkdir -m`` and ``[ -L ]``: busybox has all of them.
     """
     q_sd = shlex.quote(state_dir)
@@ -309,6 +310,9 @@ def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
             '  if [ ! -d "$_sd" ]; then _se=missing',
             '  else set -f; set -- $(ls -ldn "$_sd/" 2>/dev/null); set +f',
             '    case ${1:-} in d???????w[!tT]*) _se=open_parent; _sx="mode=$1" ;; esac',
+            '    if [ -z "$_se" ] && [ "${3:-}" != 0 ] && [ "${3:-}" != "$_u" ]; then',
+            '      _se=foreign_parent; _sx="owner=${3:-}"',
+            "    fi",
             "  fi",
             "fi",
             'if [ -z "$_se" ] && [ ! -e "$_pd" ] && [ ! -L "$_pd" ]; then',
@@ -352,6 +356,9 @@ def state_error(section: Section | None, state_dir: str) -> IperfRunError | None
         "open_parent": f"state_dir={state_dir!r} is writable by every user but has no sticky bit "
         f"({kv.get('mode', '')}): another user could replace the module's private directory in it. Use a directory "
         "with the sticky bit (as /tmp has: chmod +t) or one only this user can write",
+        "foreign_parent": f"state_dir={state_dir!r} belongs to uid {kv.get('owner', '?')}, neither root nor uid {uid} "
+        "that runs the task: its owner could rename the module's private directory and put a link in its place. Set "
+        "state_dir to a directory owned by root (such as /tmp) or by this user",
         "symlink": f"the private directory {where} in state_dir is a symbolic link, not made by this module; refusing "
         f"to use it (someone may be redirecting root's files). {fix}",
         "notdir": f"{where} (in state_dir) exists and is not a directory; refusing to use it. {fix}",
@@ -1366,12 +1373,14 @@ def build_client_script(
             'kill "$_g" 2>/dev/null',
         ]
     lines += [
-        'if [ -f "$_k" ]; then _to=1; else _to=0; fi',
+        'if [ -f "$_k" ] && [ ! -L "$_k" ]; then _to=1; else _to=0; fi',
         _marker(token, "exit", "rc=$_rc timedout=$_to"),
         _marker(token, "stdout"),
-        'cat "$_o" 2>/dev/null',
+        # only what iperf wrote: never through a link (a shell that could not create the file
+        # leaves whatever was there)
+        'if [ -f "$_o" ] && [ ! -L "$_o" ]; then cat "$_o"; fi',
         _marker(token, "stderr"),
-        'cat "$_e" 2>/dev/null',
+        'if [ -f "$_e" ] && [ ! -L "$_e" ]; then cat "$_e"; fi',
         _marker(token, "done"),
         'rm -f "$_o" "$_e" "$_k"',
     ]

@@ -1228,6 +1228,11 @@ def test_state_snippet_creates_checks_and_refuses(tmp_path: Path, shell: list[st
     base.chmod(0o777)  # writable by all, no sticky bit
     assert _state(shell, str(base), create=True)["error"] == "open_parent"
     assert not private.exists()
+    base.chmod(0o1777)
+    if uid == 0:  # a state_dir that belongs to another user: its owner could rename our directory
+        os.chown(base, 65534, -1)
+        assert _state(shell, str(base), create=True)["error"] == "foreign_parent"
+        assert not private.exists()
 
 
 def test_state_errors_name_state_dir_and_the_fix() -> None:
