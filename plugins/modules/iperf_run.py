@@ -584,7 +584,10 @@ stopped:
         pidfile was removed), V(notours) (its pidfile changed meanwhile; left alone), V(would stop) (check mode).
       type: str
     raw:
-      description: The server's whole log; parse it with P(esxilab.iperf.iperf_parse#filter) and C(all=true) to get
-        every test the server saw.
+      description:
+        - The server's whole log; parse it with P(esxilab.iperf.iperf_parse#filter) and C(all=true) to get every test
+          the server saw.
+        - On ESXi (RV(host_is_esxi)) the C(Retr) and C(Cwnd) figures of the server's own sending (reverse tests) in
+          this log are garbage (ESXi's bundled iperf3 cannot read C(TCP_INFO)); do not use them.
       type: str
 """

@@ -1204,3 +1204,116 @@ def test_local_attacks_have_no_effect(env: dict[str, str], attack_lab: Path, tmp
         for attack, effect in table:
             print(f"  {attack:<70} -> {effect}")
     assert not problems and not victims_problems, problems + victims_problems
+
+
+# ------------------------------------------------------------------------------------------
+# Bad inputs (issue 8): each a clear error naming the option and the fix, changing nothing
+# ------------------------------------------------------------------------------------------
+
+BAD_INPUTS = """
+- name: Bad inputs
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: state_dir that does not exist
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, bind: 127.0.0.1, state_dir: "{{ missing }}"}
+      register: missing_dir
+      ignore_errors: true
+    - name: extra_args as one string
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: 127.0.0.1, port: 15478, extra_args: "-w 256K"}
+      register: string_args
+      ignore_errors: true
+    - name: iperf's own log file
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, extra_args: [--logfile, "{{ logfile }}"]}
+      register: logfile_args
+      ignore_errors: true
+    - name: A client bind name that does not resolve (the server is an address)
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: 127.0.0.1, port: 15478, bind: nosuch.invalid,
+                                duration: 1}
+      register: bad_bind
+      ignore_errors: true
+    - name: Print
+      ansible.builtin.debug:
+        msg: {missing_dir: "{{ missing_dir }}", string_args: "{{ string_args }}", logfile_args: "{{ logfile_args }}",
+              bad_bind: "{{ bad_bind }}"}
+"""
+
+
+def test_bad_inputs_fail_clearly_and_change_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    logfile = tmp_path / "iperf.log"
+    extra = json.dumps({"missing": str(missing), "logfile": str(logfile)})
+    _proc, results = _playbook(env, tmp_path / "play", BAD_INPUTS, args=[*LOCAL, "-e", extra], timeout=120)
+    missing_dir = results["missing_dir"]
+    assert missing_dir["failed"] is True and missing_dir["error_kind"] == "state_dir"
+    assert missing_dir["msg"].startswith(f"state_dir='{missing}' does not exist on the host; create it (mkdir -p")
+    assert "exited right after start" not in missing_dir["msg"]
+    string_args = results["string_args"]
+    assert string_args["failed"] is True
+    assert "extra_args must be a list" in string_args["msg"] and "['-w', '256K']" in string_args["msg"]
+    logfile_args = results["logfile_args"]
+    assert logfile_args["failed"] is True and "extra_args item '--logfile' is refused" in logfile_args["msg"]
+    bad_bind = results["bad_bind"]
+    assert bad_bind["failed"] is True and bad_bind["error_kind"] == "bind_resolve"
+    assert bad_bind["msg"].startswith("bind='nosuch.invalid' (the client's source address, -B) cannot be resolved")
+    assert not missing.exists() and not logfile.exists()
+    assert _our_processes((15478,)) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Links inside the private directory (left by root itself, or by a process of the same user)
+# are removed or refused, never written through or read
+# ------------------------------------------------------------------------------------------
+
+LINKED_FLOW = """
+- name: Server whose log and pidfile paths are links
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Server
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, bind: 127.0.0.1, state_dir: "{{ shared }}",
+                                server_timeout: 60}
+      register: server
+    - name: Stop
+      esxilab.iperf.iperf_run: {mode: stop, port: 15478, state_dir: "{{ shared }}"}
+      register: stop
+    - name: Print
+      ansible.builtin.debug:
+        msg: {server: "{{ server }}", stop: "{{ stop }}"}
+"""
+
+
+def test_links_inside_the_private_dir_are_never_followed(env: dict[str, str], tmp_path: Path) -> None:
+    shared = Path(tempfile.mkdtemp(prefix="elir-links-", dir="/tmp"))
+    try:
+        private = shared / f"esxilab-iperf-{os.getuid()}"
+        private.mkdir(mode=0o700)
+        victim = tmp_path / "victim.conf"
+        victim.write_text("precious\n")
+        for suffix in ("log", "pid"):
+            (private / f"esxilab-iperf-15478-127.0.0.1.{suffix}").symlink_to(victim)
+        extra = json.dumps({"shared": str(shared)})
+        _proc, results = _playbook(env, tmp_path / "play", LINKED_FLOW, args=[*LOCAL, "-e", extra], timeout=120)
+        assert results["server"]["status"] == "listening"
+        assert results["stop"]["stopped"][0]["status"] == "stopped"
+        log = private / "esxilab-iperf-15478-127.0.0.1.log"
+        assert not log.is_symlink() and "Server listening on 15478" in log.read_text()
+        assert victim.read_text() == "precious\n"
+
+        # the client: links planted at its output files while it waits at its barrier
+        caps = backend.HostCaps(clock="date_ns", nap="fracsleep", gnu_timeout=True)
+        argv = ["/usr/bin/iperf3", "-c", "127.0.0.1", "-p", "15478", "-t", "1", "-J"]
+        script = backend.build_client_script(
+            "feed", argv, caps=caps, timeout=10, start_at=time.time() + 1.5, state_dir=str(shared)
+        )
+        proc = subprocess.Popen(["/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        for suffix in ("out", "err", "timedout"):
+            (private / f"esxilab-iperf-{proc.pid}.{suffix}").symlink_to(victim)
+        stdout, stderr = proc.communicate(timeout=30)
+        assert victim.read_text() == "precious\n"
+        assert "precious" not in stdout
+        assert "exists" in stderr  # noclobber: the shell refused to create its output through the link
+        assert list(private.glob(f"esxilab-iperf-{proc.pid}.*")) == []  # removed on exit
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
