@@ -1365,8 +1365,9 @@ def build_client_script(
             "_p=$!",
             "( trap 'kill $_w 2>/dev/null; exit 0' TERM; "
             f"sleep {seconds} & _w=$!; wait $_w; "
-            f'if kill "$_p" 2>/dev/null; then : >"$_k"; sleep {KILL_GRACE} & _w=$!; wait $_w; '
-            'kill -9 "$_p" 2>/dev/null; fi )'
+            # the marker first: once iperf dies, the main shell ends this watchdog at once
+            f': >"$_k"; if kill "$_p" 2>/dev/null; then sleep {KILL_GRACE} & _w=$!; wait $_w; '
+            'kill -9 "$_p" 2>/dev/null; else rm -f "$_k"; fi )'
             " >/dev/null 2>&1 &",
             "_g=$!",
             'wait "$_p"; _rc=$?',
