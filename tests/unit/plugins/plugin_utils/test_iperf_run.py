@@ -11,6 +11,7 @@ reference (``shared/reference/esxi-facts.md``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -1167,7 +1168,7 @@ def test_isours_and_cmdline_in_the_shell(tmp_path: Path, shell: list[str], busyb
         for applet in ("ps", "awk", "tr", "sed", "kill"):
             (applets / applet).symlink_to(busybox)
         env["PATH"] = f"{applets}:{env['PATH']}"
-    server = subprocess.Popen([str(fake), "-s", "-p", "15999"])
+    server = subprocess.Popen([str(fake), "-s", "-p", "15999"], start_new_session=True)
     victim = subprocess.Popen(["sleep", "30"])
     try:
         time.sleep(0.3)
@@ -1186,6 +1187,8 @@ def test_isours_and_cmdline_in_the_shell(tmp_path: Path, shell: list[str], busyb
             out.stdout + out.stderr
         )
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, 9)  # the fake server's sleep too
         for proc in (server, victim):
             proc.kill()
             proc.wait(timeout=10)
@@ -1372,3 +1375,45 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     client = next(t for t in inner if t.get("esxilab.iperf.iperf_run", {}).get("mode") == "client")
     expression = client["esxilab.iperf.iperf_run"]["peer_is_esxi"]
     assert "hostvars[item.server].__paired_test_servers" in expression and "host_is_esxi" in expression
+
+
+@pytest.mark.parametrize("shell", RUN_SHELLS)
+def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Path, shell: list[str]) -> None:
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    private = base / f"esxilab-iperf-{os.getuid()}"
+    private.mkdir(mode=0o700)
+    fake = tmp_path / "bin" / "iperf3"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    server = subprocess.Popen([str(fake), "-s", "-p", "15997"], start_new_session=True)
+    victim = subprocess.Popen(["sleep", "30"])  # a recorded pid that now belongs to someone else
+    try:
+        time.sleep(0.3)
+        targets = []
+        for port, pid in ((15997, server.pid), (15996, victim.pid)):
+            content = f"pid={pid}\nguard=\ntool=iperf3\nport={port}\nbind=\nbinary={fake}\n"
+            (private / f"esxilab-iperf-{port}.pid").write_text(content)
+            (private / f"esxilab-iperf-{port}.log").write_text(f"log of {port}\n")
+            entry = r.read_pidfile(f"esxilab-iperf-{port}.pid", content)
+            assert entry is not None
+            targets.append(entry)
+        script = r.build_stop_script(TOKEN, targets, caps=GNU_CAPS, state_dir=str(base))
+        out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
+        stopped = {r._kv(s.args)["pid"]: (r._kv(s.args)["status"], s.text) for s in r.parse_sections(out.stdout, TOKEN)
+                   if s.name == "stopped"}  # fmt: skip
+        assert stopped == {
+            str(server.pid): ("stopped", "log of 15997\n"),
+            str(victim.pid): ("reused", "log of 15996\n"),
+        }, out.stdout + out.stderr
+        assert server.wait(timeout=10) is not None
+        assert victim.poll() is None  # left alone
+        assert list(private.glob("*.pid")) == []  # both stale pidfiles removed
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, 9)  # the fake server's sleep too
+        for proc in (server, victim):
+            proc.kill()
+            proc.wait(timeout=10)
