@@ -106,7 +106,7 @@ options:
         pidfile of its own; iperf2''s C(-I) reads standard input), C(--logfile) (the output goes elsewhere: no banner,
         no result), C(-F)/C(--file)/C(--fileinput) (the client sends a file''s content, an iperf3 server writes the
         received data into that file), iperf2''s C(-o)/C(--output). Long options are refused by any unambiguous
-        prefix too (C(--log)), as iperf accepts those.'
+        prefix too (C(--log)), as iperf accepts those, and short ones inside a cluster of flags (C(-sD)).'
     type: list
     elements: str
     default: []

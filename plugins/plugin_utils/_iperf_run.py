@@ -832,9 +832,12 @@ def check_extra_args(extra_args: Any) -> None:
             if name in _FORBIDDEN_LONG or matches:
                 reason = _FORBIDDEN_LONG[name if name in _FORBIDDEN_LONG else matches[0]]
         elif text.startswith("-") and len(text) > 1 and not text[1:2].isdigit():
-            letter = text[1]
-            if letter in _FORBIDDEN_SHORT:
-                reason = _FORBIDDEN_LONG[_FORBIDDEN_SHORT[letter]]
+            # the option itself, or any flag of a cluster of letters only (-sD); a cluster with
+            # digits is an option with its value attached (-t10, -w256K)
+            letters = text[1:] if text[1:].isalpha() else text[1]
+            found = [letter for letter in letters if letter in _FORBIDDEN_SHORT]
+            if found:
+                reason = _FORBIDDEN_LONG[_FORBIDDEN_SHORT[found[0]]]
         if reason is not None:
             raise IperfRunError(
                 f"extra_args item {text!r} is refused: it {reason}. The module keeps the server's pidfile and log in "

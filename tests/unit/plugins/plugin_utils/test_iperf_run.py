@@ -1279,7 +1279,8 @@ def test_extra_args_as_one_string_is_refused_with_the_list_form() -> None:
 
 
 @pytest.mark.parametrize(
-    "item", ["-D", "--daemon", "-I", "--pidfile=/tmp/x", "--logfile", "--log", "-F", "--file", "-F/etc/shadow", "-o"]
+    "item",
+    ["-D", "--daemon", "-I", "--pidfile=/tmp/x", "--logfile", "--log", "-F", "--file", "-F/etc/shadow", "-o", "-sD"],
 )
 def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     with pytest.raises(r.IperfRunError) as err:
@@ -1288,7 +1289,9 @@ def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     assert "remove the item" in err.value.message
 
 
-@pytest.mark.parametrize("item", ["-d", "-V", "--forceflush", "--get-server-output", "-1", "-f", "--format", "-O"])
+@pytest.mark.parametrize(
+    "item", ["-d", "-V", "--forceflush", "--get-server-output", "-1", "-f", "--format", "-O", "-w256K", "-t10"]
+)
 def test_extra_args_others_pass(item: str) -> None:
     assert r.validate_params(params(mode="server", extra_args=[item])) == "server"
 
