@@ -297,21 +297,27 @@ def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
     could swap our directory), ``symlink``, ``notdir``, ``owner`` (another user's), ``mode``
     (not ``drwx------``), ``mkdir`` (could not create it), ``foreign_parent`` (``state_dir`` owned by
     a user other than root or this one, who could rename our directory). ``$_se`` is empty when usable.
-    Uses ``id``, ``ls -ldn``, ``mkdir -m`` and ``[ -L ]``: busybox has all of them.
+    Uses ``id``, ``ls -ldn`` (``ls -ld`` and owner names where ``-n`` is missing), ``mkdir -m``
+    and ``[ -L ]``: busybox has all of them.
     """
     q_sd = shlex.quote(state_dir)
     mkdir = 'mkdir -m 700 "$_pd" 2>/dev/null || { [ -e "$_pd" ] || [ -L "$_pd" ] || _se=mkdir; }' if create else ":"
     return "\n".join(
         [
-            f"_sd={q_sd}; _se=; _sx=; _st=ok; _u=$(id -u 2>/dev/null); _pd=",
+            # _ls PATH: its mode string (_lm) and owner (_lo): numeric with -n, the name where an
+            # old ls lacks -n; _me NAME: that owner is this user
+            '_ls() { set -f; set -- $(ls -ldn "$1" 2>/dev/null || ls -ld "$1" 2>/dev/null); set +f; '
+            "_lm=${1:-unknown}; _lo=${3:-unknown}; }",
+            '_me() { [ "$1" = "$_u" ] || [ "$1" = "$_un" ]; }',
+            f"_sd={q_sd}; _se=; _sx=; _st=ok; _u=$(id -u 2>/dev/null); _un=$(id -un 2>/dev/null); _pd=",
             "case $_u in ''|*[!0-9]*) _se=noid ;; esac",
             'if [ -z "$_se" ]; then',
             '  _pd="${_sd%/}/esxilab-iperf-$_u"',
             '  if [ ! -d "$_sd" ]; then _se=missing',
-            '  else set -f; set -- $(ls -ldn "$_sd/" 2>/dev/null); set +f',
-            '    case ${1:-} in d???????w[!tT]*) _se=open_parent; _sx="mode=$1" ;; esac',
-            '    if [ -z "$_se" ] && [ "${3:-}" != 0 ] && [ "${3:-}" != "$_u" ]; then',
-            '      _se=foreign_parent; _sx="owner=${3:-}"',
+            '  else _ls "$_sd/"',
+            '    case $_lm in d???????w[!tT]*) _se=open_parent; _sx="mode=$_lm" ;; esac',
+            '    if [ -z "$_se" ] && [ "$_lo" != 0 ] && [ "$_lo" != root ] && ! _me "$_lo"; then',
+            '      _se=foreign_parent; _sx="owner=$_lo"',
             "    fi",
             "  fi",
             "fi",
@@ -322,9 +328,9 @@ def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
             '  if [ -L "$_pd" ]; then _se=symlink',
             '  elif [ ! -e "$_pd" ]; then _st=absent',
             '  elif [ ! -d "$_pd" ]; then _se=notdir',
-            '  else set -f; set -- $(ls -ldn "$_pd" 2>/dev/null); set +f',
-            '    if [ "${3:-}" != "$_u" ]; then _se=owner; _sx="owner=${3:-unknown}"',
-            '    else case ${1:-} in drwx------*) ;; *) _se=mode; _sx="mode=${1:-unknown}" ;; esac',
+            '  else _ls "$_pd"',
+            '    if ! _me "$_lo"; then _se=owner; _sx="owner=$_lo"',
+            '    else case $_lm in drwx------*) ;; *) _se=mode; _sx="mode=$_lm" ;; esac',
             "    fi",
             "  fi",
             "fi",

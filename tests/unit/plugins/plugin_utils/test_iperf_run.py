@@ -1420,3 +1420,28 @@ def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Pat
         for proc in (server, victim):
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_state_snippet_with_an_ls_that_has_no_numeric_ids(tmp_path: Path) -> None:
+    # an old busybox ls without -n: owners are compared by name (id -un)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    real_ls = shutil.which("ls")
+    (fake_bin / "ls").write_text(
+        f'#!/bin/sh\ncase "$1" in *n*) echo "ls: invalid option -- n" >&2; exit 1 ;; esac\nexec {real_ls} "$@"\n'
+    )
+    (fake_bin / "ls").chmod(0o755)
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    script = r.state_snippet(TOKEN, str(base), create=True)
+    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
+    for expected in ("ok", "ok"):  # created, then found again
+        out = subprocess.run(
+            ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
+        )
+        assert r._kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == expected, out.stdout + out.stderr
+    private = base / f"esxilab-iperf-{os.getuid()}"
+    private.chmod(0o750)
+    out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
+    assert r._kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
