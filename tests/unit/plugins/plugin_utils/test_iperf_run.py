@@ -1445,3 +1445,24 @@ def test_state_snippet_with_an_ls_that_has_no_numeric_ids(tmp_path: Path) -> Non
     private.chmod(0o750)
     out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
     assert r._kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
+
+
+def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
+    # --bidir: sent/received are client-to-server, reverse_* server-to-client (the ESXi server sends)
+    result: dict[str, Any] = {
+        "protocol": "tcp",
+        "reverse": False,
+        "bidir": True,
+        "sent": {"bytes": 1000, "retransmits": 3},
+        "per_stream": [{"sent": {"bytes": 1000, "retransmits": 3}}],
+        "intervals": [{"retransmits": 3}],
+        "reverse_sent": {"bytes": 2000, "retransmits": 8634728},
+        "reverse_per_stream": [{"sent": {"bytes": 2000, "retransmits": 8634728}}],
+        "reverse_intervals": [{"retransmits": None}],
+        "warnings": [],
+    }
+    r._distrust_esxi_server_sending(result)
+    assert result["reverse_sent"]["retransmits"] is None
+    assert result["reverse_per_stream"][0]["sent"]["retransmits"] is None
+    assert result["sent"]["retransmits"] == 3 and result["intervals"][0]["retransmits"] == 3  # the client's own
+    assert len(result["warnings"]) == 1
