@@ -23,6 +23,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._iperf_run import (
     REQUIRED_IF,
     CommandOutput,
     IperfRunError,
+    check_raw_args,
     run,
 )
 
@@ -37,6 +38,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         self._supports_async = False
         result: dict[str, Any] = super().run(tmp, task_vars)
         del tmp  # tmp no longer has any effect
+
+        try:
+            # before the conversion: Ansible would turn a string extra_args into a list silently
+            check_raw_args(self._task.args)
+        except IperfRunError as exc:
+            result.update(failed=True, msg=exc.message)
+            return result
 
         _validation, args = self.validate_argument_spec(
             argument_spec=ARGUMENT_SPEC,

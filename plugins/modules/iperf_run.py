@@ -32,7 +32,9 @@ description:
     V(listener_not_permitted) (ESXi''s shipped iperf3 may not listen: use C(iperf3.copy)), V(port_in_use),
     V(bind_address) (the bind address is not on the host), V(not_iperf3_server) and V(not_iperf2_server) (iperf2 and
     iperf3 do not interoperate), V(server_gone) (the server closed the connection during the test),
-    V(udp_no_server) (no iperf2 UDP server answered), V(timeout), V(exec_failed), V(iperf_error), V(no_result).'
+    V(udp_no_server) (no iperf2 UDP server answered), V(timeout), V(exec_failed), V(iperf_error), V(no_result),
+    V(bind_resolve) (the client''s O(bind) is a name that does not resolve), V(state_dir) (O(state_dir) or the
+    private directory in it cannot be used safely; nothing was done).'
 options:
   mode:
     description:
@@ -94,17 +96,36 @@ options:
   extra_args:
     description:
       - More iperf arguments, appended last and verbatim (each item one argument, quoted for the shell).
-      - Arguments that change the output format (C(-y), C(-f), C(-J), C(--json-stream), C(--logfile)) break the
-        parsing of the result; use the options of this module instead.
+      - 'A list, one item per argument: V([-w, 256K]), not the string V(-w 256K); a string is refused (Ansible
+        would otherwise split it at commas and pass V(-w 256K) to iperf as one argument).'
+      - Arguments that change the output format (C(-y), C(-f), C(-J), C(--json-stream)) break the parsing of the
+        result; use the options of this module instead.
+      - 'Refused, because they break the module''s own files and process handling or make iperf read or write a file
+        the task does not name (as the task''s user, often root): C(-D)/C(--daemon) (the server detaches from the
+        process the module started, so O(mode=stop) and the guard lose it), C(-I)/C(--pidfile) (iperf3 writes a
+        pidfile of its own; iperf2''s C(-I) reads standard input), C(--logfile) (the output goes elsewhere: no banner,
+        no result), C(-F)/C(--file)/C(--fileinput) (the client sends a file''s content, an iperf3 server writes the
+        received data into that file), iperf2''s C(-o)/C(--output). Long options are refused by any unambiguous
+        prefix too (C(--log)), as iperf accepts those, and short ones inside a cluster of flags (C(-sD)).'
     type: list
     elements: str
     default: []
   state_dir:
     description:
-      - Directory on the host for the server's pidfile C(esxilab-iperf-<port>[-<bind>].pid) and log
-        C(esxilab-iperf-<port>[-<bind>].log).
+      - 'Directory on the host under which the module keeps its files, in a private directory
+        C(<state_dir>/esxilab-iperf-<uid>) (C(<uid>) the numeric id of the user the task runs as on the host, 0
+        with C(become)): the server''s pidfile C(esxilab-iperf-<port>[-<bind>].pid) and log
+        C(esxilab-iperf-<port>[-<bind>].log), and the client''s temporary output
+        C(esxilab-iperf-<shell pid>.out), C(.err), C(.timedout).'
+      - The private directory is created with mode 0700. It is refused, with an error naming it and the fix, when it
+        is a symbolic link, not a directory, owned by another user, or has another mode; O(state_dir) itself is
+        refused when it does not exist, when every user may write to it and it has no sticky bit, or when it
+        belongs to a user other than root and the task's user (in both cases another user could swap the private
+        directory). Nothing is started or stopped then.
       - Servers are found again (by O(mode=server) to refuse a second one on the same port, and by O(mode=stop))
-        through these pidfiles only.
+        through the pidfiles of the private directory only. Servers started as another user, or by a release before
+        1.1.0 (pidfiles directly in O(state_dir)), are not found; their guard still ends them after O(server_timeout).
+      - Must be an absolute path of letters, digits and C(._+-/).
     type: str
     default: /tmp
   server_timeout:
@@ -209,9 +230,21 @@ options:
   pid:
     description:
       - With O(mode=stop), the server to stop, by process id. It must be a server this module started (a pidfile in
-        O(state_dir) lists it); another running process is refused, never killed.
+        the private directory under O(state_dir) lists it, and the process still runs the recorded binary with
+        C(-s -p <port>)); another running process is refused, never killed.
       - With neither O(pid) nor O(port), every server this module started on the host is stopped.
     type: int
+  peer_is_esxi:
+    description:
+      - 'O(mode=client) - the server is an ESXi host. When the server sends (O(reverse), or the server-to-client part
+        of O(bidir)), the client''s iperf3 output carries the server''s C(TCP_INFO) figures, and ESXi''s bundled iperf3
+        cannot read C(TCP_INFO): its retransmit counts are garbage (for example 8634728). With V(true) they are set
+        to null in RV(result) with a warning. The server''s congestion window is never in the client''s output.'
+      - The role C(esxilab.iperf.paired_test) sets it from the servers' RV(host_is_esxi).
+      - A client that runs on ESXi itself, or a run with C(--get-server-output) from an ESXi server, is recognised
+        from the output (C(system_info) says C(VMkernel)) without this option.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
@@ -237,6 +270,16 @@ notes:
   - The server is started with C(trap '' HUP) (what C(nohup) does), so it survives the end of the SSH session; its
     output goes to the log, so the task does not wait for it. A client run returns C(changed=false) - a test
     changes nothing on the hosts.
+  - 'Security: the module never trusts files another user can write. Its pidfiles, logs and client output live
+    in a private directory (see O(state_dir)); every file there is removed and created again with C(set -C)
+    (noclobber), so a symbolic link is never followed. Pidfiles hold only C(pid), C(guard), C(tool), C(port),
+    C(bind) and C(binary), written as C(printf ''%s\n'') arguments; paths are derived from the file names, never
+    from content, and a log is shown only when it is a regular file of the private directory. Before any C(kill),
+    the stop script checks again that the pidfile lists the pid and that the process''s command line still shows
+    C(<binary> -s -p <port>) (C(/proc/<pid>/cmdline) on Linux; C(ps -o pid,args) of busybox elsewhere; ESXi''s
+    own C(ps -c) format is not verified on a real host); the guard is killed only when its command line is the
+    guard of that server. A pid reused by another process is left alone (status V(reused)).'
+  - O(binary) may not hold line breaks or other control characters.
   - Opening the firewall for the test port is not done by this module (on ESXi the firewall blocks iperf's ports
     unless a ruleset allows them).
 seealso:
@@ -362,7 +405,7 @@ log:
   description: Path on the host of the server's output (its text log).
   returned: mode is server
   type: str
-  sample: /tmp/esxilab-iperf-5201.log
+  sample: /tmp/esxilab-iperf-0/esxilab-iperf-5201.log
 status:
   description:
     - V(listening) when the server printed its C(Server listening) banner within a second of starting,
@@ -370,6 +413,12 @@ status:
   returned: mode is server and a server was started
   type: str
   sample: listening
+host_is_esxi:
+  description: Whether the host is ESXi (C(uname -s) prints C(VMkernel)). Pass a server's value to the clients as
+    O(peer_is_esxi).
+  returned: mode is server or client
+  type: bool
+  sample: false
 server_timeout:
   description: Seconds after which the guard kills the server (0 = never).
   returned: mode is server
@@ -531,10 +580,14 @@ stopped:
       type: str
     status:
       description: V(stopped) (ended by SIGTERM), V(killed) (needed SIGKILL), V(gone) (had already ended; its stale
+        pidfile was removed), V(reused) (the pid now belongs to another process, which was left alone; the stale
         pidfile was removed), V(notours) (its pidfile changed meanwhile; left alone), V(would stop) (check mode).
       type: str
     raw:
-      description: The server's whole log; parse it with P(esxilab.iperf.iperf_parse#filter) and C(all=true) to get
-        every test the server saw.
+      description:
+        - The server's whole log; parse it with P(esxilab.iperf.iperf_parse#filter) and C(all=true) to get every test
+          the server saw.
+        - On ESXi (RV(host_is_esxi)) the C(Retr) and C(Cwnd) figures of the server's own sending (reverse tests) in
+          this log are garbage (ESXi's bundled iperf3 cannot read C(TCP_INFO)); do not use them.
       type: str
 """

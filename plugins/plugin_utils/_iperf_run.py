@@ -15,17 +15,26 @@ section, the lines up to the next marker are its text. Markers are printed with 
 front (``printf '\\n%s\\n'``) so a section always starts on a fresh line; the reader removes
 exactly that one newline again, so a section holds the command output byte for byte.
 
-Remote files (``state_dir``, default ``/tmp``): ``esxilab-iperf-<port>[-<bind>].pid`` (key=value
-lines: ``pid``, ``guard``, ``tool``, ``port``, ``bind``, ``log``, ``binary``) and
-``esxilab-iperf-<port>[-<bind>].log`` (the server's own output). A *guard* shell started next to each
-server kills it after ``server_timeout`` seconds and removes the pidfile once the server is
-gone, so a forgotten server dies by itself.
+Remote files live in a *private directory* ``<state_dir>/esxilab-iperf-<uid>`` (``state_dir``
+default ``/tmp``, ``uid`` the numeric user id the scripts run as), created with ``mkdir -m 700`` and
+refused when it is a symbolic link, not a directory, owned by another user or open to others
+(:func:`state_snippet`). In it: ``esxilab-iperf-<port>[-<bind>].pid`` (key=value lines ``pid``,
+``guard``, ``tool``, ``port``, ``bind``, ``binary``, written with ``printf '%s\\n'`` arguments),
+``esxilab-iperf-<port>[-<bind>].log`` (the server's own output) and the client's
+``esxilab-iperf-<shell pid>.out/.err/.timedout``. Every file is removed first and then created under
+``set -C`` (noclobber: ``O_EXCL``), so nothing is written through a link. Paths are derived from
+the file *names* (checked against :data:`PIDFILE_NAME_RE`), never from file content; a recorded
+pid counts as our server only while its command line still shows ``<binary> -s -p <port>``
+(:func:`is_our_server`), checked again by the stop script right before any ``kill``. A *guard* shell
+started next to each server kills it after ``server_timeout`` seconds and removes the pidfile once
+the server is gone, so a forgotten server dies by itself.
 
 Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 import shlex
@@ -52,7 +61,9 @@ __all__ = [
     "build_server_argv",
     "build_server_script",
     "build_stop_script",
+    "check_raw_args",
     "diagnose",
+    "is_our_server",
     "parse_listeners",
     "parse_sections",
     "parse_started_at",
@@ -123,6 +134,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "start_at": {"type": "float"},
     "labels": {"type": "dict", "default": {}},
     "pid": {"type": "int"},
+    "peer_is_esxi": {"type": "bool", "default": False},
 }
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
 REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]]]
@@ -153,6 +165,8 @@ _APPLIES: dict[Mode, set[str]] = {
         "timeout",
         "start_at",
         "labels",
+        "state_dir",
+        "peer_is_esxi",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
 }
@@ -258,6 +272,153 @@ def _first(sections: Sequence[Section], name: str) -> Section | None:
         if section.name == name:
             return section
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# Private state directory
+# --------------------------------------------------------------------------------------------
+
+PIDFILE_NAME_RE = re.compile(r"^esxilab-iperf-(?P<port>[0-9]{1,5})(?:-(?P<bind>[0-9A-Za-z._]+))?\.pid$")
+_PIDFILE_KEYS = ("pid", "guard", "tool", "port", "bind", "binary")
+
+
+def private_dir(state_dir: str, uid: int | str) -> str:
+    """``<state_dir>/esxilab-iperf-<uid>``: where every file of this module lives."""
+    return f"{state_dir.rstrip('/')}/esxilab-iperf-{int(uid)}"
+
+
+def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
+    """Shell text that sets ``$_pd`` to the private directory and checks it (creates it if asked).
+
+    Prints ``state status=ok|absent|error [error=<kind>] uid=<uid> [owner=..] [mode=..]``.
+    ``absent`` (only when ``create`` is false) means there is nothing of ours here yet. Refused
+    (``status=error``): ``noid`` (``id -u`` failed), ``missing`` (``state_dir`` does not exist),
+    ``open_parent`` (``state_dir`` writable by everyone without the sticky bit: another user
+    could swap our directory), ``symlink``, ``notdir``, ``owner`` (another user's), ``mode``
+    (not ``drwx------``), ``mkdir`` (could not create it), ``foreign_parent`` (``state_dir`` owned by
+    a user other than root or this one, who could rename our directory). ``$_se`` is empty when usable.
+    Uses ``id``, ``ls -ldn`` (``ls -ld`` and owner names where ``-n`` is missing), ``mkdir -m``
+    and ``[ -L ]``: busybox has all of them.
+    """
+    q_sd = shlex.quote(state_dir)
+    mkdir = 'mkdir -m 700 "$_pd" 2>/dev/null || { [ -e "$_pd" ] || [ -L "$_pd" ] || _se=mkdir; }' if create else ":"
+    return "\n".join(
+        [
+            # _ls PATH: its mode string (_lm) and owner (_lo): numeric with -n, the name where an
+            # old ls lacks -n; _me NAME: that owner is this user
+            '_ls() { set -f; set -- $(ls -ldn "$1" 2>/dev/null || ls -ld "$1" 2>/dev/null); set +f; '
+            "_lm=${1:-unknown}; _lo=${3:-unknown}; }",
+            '_me() { [ "$1" = "$_u" ] || [ "$1" = "$_un" ]; }',
+            f"_sd={q_sd}; _se=; _sx=; _st=ok; _u=$(id -u 2>/dev/null); _un=$(id -un 2>/dev/null); _pd=",
+            "case $_u in ''|*[!0-9]*) _se=noid ;; esac",
+            'if [ -z "$_se" ]; then',
+            '  _pd="${_sd%/}/esxilab-iperf-$_u"',
+            '  if [ ! -d "$_sd" ]; then _se=missing',
+            '  else _ls "$_sd/"',
+            '    case $_lm in d???????w[!tT]*) _se=open_parent; _sx="mode=$_lm" ;; esac',
+            '    if [ -z "$_se" ] && [ "$_lo" != 0 ] && [ "$_lo" != root ] && ! _me "$_lo"; then',
+            '      _se=foreign_parent; _sx="owner=$_lo"',
+            "    fi",
+            "  fi",
+            "fi",
+            'if [ -z "$_se" ] && [ ! -e "$_pd" ] && [ ! -L "$_pd" ]; then',
+            f"  {mkdir}",
+            "fi",
+            'if [ -z "$_se" ]; then',
+            '  if [ -L "$_pd" ]; then _se=symlink',
+            '  elif [ ! -e "$_pd" ]; then _st=absent',
+            '  elif [ ! -d "$_pd" ]; then _se=notdir',
+            '  else _ls "$_pd"',
+            '    if ! _me "$_lo"; then _se=owner; _sx="owner=$_lo"',
+            '    else case $_lm in drwx------*) ;; *) _se=mode; _sx="mode=$_lm" ;; esac',
+            "    fi",
+            "  fi",
+            "fi",
+            'if [ -n "$_se" ]; then _st=error; fi',
+            _marker(token, "state", "status=$_st error=$_se uid=$_u $_sx"),
+        ]
+    )
+
+
+def state_error(section: Section | None, state_dir: str) -> IperfRunError | None:
+    """The error to raise for a ``state`` section that refused the private directory (else None)."""
+    if section is None:
+        return IperfRunError(f"the host script did not report on state_dir={state_dir!r}; nothing was done")
+    kv = _kv(section.args)
+    if kv.get("status") != "error":
+        return None
+    kind = kv.get("error", "")
+    uid = kv.get("uid", "")
+    where = private_dir(state_dir, uid) if uid.isdigit() else f"{state_dir.rstrip('/')}/esxilab-iperf-<uid>"
+    fix = (
+        "Set state_dir to a directory only this user (or root) can write, or check who made it and remove "
+        f"it (rm -r {shlex.quote(where)}) so that the module creates it again"
+    )
+    messages = {
+        "noid": "could not read the user id on the host (id -u printed no number); the module needs it to name "
+        "its private directory",
+        "missing": f"state_dir={state_dir!r} does not exist on the host; create it (mkdir -p {shlex.quote(state_dir)})"
+        " or set state_dir to an existing directory (default /tmp)",
+        "open_parent": f"state_dir={state_dir!r} is writable by every user but has no sticky bit "
+        f"({kv.get('mode', '')}): another user could replace the module's private directory in it. Use a directory "
+        "with the sticky bit (as /tmp has: chmod +t) or one only this user can write",
+        "foreign_parent": f"state_dir={state_dir!r} belongs to uid {kv.get('owner', '?')}, neither root nor uid {uid} "
+        "that runs the task: its owner could rename the module's private directory and put a link in its place. Set "
+        "state_dir to a directory owned by root (such as /tmp) or by this user",
+        "symlink": f"the private directory {where} in state_dir is a symbolic link, not made by this module; refusing "
+        f"to use it (someone may be redirecting root's files). {fix}",
+        "notdir": f"{where} (in state_dir) exists and is not a directory; refusing to use it. {fix}",
+        "owner": f"the private directory {where} (in state_dir) belongs to uid {kv.get('owner', '?')}, not to uid "
+        f"{uid} that runs the task; refusing to use it. {fix}",
+        "mode": f"the private directory {where} (in state_dir) has mode {kv.get('mode', '?')}, not drwx------; "
+        f"refusing to use it. {fix}",
+        "mkdir": f"could not create the private directory {where} in state_dir={state_dir!r}: is state_dir "
+        "writable for this user? Set state_dir to a writable directory",
+    }
+    message = messages.get(kind, f"state_dir={state_dir!r} cannot be used ({section.args})")
+    return IperfRunError(message, {"error_kind": "state_dir"})
+
+
+def _cmdline_function(proc: str = "/proc") -> str:
+    """``_cmdline PID``: print the process's command line (arguments joined by spaces).
+
+    Linux: ``/proc/PID/cmdline``. Elsewhere: busybox ``ps -o pid,args``, procps ``ps -e -ww -o
+    pid,args``, then ESXi's ``ps -c`` (world id or cartel id in the first two columns; its
+    format is not verified on a real host). Prints nothing when the process is unknown.
+    """
+    q_proc = shlex.quote(proc)
+    return (
+        "_cmdline() { "
+        f"if [ -r {q_proc}/\"$1\"/cmdline ]; then tr '\\000' ' ' <{q_proc}/\"$1\"/cmdline; echo; return 0; fi; "
+        'for _po in "-o pid,args" "-e -ww -o pid,args" "-c"; do '
+        '_l=$(ps $_po 2>/dev/null | awk -v p="$1" -v o="$_po" '
+        "'$1 == p || ($2 == p && o == \"-c\") { print; exit }'); "
+        'if [ -n "$_l" ]; then echo "$_l"; return 0; fi; done; return 1; }'
+    )
+
+
+# `_isours PID BINARY PORT`: the process runs `<binary> -s -p <port>` (what build_server_argv
+# starts), or an iperf binary a wrapper exec'd with those arguments. See is_our_server.
+_ISOURS = (
+    '_isours() { _c=" $(_cmdline "$1") "; case $_c in *" $2 -s -p $3 "*) return 0 ;; '
+    '*iperf*" -s -p $3 "*) return 0 ;; esac; return 1; }'
+)
+# `_isguard GUARD PID`: the guard shell started for server PID (its $0 and first argument).
+_ISGUARD = '_isguard() { case " $(_cmdline "$1") " in *" esxilab-iperf-guard $2 "*) return 0 ;; esac; return 1; }'
+
+
+def is_our_server(cmdline: str, binary: str, port: int | str) -> bool:
+    """Whether ``cmdline`` (as ``_cmdline`` prints it) is the server this module started.
+
+    The same rule as the shell's ``_isours``: ``<binary> -s -p <port>`` in the command line, or
+    an ``iperf`` name followed by ``-s -p <port>`` (a wrapper that exec'd the real binary).
+    """
+    text = f" {cmdline.strip()} "
+    tail = f" -s -p {port} "
+    if binary and f" {binary}{tail}" in text:
+        return True
+    head, sep, _rest = text.partition(tail)
+    return bool(sep) and "iperf" in head
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,15 +531,20 @@ def build_probe_script(
             lines.append(f"{keyword} _which {name} >/dev/null; then {marker}; {command} 2>&1")
         lines.append(f"else {_marker(token, 'listing', 'none')}; fi")
     if state_dir is not None:
-        pattern = shlex.quote(state_dir.rstrip("/") or "/") + "/esxilab-iperf-*.pid"
         lines += [
-            f"for f in {pattern}; do",
-            '  [ -f "$f" ] || continue',
-            "  p=$(sed -n 's/^pid=//p' \"$f\")",
-            '  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then a=1; else a=0; fi',
-            "  " + _marker(token, "pidfile", "alive=$a path=$f"),
-            '  cat "$f"',
-            "done",
+            state_snippet(token, state_dir, create=False),
+            _cmdline_function(),
+            'if [ "$_st" = ok ]; then',
+            '  for f in "$_pd"/esxilab-iperf-*.pid; do',
+            '    [ -f "$f" ] && [ ! -L "$f" ] || continue',
+            "    " + _marker(token, "pidfile", "${f##*/}"),
+            '    head -n 20 "$f"',
+            "    p=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$f\" | head -n 1)",
+            '    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then a=1; else a=0; fi',
+            "    " + _marker(token, "process", "pid=$p alive=$a"),
+            '    if [ "$a" = 1 ]; then _cmdline "$p"; fi',
+            "  done",
+            "fi",
         ]
     if pid is not None:
         lines += [
@@ -400,6 +566,7 @@ class Probe:
     listing: str = ""
     pidfiles: list[dict[str, Any]] = field(default_factory=list)
     pid_alive: bool | None = None
+    state: Section | None = None
 
 
 def parse_probe(out: CommandOutput, token: str) -> Probe:
@@ -427,17 +594,57 @@ def parse_probe(out: CommandOutput, token: str) -> Probe:
         elif section.name == "listing":
             probe.listing_via = section.args
             probe.listing = section.text
+        elif section.name == "state":
+            probe.state = section
         elif section.name == "pidfile":
-            info: dict[str, Any] = dict(_kv(section.args))
-            for line in section.text.splitlines():
-                key, sep, value = line.partition("=")
-                if sep:
-                    info[key.strip()] = value.strip()
-            info["alive"] = info.get("alive") == "1"
-            probe.pidfiles.append(info)
+            entry = read_pidfile(section.args, section.text)
+            if entry is not None:
+                probe.pidfiles.append(entry)
+        elif section.name == "process" and probe.pidfiles and "checked" not in probe.pidfiles[-1]:
+            last = probe.pidfiles[-1]
+            kv = _kv(section.args)
+            last["checked"] = True
+            last["alive"] = (
+                kv.get("alive") == "1"
+                and kv.get("pid") == str(last.get("pid"))
+                and is_our_server(section.text, str(last.get("binary") or ""), last["port"])
+            )
         elif section.name == "pid":
             probe.pid_alive = _kv(section.args).get("alive") == "1"
     return probe
+
+
+def read_pidfile(name: str, text: str) -> dict[str, Any] | None:
+    """A pidfile's entry from its file name and content, or None when the name is not ours.
+
+    Only the keys this module writes are read, each from its first line; ``port`` and ``bind``
+    come from the name, which the probe took from the directory listing, and so do ``path``
+    and ``log`` (relative to the private directory: ``name`` / ``log_name``). ``alive`` is set
+    later from the process check, never from the file.
+    """
+    match = PIDFILE_NAME_RE.match(name.strip())
+    if match is None:
+        return None
+    content: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key in _PIDFILE_KEYS and key not in content:
+            content[key] = value
+    pid = content.get("pid", "")
+    guard = content.get("guard", "")
+    return {
+        "name": match.group(0),
+        "log_name": match.group(0)[: -len(".pid")] + ".log",
+        "pid": int(pid) if pid.isdigit() else None,
+        "guard": int(guard) if guard.isdigit() else None,
+        "tool": content.get("tool") if content.get("tool") in ("iperf2", "iperf3") else None,
+        "port": int(match.group("port")),
+        "bind": content.get("bind")
+        if match.group("bind") and _name_part(content.get("bind", "")) == match.group("bind")
+        else (match.group("bind") or None),
+        "binary": content.get("binary"),
+        "alive": False,
+    }
 
 
 @dataclass(frozen=True)
@@ -594,6 +801,63 @@ def _not_option_like(params: Mapping[str, Any], name: str) -> None:
         raise IperfRunError(f"{name}={value!r} is not a host name or address")
 
 
+# iperf options that write or read files of their own or detach the server: they would break the
+# module's pidfile, log and process checks, or make root read/write a file the task never names.
+# (iperf3: -D/--daemon, -I/--pidfile, --logfile, -F/--file; iperf2: -D/--daemon, -o/--output,
+# -F/--fileinput, -I/--stdin.)
+_FORBIDDEN_LONG = {
+    "daemon": "detaches the server from the process the module started and checks (pidfile, guard, stop)",
+    "pidfile": "makes iperf write a pidfile of its own, as the task's user, at a path outside the module's "
+    "private directory",
+    "logfile": "sends iperf's output to another file: the module then sees no banner (server) or no result (client)",
+    "file": "makes iperf read (client) or write (server) that file as the task's user",
+    "fileinput": "makes iperf2 send the content of that file",
+    "output": "makes iperf2 write its report to that file instead of the output the module reads",
+    "stdin": "makes iperf2 read its data from standard input, which is /dev/null here",
+}
+_FORBIDDEN_SHORT = {"D": "daemon", "I": "pidfile", "F": "file", "o": "output"}
+
+
+def check_extra_args(extra_args: Any) -> None:
+    """Refuse ``extra_args`` that is not a list, and iperf options that break the module's own files."""
+    if isinstance(extra_args, str):
+        try:
+            shown = shlex.split(extra_args)
+        except ValueError:
+            shown = extra_args.split()
+        raise IperfRunError(
+            f"extra_args must be a list with one item per argument, got the string {extra_args!r}; write it as a list, "
+            f"for example extra_args: {shown!r} (YAML: extra_args: [{', '.join(shown)}])"
+        )
+    for item in extra_args or []:
+        text = str(item)
+        reason = None
+        if text.startswith("--") and len(text) > 2:
+            name = text[2:].split("=", 1)[0]
+            matches = [long for long in _FORBIDDEN_LONG if long.startswith(name)] if len(name) >= 2 else []
+            if name in _FORBIDDEN_LONG or matches:
+                reason = _FORBIDDEN_LONG[name if name in _FORBIDDEN_LONG else matches[0]]
+        elif text.startswith("-") and len(text) > 1 and not text[1:2].isdigit():
+            # the option itself, or any flag of a cluster of letters only (-sD); a cluster with
+            # digits is an option with its value attached (-t10, -w256K)
+            letters = text[1:] if text[1:].isalpha() else text[1]
+            found = [letter for letter in letters if letter in _FORBIDDEN_SHORT]
+            if found:
+                reason = _FORBIDDEN_LONG[_FORBIDDEN_SHORT[found[0]]]
+        if reason is not None:
+            raise IperfRunError(
+                f"extra_args item {text!r} is refused: it {reason}. The module keeps the server's pidfile and log in "
+                "its private directory under state_dir and reads iperf's output itself; remove the item (there is no "
+                "need for iperf's own -D/--daemon, -I/--pidfile, --logfile, -F/--file or iperf2's -o/--output)"
+            )
+
+
+def check_raw_args(raw: Mapping[str, Any]) -> None:
+    """Checks on the task arguments *before* Ansible converts them (a string would become a list)."""
+    if "extra_args" in raw and isinstance(raw["extra_args"], str):
+        check_extra_args(raw["extra_args"])
+
+
 def validate_params(params: Mapping[str, Any]) -> Mode:
     """Checks that need no host: applicability per mode, ranges and formats."""
     mode: Mode = params["mode"]
@@ -615,6 +879,13 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
     _pattern(params, "bandwidth", _RATE_RE, "'100M', '1G' or '0' for unlimited")
     _not_option_like(params, "server")
     _not_option_like(params, "bind")
+    binary = params.get("binary")
+    if binary is not None and (not binary.strip() or any(ord(c) < 32 or ord(c) == 127 for c in binary)):
+        raise IperfRunError(
+            f"binary={binary!r} holds a line break or another control character (or is empty); set binary to the "
+            "plain path of the iperf binary on the host"
+        )
+    check_extra_args(params.get("extra_args"))
     state_dir = params.get("state_dir")
     if state_dir is not None and not _SAFE_DIR_RE.match(state_dir):
         raise IperfRunError(
@@ -899,14 +1170,24 @@ _GUARD = (
 )
 
 
-def state_paths(state_dir: str, port: int, bind: str | None = None) -> tuple[str, str]:
-    """``(pidfile, logfile)`` of the server on ``port`` (and ``bind``, when it is bound).
+def _name_part(bind: str) -> str:
+    return re.sub(r"[^0-9A-Za-z.]", "_", bind)
+
+
+def state_stem(port: int, bind: str | None = None) -> str:
+    """``esxilab-iperf-<port>[-<bind>]``: the name of a server's pidfile and log without suffix."""
+    return f"esxilab-iperf-{port}" + (f"-{_name_part(bind)}" if bind else "")
+
+
+def state_paths(directory: str, port: int, bind: str | None = None) -> tuple[str, str]:
+    """``(pidfile, logfile)`` of the server on ``port`` (and ``bind``, when it is bound) in ``directory``
+    (the private directory, see :func:`private_dir`).
 
     The bind address is part of the name so that servers on the same port but different
     addresses keep separate files when hosts share a file system (namespaces, NFS /tmp).
     """
-    base = state_dir.rstrip("/") or ""
-    stem = f"esxilab-iperf-{port}" + (f"-{re.sub(r'[^0-9A-Za-z.]', '_', bind)}" if bind else "")
+    base = directory.rstrip("/") or ""
+    stem = state_stem(port, bind)
     return f"{base}/{stem}.pid", f"{base}/{stem}.log"
 
 
@@ -923,87 +1204,114 @@ def build_server_script(
     argv: Sequence[str],
     *,
     caps: HostCaps,
-    pidfile: str,
-    logfile: str,
+    state_dir: str,
+    stem: str,
     server_timeout: int,
     meta: Mapping[str, str],
 ) -> str:
     """Start the server in the background, out of the session's reach, plus its guard.
+
+    The files are ``<stem>.pid`` and ``<stem>.log`` in the private directory (created and
+    checked first, see :func:`state_snippet`); both are removed and created again under
+    ``set -C``, so a link planted there is never followed. The pidfile holds ``pid``, ``guard``
+    and ``meta``, each line a ``printf '%s\\n'`` argument (never part of the format).
 
     The server runs under ``setsid`` when the host has it (a new session: no terminal, no
     hangup signal), else in a process group of its own (``set -m``); ``trap '' HUP`` as well.
     ``setsid`` does not fork here (the background job is no process-group leader), so ``$!``
     is the server's pid.
 
-    Prints ``started pid=.. guard=.. status=listening|running|exited`` and the log.
+    Prints ``state ...``, then ``started pid=.. guard=.. status=listening|running|exited`` and the log.
     """
     nap, tries = _short_nap(caps)
-    meta_lines = "".join(f"{k}={v}\\n" for k, v in meta.items() if "\n" not in v)
-    q_pid, q_log = shlex.quote(pidfile), shlex.quote(logfile)
+    meta_args = " ".join(shlex.quote(f"{k}={v}") for k, v in meta.items() if "\n" not in v and "\r" not in v)
     return "\n".join(
         [
-            "umask 022",
+            "umask 077",
             _WHICH,
+            state_snippet(token, state_dir, create=True),
+            'if [ "$_st" != ok ]; then ' + _marker(token, "done") + "; exit 0; fi",
+            f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+            'rm -f "$_pf" "$_lf"',
+            "set -C",
             # iperf3 installs its own SIGHUP handler, so ignoring HUP (what nohup does) does not keep
             # it alive when an ssh -tt session ends: the kernel signals the terminal's foreground
             # process group. A new session (setsid) or, without setsid, a process group of its own
             # (job control, set -m) keeps the server out of that group.
             "if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid",
             "else { set -m; } 2>/dev/null; _ss=; fi",
-            f"( trap '' HUP; exec $_ss {shlex.join(argv)} ) >{q_log} 2>&1 </dev/null &",
+            f"( trap '' HUP; exec $_ss {shlex.join(argv)} ) >\"$_lf\" 2>&1 </dev/null &",
             "p=$!",
             f"( trap '' HUP; exec /bin/sh -c {shlex.quote(_GUARD)} esxilab-iperf-guard"
-            f' "$p" {q_pid} {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
+            f' "$p" "$_pf" {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
             "g=$!",
-            f'printf \'pid=%s\\nguard=%s\\n{_printf_escape(meta_lines)}\' "$p" "$g" >{q_pid}',
+            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} >"$_pf"',
             "st=running; i=0",
             f'while [ "$i" -lt {tries} ]; do',
             '  if ! kill -0 "$p" 2>/dev/null; then st=exited; break; fi',
-            f"  if grep -q 'listening' {q_log} 2>/dev/null; then st=listening; break; fi",
+            "  if grep -q 'listening' \"$_lf\" 2>/dev/null; then st=listening; break; fi",
             f"  {nap}",
             "  i=$((i+1))",
             "done",
             'if [ "$st" != exited ] && ! kill -0 "$p" 2>/dev/null; then st=exited; fi',
-            f'if [ "$st" = exited ]; then kill "$g" 2>/dev/null; rm -f {q_pid}; fi',
+            'if [ "$st" = exited ]; then kill "$g" 2>/dev/null; rm -f "$_pf"; fi',
             _marker(token, "started", "pid=$p guard=$g status=$st"),
-            f"cat {q_log} 2>/dev/null",
+            'cat "$_lf" 2>/dev/null',
             _marker(token, "done"),
         ]
     )
 
 
-def _printf_escape(text: str) -> str:
-    """Make ``text`` safe inside a single-quoted printf format."""
-    return text.replace("%", "%%").replace("'", "'\\''")
+def build_stop_script(
+    token: str, targets: Sequence[Mapping[str, Any]], *, caps: HostCaps, state_dir: str, proc: str = "/proc"
+) -> str:
+    """Stop each target (a :func:`read_pidfile` entry): guard first, then TERM, then KILL after a grace.
 
-
-def build_stop_script(token: str, targets: Sequence[Mapping[str, Any]], *, caps: HostCaps) -> str:
-    """Stop each target (pidfile entry): guard first, then TERM, then KILL after a grace."""
+    Right before any ``kill`` the script checks again that the pidfile (found by its name in
+    the private directory) still lists the pid and that the process still runs
+    ``<binary> -s -p <port>`` (``_isours``); the guard is killed only when its command line is
+    the guard of that pid. A pid that now belongs to another process is left alone
+    (``reused``) and its stale pidfile removed. The log shown is ``<stem>.log`` of the same
+    directory, read only when it is a regular file.
+    """
     nap, tries = _short_nap(caps)
     tries = tries * KILL_GRACE
     # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
     # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
     lines = [
+        state_snippet(token, state_dir, create=False),
+        'if [ "$_st" != ok ]; then ' + _marker(token, "done") + "; exit 0; fi",
+        _cmdline_function(proc),
+        _ISOURS,
+        _ISGUARD,
         '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
         'case "$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null)" in Z*) return 1;; esac; return 0; }',
     ]
     for target in targets:
         pid = int(target["pid"])
-        guard = str(target.get("guard") or "")
-        q_pid = shlex.quote(str(target["path"]))
-        q_log = shlex.quote(str(target.get("log") or "/dev/null"))
+        guard = target.get("guard")
+        name = str(target["name"])
+        if not PIDFILE_NAME_RE.match(name):
+            raise ValueError(f"not a pidfile name of this module: {name!r}")
+        q_bin = shlex.quote(str(target.get("binary") or ""))
+        port = int(target["port"])
         lines += [
-            f"if grep -qx 'pid={pid}' {q_pid} 2>/dev/null; then",
-            f"  kill {int(guard)} 2>/dev/null" if guard.isdigit() else "  :",
-            f"  if kill -0 {pid} 2>/dev/null; then",
+            f'_pf="$_pd/{name}"; _lf="$_pd/{target["log_name"]}"',
+            f'if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx \'pid={pid}\' "$_pf" 2>/dev/null; then',
+            f"  if _isours {pid} {q_bin} {port}; then",
+            f"    if _isguard {int(guard)} {pid}; then kill {int(guard)} 2>/dev/null; fi"
+            if isinstance(guard, int)
+            else "    :",
             f"    kill {pid} 2>/dev/null; i=0",
             f'    while _alive {pid} && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
-            f"    if _alive {pid}; then kill -9 {pid} 2>/dev/null; st=killed; else st=stopped; fi",
+            f"    if _alive {pid} && _isours {pid} {q_bin} {port}; then kill -9 {pid} 2>/dev/null; st=killed;"
+            " else st=stopped; fi",
+            f"  elif kill -0 {pid} 2>/dev/null; then st=reused",
             "  else st=gone; fi",
-            f"  rm -f {q_pid}",
+            '  rm -f "$_pf"',
             "else st=notours; fi",
             _marker(token, "stopped", f"pid={pid} status=$st"),
-            f"cat {q_log} 2>/dev/null",
+            'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',
         ]
     lines.append(_marker(token, "done"))
     return "\n".join(lines)
@@ -1016,8 +1324,13 @@ def build_client_script(
     caps: HostCaps,
     timeout: float,
     start_at: float | None = None,
+    state_dir: str = "/tmp",
 ) -> str:
     """Run the client: optional barrier, clock reading, iperf bounded by ``timeout``.
+
+    Its files (``esxilab-iperf-<shell pid>.out/.err/.timedout``) are in the private directory
+    of ``state_dir`` (:func:`state_snippet`, created when missing), removed first and created
+    under ``set -C``: a link planted there is never followed.
 
     With GNU ``timeout`` the run is wrapped by it (exit 124 = timed out); elsewhere (busybox,
     whose ``timeout`` syntax changed in 1.30) a watchdog subshell kills iperf and leaves a
@@ -1029,9 +1342,12 @@ def build_client_script(
     seconds = max(1, math.ceil(timeout))
     lines = [
         "umask 077",
-        '_d=${TMPDIR:-/tmp}; _o="$_d/esxilab-iperf-$$.out"; _e="$_d/esxilab-iperf-$$.err"',
-        '_k="$_d/esxilab-iperf-$$.timedout"; _p=; _w=; _g=',
+        state_snippet(token, state_dir, create=True),
+        'if [ "$_st" != ok ]; then ' + _marker(token, "done") + "; exit 0; fi",
+        '_o="$_pd/esxilab-iperf-$$.out"; _e="$_pd/esxilab-iperf-$$.err"',
+        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=',
         'rm -f "$_o" "$_e" "$_k"',
+        "set -C",
         # An interrupted run (hang-up, play stopped) leaves no files and no iperf behind. Long
         # waits are `cmd & wait`, so a signal is handled at once (a trap waits for a foreground
         # command to end).
@@ -1058,20 +1374,23 @@ def build_client_script(
             "_p=$!",
             "( trap 'kill $_w 2>/dev/null; exit 0' TERM; "
             f"sleep {seconds} & _w=$!; wait $_w; "
-            f'if kill "$_p" 2>/dev/null; then : >"$_k"; sleep {KILL_GRACE} & _w=$!; wait $_w; '
-            'kill -9 "$_p" 2>/dev/null; fi )'
+            # the marker first: once iperf dies, the main shell ends this watchdog at once
+            f': >"$_k"; if kill "$_p" 2>/dev/null; then sleep {KILL_GRACE} & _w=$!; wait $_w; '
+            'kill -9 "$_p" 2>/dev/null; else rm -f "$_k"; fi )'
             " >/dev/null 2>&1 &",
             "_g=$!",
             'wait "$_p"; _rc=$?',
             'kill "$_g" 2>/dev/null',
         ]
     lines += [
-        'if [ -f "$_k" ]; then _to=1; else _to=0; fi',
+        'if [ -f "$_k" ] && [ ! -L "$_k" ]; then _to=1; else _to=0; fi',
         _marker(token, "exit", "rc=$_rc timedout=$_to"),
         _marker(token, "stdout"),
-        'cat "$_o" 2>/dev/null',
+        # only what iperf wrote: never through a link (a shell that could not create the file
+        # leaves whatever was there)
+        'if [ -f "$_o" ] && [ ! -L "$_o" ]; then cat "$_o"; fi',
         _marker(token, "stderr"),
-        'cat "$_e" 2>/dev/null',
+        'if [ -f "$_e" ] && [ ! -L "$_e" ]; then cat "$_e"; fi',
         _marker(token, "done"),
         'rm -f "$_o" "$_e" "$_k"',
     ]
@@ -1209,6 +1528,44 @@ def diagnose(
     return None
 
 
+def _is_ip_literal(value: str | None) -> bool:
+    try:
+        ipaddress.ip_address((value or "").split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve_diagnosis(ctx: Context, line: str) -> Diagnosis:
+    """A name did not resolve: the bind address (``-B``) or the server, whichever is a name.
+
+    iperf3 says ``unable to connect to server: Name or service not known`` for both; iperf2
+    starts the line with the name (``nosuch: Unknown host``).
+    """
+    words = _strip_prefix(line)
+    bind_named = bool(ctx.bind) and not _is_ip_literal(ctx.bind)
+    server_named = not _is_ip_literal(ctx.server)
+    if bind_named and (not server_named or line.startswith(f"{ctx.bind}:")):
+        return Diagnosis(
+            "bind_resolve",
+            f"bind={ctx.bind!r} (the client's source address, -B) cannot be resolved on this host ({words}); "
+            "set bind to an IP address of this host (on ESXi: the vmk interface's address) or leave it unset",
+            line,
+        )
+    if bind_named and not line.startswith(f"{ctx.server}:"):
+        return Diagnosis(
+            "resolve",
+            f"the server name {ctx.server!r} or bind={ctx.bind!r} cannot be resolved on this host ({words}); "
+            "use IP addresses for both",
+            line,
+        )
+    return Diagnosis(
+        "resolve",
+        f"the server name {ctx.server!r} cannot be resolved on this host ({words}); use an IP address",
+        line,
+    )
+
+
 _CONNECT_WORD = re.compile(r"\bconnect\b", re.IGNORECASE)
 
 
@@ -1252,12 +1609,7 @@ def _diagnose_client(
             )
     for needle in ("name or service not known", "unknown host", "temporary failure in name resolution", "nodename nor"):
         if line := _line_with(text, needle):
-            return Diagnosis(
-                "resolve",
-                f"the server name {ctx.server!r} cannot be resolved on this host ({_strip_prefix(line)}); "
-                "use an IP address",
-                line,
-            )
+            return _resolve_diagnosis(ctx, line)
     if ctx.tool == "iperf3":
         # An iperf2 server answers the iperf3 handshake with any of these (seen with iperf 2.1.8).
         line = (
@@ -1317,6 +1669,43 @@ def _distrust_tcp_info(result: Result) -> None:
     )
 
 
+def _distrust_esxi_server_sending(result: Result) -> None:
+    """The server (an ESXi host, ``peer_is_esxi``) sent: its retransmits are ESXi iperf3 garbage.
+
+    With ``-R`` the client's totals (``sent``, ``per_stream[].sent``) are the server's own,
+    exchanged at the end of the test; with ``--bidir`` the server's sending is the reverse
+    part (``reverse_sent``, ``reverse_per_stream``). The intervals are the client's (it only
+    received), so they carry none. The server's cwnd is never in the client's output.
+    """
+    if result.get("protocol") != "tcp":
+        return
+    if result.get("bidir"):
+        totals, per_stream, series = "reverse_sent", "reverse_per_stream", "reverse_intervals"
+    elif result.get("reverse"):
+        totals, per_stream, series = "sent", "per_stream", "intervals"
+    else:
+        return
+    had_any = False
+    block = result.get(totals)
+    if isinstance(block, dict) and block.get("retransmits") is not None:
+        block["retransmits"] = None
+        had_any = True
+    for stream in result.get(per_stream) or []:
+        sent = stream.get("sent") if isinstance(stream, dict) else None
+        if isinstance(sent, dict) and sent.get("retransmits") is not None:
+            sent["retransmits"] = None
+            had_any = True
+    for interval in result.get(series) or []:
+        if isinstance(interval, dict) and interval.get("retransmits") is not None:
+            interval["retransmits"] = None
+            had_any = True
+    if had_any:
+        result["warnings"].append(
+            "retransmits of the server's sending set to null: the server is an ESXi host (peer_is_esxi), whose "
+            "bundled iperf3 cannot read TCP_INFO, so its retransmit counts are garbage"
+        )
+
+
 def interpret_client(
     sections: Sequence[Section],
     ctx: Context,
@@ -1325,6 +1714,7 @@ def interpret_client(
     timeout: float,
     start_at: float | None,
     labels: Mapping[str, Any],
+    peer_is_esxi: bool = False,
 ) -> tuple[dict[str, Any], Diagnosis | None]:
     """Turn the client script's sections into the task result and, on failure, a diagnosis."""
     stdout = (_first(sections, "stdout") or Section("stdout", "", "")).text
@@ -1375,6 +1765,8 @@ def interpret_client(
             result["labels"] = dict(labels)
         if ctx.tool == "iperf3" and _line_with(stderr, "getsockopt", "function not implemented"):
             _distrust_tcp_info(result)
+        if peer_is_esxi:
+            _distrust_esxi_server_sending(result)
     out["result"] = result
 
     pieces = (result.get("error") if result else None, stderr, stdout if result is None else "")
@@ -1447,12 +1839,13 @@ def _candidates(params: Mapping[str, Any]) -> tuple[str, ...]:
 def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:
     state_dir = params.get("state_dir") or "/tmp"
     probe = _probe(execute, token, candidates=_candidates(params), listing=True, state_dir=state_dir)
+    _raise_state_error(probe.state, state_dir)
     binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
     port = params.get("port") or DEFAULT_PORTS[binary.tool]
     bind = params.get("bind")
     protocol = "udp" if binary.tool == "iperf2" and params.get("protocol") == "udp" else "tcp"
     argv = build_server_argv(binary, params, port)
-    pidfile, logfile = state_paths(state_dir, port, bind)
+    _pidfile, logfile = state_paths(_private_dir_of(probe.state, state_dir), port, bind)
     base: dict[str, Any] = {
         "port": port,
         "bind": bind,
@@ -1462,13 +1855,15 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         "log": logfile,
         "command": shlex.join(argv),
         "server_timeout": params.get("server_timeout"),
+        "host_is_esxi": probe.caps.esxi,
     }
     ours = [p for p in probe.pidfiles if p.get("alive") and _same_listener(p, port, bind)]
     if ours:
         entry = ours[0]
         raise IperfRunError(
             f"a server started by this module already runs on port {port} (pid {entry.get('pid')}, "
-            f"{entry.get('tool')}, log {entry.get('log')}); stop it first with mode=stop port={port}, "
+            f"{entry.get('tool')}, log {entry['log_name']} in {_private_dir_of(probe.state, state_dir)}); stop it "
+            f"first with mode=stop port={port}, "
             "or use another port",
             base | {"pid": _int_or_none(entry.get("pid")), "error_kind": "port_in_use"},
         )
@@ -1487,20 +1882,20 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         "tool": binary.tool,
         "port": str(port),
         "bind": bind or "",
-        "log": logfile,
         "binary": binary.path,
     }
     script = build_server_script(
         token,
         argv,
         caps=probe.caps,
-        pidfile=pidfile,
-        logfile=logfile,
+        state_dir=state_dir,
+        stem=state_stem(port, bind),
         server_timeout=int(params.get("server_timeout") or 0),
         meta=meta,
     )
     out = execute(script)
     sections = parse_sections(out.stdout, token)
+    _raise_state_error(_first(sections, "state"), state_dir, base)
     started = _first(sections, "started")
     if started is None:
         raise IperfRunError(
@@ -1525,6 +1920,18 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
             "(iperf3 before 3.1.5 buffers its log); it was not verified that it accepts connections"
         )
     return base | {"changed": True, "status": status, "warnings": warnings}
+
+
+def _raise_state_error(section: Section | None, state_dir: str, result: Mapping[str, Any] | None = None) -> None:
+    error = state_error(section, state_dir)
+    if error is not None:
+        error.result = dict(result or {}) | error.result
+        raise error
+
+
+def _private_dir_of(section: Section | None, state_dir: str) -> str:
+    uid = _kv(section.args).get("uid", "") if section is not None else ""
+    return private_dir(state_dir, uid) if uid.isdigit() else f"{state_dir.rstrip('/')}/esxilab-iperf-<uid>"
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -1552,6 +1959,7 @@ def _run_client(
         "server": params["server"],
         "port": port,
         "command": shlex.join(argv),
+        "host_is_esxi": probe.caps.esxi,
     }
     if check_mode:
         return base | {
@@ -1560,9 +1968,11 @@ def _run_client(
             "skip_reason": "check mode: the iperf client was not run (a test cannot be simulated)",
             "msg": "check mode: the iperf client was not run",
         }
-    script = build_client_script(token, argv, caps=probe.caps, timeout=timeout, start_at=start_at)
+    state_dir = params.get("state_dir") or "/tmp"
+    script = build_client_script(token, argv, caps=probe.caps, timeout=timeout, start_at=start_at, state_dir=state_dir)
     out = execute(script)
     sections = parse_sections(out.stdout, token)
+    _raise_state_error(_first(sections, "state"), state_dir, base)
     if _first(sections, "exit") is None:
         raise IperfRunError(
             f"the client script failed before iperf ran (exit status {out.rc}): "
@@ -1580,7 +1990,13 @@ def _run_client(
         duration=float(params["duration"]) if params.get("duration") else (None if params.get("bytes") else 10.0),
     )
     info, diagnosis = interpret_client(
-        sections, ctx, caps=probe.caps, timeout=timeout, start_at=start_at, labels=params.get("labels") or {}
+        sections,
+        ctx,
+        caps=probe.caps,
+        timeout=timeout,
+        start_at=start_at,
+        labels=params.get("labels") or {},
+        peer_is_esxi=bool(params.get("peer_is_esxi")),
     )
     result = base | info | {"changed": False}
     if diagnosis is not None:
@@ -1594,17 +2010,19 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
     port = params.get("port")
     bind = params.get("bind")
     probe = _probe(execute, token, state_dir=state_dir, pid=pid)
+    _raise_state_error(probe.state, state_dir)
+    directory = _private_dir_of(probe.state, state_dir)
     targets = [
         p
         for p in probe.pidfiles
-        if _int_or_none(p.get("pid")) is not None
-        and (pid is None or _int_or_none(p.get("pid")) == pid)
-        and (port is None or str(p.get("port")) == str(port))
+        if p.get("pid") is not None
+        and (pid is None or p.get("pid") == pid)
+        and (port is None or p.get("port") == port)
         and (not bind or (p.get("bind") or None) == bind)
     ]
     if pid is not None and not targets and probe.pid_alive:
         raise IperfRunError(
-            f"pid {pid} is running but was not started by this module (no pidfile in {state_dir} lists it); "
+            f"pid {pid} is running but was not started by this module (no pidfile in {directory} lists it); "
             "refusing to kill it. Stop it yourself, or pass the port of a server this module started"
         )
     alive = [t for t in targets if t.get("alive")]
@@ -1612,18 +2030,22 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
         what = ", ".join(f"pid {t.get('pid')} (port {t.get('port')})" for t in alive) or "nothing"
         return {
             "changed": bool(alive),
-            "stopped": [_stopped_entry(t, "would stop" if t.get("alive") else "gone") for t in targets],
+            "stopped": [_stopped_entry(t, directory, "would stop" if t.get("alive") else "gone") for t in targets],
             "msg": (f"would stop {what} (check mode)" if check_mode else "no server started by this module runs here"),
         }
-    out = execute(build_stop_script(token, targets, caps=probe.caps))
+    out = execute(build_stop_script(token, targets, caps=probe.caps, state_dir=state_dir))
     sections = parse_sections(out.stdout, token)
-    by_pid = {t.get("pid"): t for t in targets}
+    _raise_state_error(_first(sections, "state"), state_dir)
+    by_pid = {str(t.get("pid")): t for t in targets}
     stopped = []
     for section in sections:
         if section.name != "stopped":
             continue
         kv = _kv(section.args)
-        entry = _stopped_entry(by_pid.get(kv.get("pid"), {"pid": kv.get("pid")}), kv.get("status", ""))
+        target = by_pid.get(kv.get("pid", ""))
+        if target is None:
+            continue
+        entry = _stopped_entry(target, directory, kv.get("status", ""))
         entry["raw"] = section.text
         stopped.append(entry)
     changed = any(s["status"] in ("stopped", "killed") for s in stopped)
@@ -1634,11 +2056,11 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
     }
 
 
-def _stopped_entry(target: Mapping[str, Any], status: str) -> dict[str, Any]:
+def _stopped_entry(target: Mapping[str, Any], directory: str, status: str) -> dict[str, Any]:
     return {
-        "pid": _int_or_none(target.get("pid")),
-        "port": _int_or_none(target.get("port")),
+        "pid": target.get("pid"),
+        "port": target.get("port"),
         "tool": target.get("tool"),
-        "log": target.get("log"),
+        "log": f"{directory}/{target['log_name']}",
         "status": status,
     }

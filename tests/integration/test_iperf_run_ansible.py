@@ -21,10 +21,12 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +42,13 @@ ANSIBLE_PLAYBOOK = BIN / "ansible-playbook"
 LOCAL = ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=/nonexistent"]
 PORTS = range(15450, 15480)  # the ports this file uses
 pytestmark = [pytest.mark.live, pytest.mark.slow]
-BUSYBOX_APPLETS = ("date", "sleep", "usleep", "timeout", "kill", "cat", "rm", "grep", "sed", "head", "uname")
+BUSYBOX_APPLETS = (
+    *("date", "sleep", "usleep", "timeout", "kill", "cat", "rm", "grep", "sed", "head", "uname"),
+    *("id", "ls", "mkdir", "ps", "awk", "tr"),  # the private state directory and the process checks
+)
+# The module's private directory under the default state_dir=/tmp (these tests run as root or as
+# the same user as the module).
+PRIVATE = Path(f"/tmp/esxilab-iperf-{os.getuid()}")
 
 
 def _have_tools() -> str | None:
@@ -102,7 +110,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     yield environment
     left = _kill_leftovers()
     for port in PORTS:  # the servers' logs (mode=stop keeps them for the user)
-        for leftover in Path("/tmp").glob(f"esxilab-iperf-{port}*.log"):
+        for leftover in PRIVATE.glob(f"esxilab-iperf-{port}*.log"):
             leftover.unlink(missing_ok=True)
     assert not left, f"processes left on ports {PORTS.start}-{PORTS.stop - 1}: {left}"
 
@@ -381,7 +389,7 @@ def test_server_started(flow: dict[str, Any]) -> None:
     assert s3["changed"] is True and s3["status"] == "listening"
     assert s3["command"] == "/usr/bin/iperf3 -s -p 15450 --forceflush -B 127.0.0.1"
     assert s3["binary"] == "/usr/bin/iperf3" and s3["tool_version"] == "3.12"
-    assert s3["log"] == "/tmp/esxilab-iperf-15450-127.0.0.1.log"
+    assert s3["log"] == f"{PRIVATE}/esxilab-iperf-15450-127.0.0.1.log"
     assert isinstance(s3["pid"], int) and isinstance(s3["guard_pid"], int)
     assert "Server listening on 15450" in s3["raw"]
     s2 = flow["s2"]
@@ -471,7 +479,7 @@ def test_check_mode(flow: dict[str, Any]) -> None:
     assert client["command"] == "/usr/bin/iperf3 -c 127.0.0.1 -p 15450 -J -t 1"
     stop = flow["chk_stop"]
     assert stop["changed"] is True and stop["stopped"][0]["status"] == "would stop"
-    assert not Path("/tmp/esxilab-iperf-15456-127.0.0.1.pid").exists()
+    assert not (PRIVATE / "esxilab-iperf-15456-127.0.0.1.pid").exists()
 
 
 def test_servers_end_by_themselves(flow: dict[str, Any]) -> None:
@@ -482,9 +490,9 @@ def test_servers_end_by_themselves(flow: dict[str, Any]) -> None:
     # the one-off server exited after its test and the short-lived one was killed by its
     # guard: both removed their pidfiles, so there was nothing left to stop
     assert 15457 not in stopped_ports and 15458 not in stopped_ports
-    assert not Path("/tmp/esxilab-iperf-15457-127.0.0.1.pid").exists()
-    assert not Path("/tmp/esxilab-iperf-15458-127.0.0.1.pid").exists()
-    log = Path("/tmp/esxilab-iperf-15458-127.0.0.1.log").read_text()
+    assert not (PRIVATE / "esxilab-iperf-15457-127.0.0.1.pid").exists()
+    assert not (PRIVATE / "esxilab-iperf-15458-127.0.0.1.pid").exists()
+    log = (PRIVATE / "esxilab-iperf-15458-127.0.0.1.log").read_text()
     assert "Server listening on 15458" in log
 
 
@@ -501,7 +509,7 @@ def test_stop(flow: dict[str, Any]) -> None:
     none = flow["stop_none"]
     assert none["changed"] is False and none["stopped"] == []
     for port in (15450, 15451, 15452, 15461, 15465):
-        assert not list(Path("/tmp").glob(f"esxilab-iperf-{port}*.pid"))
+        assert not list(PRIVATE.glob(f"esxilab-iperf-{port}*.pid"))
     assert _our_processes((15450, 15451, 15452, 15456, 15457, 15458, 15461, 15465)) == []
 
 
@@ -629,11 +637,11 @@ def test_interrupted_client_leaves_nothing(env: dict[str, str], shell: str, gnu_
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(1)
-        assert len(list(Path("/tmp").glob(f"esxilab-iperf-{proc.pid}.*"))) == 2  # stdout and stderr files
+        assert len(list(PRIVATE.glob(f"esxilab-iperf-{proc.pid}.*"))) == 2  # stdout and stderr files
         proc.terminate()
         proc.communicate(timeout=10)  # returns at once: nothing holds the pipes any more
         assert proc.returncode == 143
-        assert list(Path("/tmp").glob(f"esxilab-iperf-{proc.pid}.*")) == []
+        assert list(PRIVATE.glob(f"esxilab-iperf-{proc.pid}.*")) == []
         time.sleep(0.3)
         assert _our_processes((15466,)) == []
     finally:
@@ -848,3 +856,464 @@ def test_lab_pair_over_ssh(env: dict[str, str], lab_inventory: Path, tmp_path: P
     assert sorted(s["port"] for s in results["stop"]["stopped"]) == [15470, 15471]
     assert all(s["status"] == "stopped" for s in results["stop"]["stopped"])
     assert re.search(r"h1\s+: ok=\d+", proc.stdout)
+
+
+# ------------------------------------------------------------------------------------------
+# Local attacks (issue 8): an unprivileged user on the host tries to make the module (run as
+# root over SSH on a lab host) kill, overwrite or read what it must not. The lab hosts share
+# the machine's file system, users and process table, so the attacker is `nobody` on the
+# machine (setpriv) and the module reaches the same files as root through the lab's sshd.
+# ------------------------------------------------------------------------------------------
+
+ATTACK_LAB = "elir"
+ATTACK_SUBNET = "198.19.234.0/24"
+NOBODY = 65534
+BLOCKED_PORT, HOSTILE_PORT = 15476, 15477  # inside PORTS: the env finalizer cleans them up
+
+ATTEMPT_FLOW = """
+- name: The module against a state_dir the attacker prepared
+  hosts: h1
+  gather_facts: false
+  tasks:
+    - name: Start a server
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, bind: "{{ lab_address }}", port: __BLOCKED__,
+                                state_dir: "{{ shared }}", server_timeout: 60}
+      register: server
+      ignore_errors: true
+    - name: Stop the planted port
+      esxilab.iperf.iperf_run: {mode: stop, port: __BLOCKED__, state_dir: "{{ shared }}"}
+      register: stop_port
+      ignore_errors: true
+    - name: Stop everything
+      esxilab.iperf.iperf_run: {mode: stop, state_dir: "{{ shared }}"}
+      register: stop_all
+      ignore_errors: true
+    - name: Client
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: "{{ lab_address }}", port: __BLOCKED__,
+                                duration: 1, state_dir: "{{ shared }}"}
+      register: client
+      ignore_errors: true
+    - name: Print
+      ansible.builtin.debug:
+        msg: {server: "{{ server }}", stop_port: "{{ stop_port }}", stop_all: "{{ stop_all }}", client: "{{ client }}"}
+""".replace("__BLOCKED__", str(BLOCKED_PORT))
+
+NORMAL_FLOW = """
+- name: Servers on h1 (one on the port a planted pidfile claims, one from a hostile binary path)
+  hosts: h1
+  gather_facts: false
+  tasks:
+    - name: Server on the "blocked" port
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, bind: "{{ lab_address }}", port: __BLOCKED__,
+                                state_dir: "{{ shared }}", server_timeout: 60}
+      register: server
+    - name: Server run through a path with a backslash-n and pid= in it
+      esxilab.iperf.iperf_run: {mode: server, binary: "{{ hostile_binary }}", bind: "{{ lab_address }}",
+                                port: __HOSTILE__, state_dir: "{{ shared }}", server_timeout: 60}
+      register: hostile
+    - name: A binary with a real line break is refused
+      esxilab.iperf.iperf_run: {mode: server, binary: "/usr/bin/iperf3\\npid={{ victim_pid }}", port: __HOSTILE__,
+                                state_dir: "{{ shared }}"}
+      register: newline
+      ignore_errors: true
+
+- name: Client on h2, waiting at a barrier while the attacker watches
+  hosts: h2
+  gather_facts: false
+  tasks:
+    - name: Client
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: "{{ hostvars['h1'].lab_address }}",
+                                port: __BLOCKED__, bind: "{{ lab_address }}", duration: 1, start_at: "{{ barrier }}",
+                                state_dir: "{{ shared }}"}
+      register: client
+
+- name: Stop on h1
+  hosts: h1
+  gather_facts: false
+  tasks:
+    - name: A victim pid is refused
+      esxilab.iperf.iperf_run: {mode: stop, pid: "{{ victim_pid }}", state_dir: "{{ shared }}"}
+      register: stop_victim
+      ignore_errors: true
+    - name: Pidfile of the hostile-path server, as written
+      ansible.builtin.raw: cat {{ shared }}/esxilab-iperf-0/esxilab-iperf-__HOSTILE__-{{ lab_address }}.pid
+      register: hostile_pidfile
+    - name: Stop everything this module started
+      esxilab.iperf.iperf_run: {mode: stop, state_dir: "{{ shared }}"}
+      register: stop_all
+    - name: Print
+      ansible.builtin.debug:
+        msg: {server: "{{ server }}", hostile: "{{ hostile }}", newline: "{{ newline }}",
+              client: "{{ hostvars['h2'].client }}", stop_victim: "{{ stop_victim }}",
+              hostile_pidfile: "{{ hostile_pidfile.stdout }}", stop_all: "{{ stop_all }}"}
+""".replace("__BLOCKED__", str(BLOCKED_PORT)).replace("__HOSTILE__", str(HOSTILE_PORT))
+
+
+def _as_nobody(script: str, *, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _entries(directory: Path) -> dict[str, tuple[int, int, str]]:
+    """name -> (uid, mode, link target or size) of what is in ``directory`` (not followed)."""
+    out = {}
+    for entry in directory.iterdir():
+        st = entry.lstat()
+        detail = os.readlink(entry) if entry.is_symlink() else str(st.st_size)
+        out[entry.name] = (st.st_uid, st.st_mode, detail)
+    return out
+
+
+class _Victims:
+    """A root process, a root-owned file and a root-only secret the attacker aims at."""
+
+    def __init__(self, base: Path) -> None:
+        self.dir = base / "victim"
+        self.dir.mkdir(mode=0o700)
+        self.file = self.dir / "precious.conf"
+        self.file.write_text("precious root-owned content\n")
+        self.secret_text = f"ELIR-SECRET-{os.urandom(8).hex()}"
+        self.secret = self.dir / "secret"
+        self.secret.write_text(self.secret_text + "\n")
+        self.secret.chmod(0o600)
+        self.process = subprocess.Popen(["sleep", "600"])
+        self.guard = subprocess.Popen(["sleep", "600"])
+
+    def check(self, results: Any) -> list[str]:
+        problems = []
+        for name, proc in (("victim process", self.process), ("victim guard", self.guard)):
+            if proc.poll() is not None:
+                problems.append(f"{name} (pid {proc.pid}) was killed")
+        if self.file.read_text() != "precious root-owned content\n":
+            problems.append(f"{self.file} was overwritten")
+        if self.secret.read_text() != self.secret_text + "\n":
+            problems.append(f"{self.secret} was overwritten")
+        if self.secret_text in json.dumps(results):
+            problems.append("the secret is in the task results")
+        return problems
+
+    def close(self) -> None:
+        for proc in (self.process, self.guard):
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _plant_old_style(shared: Path, victims: _Victims) -> str:
+    """Shell (run as nobody) planting pidfiles and links where earlier releases looked."""
+    pidfile = (
+        f"pid={victims.process.pid}\\nguard={victims.guard.pid}\\nalive=1\\npath={victims.file}\\n"
+        f"log={victims.secret}\\ntool=iperf3\\nport={BLOCKED_PORT}\\n"
+    )
+    lines = [
+        f"cd {shlex.quote(str(shared))} || exit 1",
+        f"printf '{pidfile}' > esxilab-iperf-{BLOCKED_PORT}.pid",
+        f"ln -s {shlex.quote(str(victims.file))} esxilab-iperf-{BLOCKED_PORT}.log",
+        f"ln -s {shlex.quote(str(victims.file))} esxilab-iperf-{HOSTILE_PORT}.pid",
+        # the client output of the next shells (earlier releases: $TMPDIR/esxilab-iperf-$$.out)
+        f"n=$$; i=0; while [ $i -lt 300 ]; do for s in out err timedout; do "
+        f"ln -s {shlex.quote(str(victims.file))} esxilab-iperf-$((n+i)).$s 2>/dev/null; done; i=$((i+1)); done",
+    ]
+    return "\n".join(lines)
+
+
+def _watch_and_plant(shared: Path, victims: _Victims, seconds: float) -> subprocess.Popen[str]:
+    """While the client waits at its barrier: find its shell and plant links at its output paths."""
+    private = shared / "esxilab-iperf-0"
+    script = f"""
+end=$(( $(date +%s) + {int(seconds)} )); seen=
+while [ "$(date +%s)" -lt "$end" ]; do
+  for p in $(pgrep -f 'esxilab-iperf-[$][$][.]out'); do
+    case " $seen " in *" $p "*) continue ;; esac
+    seen="$seen $p"
+    for s in out err timedout; do
+      if ln -s {shlex.quote(str(victims.file))} {shlex.quote(str(private))}/esxilab-iperf-$p.$s 2>/dev/null; then
+        echo "planted-private $p.$s"; else echo "refused-private $p.$s"; fi
+      ln -s {shlex.quote(str(victims.file))} {shlex.quote(str(shared))}/esxilab-iperf-$p.$s 2>/dev/null \\
+        && echo "planted-shared $p.$s"
+    done
+  done
+  sleep 0.05
+done
+"""
+    return subprocess.Popen(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "sh", "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def attack_lab(tmp_path: Path) -> Iterator[Path]:
+    """A private two-host lab (own prefix and subnet); removed afterwards."""
+    reason = _lab_unavailable() or (None if shutil.which("setpriv") else "setpriv is not installed")
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path / "lab-state"
+    common = ["--name", ATTACK_LAB, "--state-dir", str(state)]
+    try:
+        up = subprocess.run(
+            [sys.executable, str(LAB_SCRIPT), "up", *common, "--hosts", "2", "--subnet", ATTACK_SUBNET],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        yield state / "inventory.yml"
+    finally:
+        down = subprocess.run(
+            [sys.executable, str(LAB_SCRIPT), "down", *common, "--purge"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
+
+
+def _failed_with(reg: dict[str, Any], *needles: str) -> bool:
+    return bool(reg.get("failed")) and all(n in reg.get("msg", "") for n in needles)
+
+
+@pytest.mark.lab
+def test_local_attacks_have_no_effect(env: dict[str, str], attack_lab: Path, tmp_path: Path) -> None:
+    # the shared directory: root-owned, world-writable with the sticky bit, like /tmp
+    shared = Path(tempfile.mkdtemp(prefix="elir-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    private = shared / "esxilab-iperf-0"
+    victims = _Victims(tmp_path)
+    table: list[tuple[str, str]] = []
+    problems: list[str] = []
+    inventory = ["-i", str(attack_lab)]
+
+    def play(flow: str, name: str, **extra: Any) -> dict[str, Any]:
+        values = {"shared": str(shared), "ansible_python_interpreter": "/nonexistent", **extra}
+        _proc, results = _playbook(env, tmp_path / name, flow, args=[*inventory, "-e", json.dumps(values)], timeout=180)
+        problems.extend(f"{name}: {p}" for p in victims.check(results))
+        return results
+
+    try:
+        # A. the attacker creates the private directory first, full of planted pidfiles
+        planted = _as_nobody(
+            f"{_plant_old_style(shared, victims)}\n"
+            f"mkdir -m 700 {shlex.quote(str(private))} && cd {shlex.quote(str(private))} && "
+            f"printf 'pid={victims.process.pid}\\nguard={victims.guard.pid}\\nalive=1\\npath={victims.file}\\n"
+            f"log={victims.secret}\\ntool=iperf3\\nport={BLOCKED_PORT}\\nbinary=/usr/bin/sleep\\n' "
+            f"> esxilab-iperf-{BLOCKED_PORT}.pid && ln -s {shlex.quote(str(victims.file))} "
+            f"esxilab-iperf-{BLOCKED_PORT}.log"
+        )
+        assert planted.returncode == 0, planted.stderr
+        before = _entries(shared)
+        results = play(ATTEMPT_FLOW, "owned-by-attacker")
+        refused = all(
+            _failed_with(results[key], "belongs to uid 65534", "refusing to use it")
+            for key in ("server", "stop_port", "stop_all", "client")
+        )
+        assert refused, json.dumps(results, indent=1)[:4000]
+        assert _entries(shared) == before  # nothing written, moved or removed in the shared directory
+        table += [
+            (
+                "pidfile pid=<victim> (private dir pre-created by attacker)",
+                "refused: dir belongs to uid 65534; victim alive",
+            ),
+            ("pidfile guard=<victim>", "refused (same); victim alive"),
+            ("pidfile path=<root-owned file>", "refused (same); file unchanged"),
+            (f"pidfile alive=1 for port {BLOCKED_PORT}", "refused (same), nothing started: clear error"),
+            ("pidfile log=<root-only secret>", "refused (same); secret not in any result"),
+        ]
+
+        # B. the attacker swaps it for a link into a root-only directory
+        swapped = _as_nobody(f"rm -rf {shlex.quote(str(private))} && ln -s {shlex.quote(str(victims.dir))} "
+                             f"{shlex.quote(str(private))}")  # fmt: skip
+        assert swapped.returncode == 0, swapped.stderr
+        before = _entries(shared)
+        results = play(ATTEMPT_FLOW, "symlinked")
+        assert all(
+            _failed_with(results[key], "is a symbolic link", "refusing to use it")
+            for key in ("server", "stop_port", "stop_all", "client")
+        ), json.dumps(results, indent=1)[:4000]
+        assert _entries(shared) == before and sorted(p.name for p in victims.dir.iterdir()) == [
+            "precious.conf",
+            "secret",
+        ]
+        table.append(
+            ("private dir = symlink to a root-only dir", "refused: 'is a symbolic link'; nothing written there")
+        )
+
+        # C. the attacker's link is gone (the fix the message gives); the old-style plants stay
+        assert _as_nobody(f"rm -f {shlex.quote(str(private))}").returncode == 0
+        before = _entries(shared)
+        hostile_dir = tmp_path / f"bin\\npid={victims.process.pid}\\"
+        hostile_dir.mkdir()
+        (hostile_dir / "iperf3").symlink_to("/usr/bin/iperf3")
+        watcher = _watch_and_plant(shared, victims, seconds=12)
+        results = play(
+            NORMAL_FLOW,
+            "normal",
+            hostile_binary=str(hostile_dir / "iperf3"),
+            victim_pid=victims.process.pid,
+            barrier=time.time() + 8,
+        )
+        watched, _err = watcher.communicate(timeout=30)
+        after = _entries(shared)
+        # the module's only new entry is its private directory (root's, 0700); the rest is the
+        # attacker's (links planted while the client waited); nothing planted before was touched
+        assert all(after[name][0] == NOBODY for name in set(after) - set(before) - {private.name})
+        assert {name: after[name] for name in before} == before
+        assert (after[private.name][0], after[private.name][1] & 0o7777) == (0, 0o700)
+        assert results["server"]["status"] == "listening"
+        assert _result(results["client"])["received"]["bytes"] > 0
+        table.append((f"pidfile alive=1 for port {BLOCKED_PORT} in the shared dir", "ignored: the server started"))
+        table.append(("links at the old log/pidfile/client-output paths", "never used; shared dir unchanged"))
+        refused_private = [w for w in watched.split() if w.startswith("refused-private")]
+        assert not any(w.startswith("planted-private") for w in watched.split()), watched
+        assert refused_private, f"the attacker never saw the client waiting at its barrier: {watched!r}"
+        table.append(
+            ("links at the client's .out/.err/.timedout during the start_at wait",
+             f"ln refused in the private dir ({len(refused_private)} tries); result parsed")
+        )  # fmt: skip
+        hostile = results["hostile"]
+        assert hostile["status"] == "listening"
+        lines = results["hostile_pidfile"].splitlines()
+        assert [line.split("=", 1)[0] for line in lines] == ["pid", "guard", "tool", "port", "bind", "binary"]
+        assert lines[-1] == f"binary={hostile_dir / 'iperf3'}"
+        table.append(("binary path with '\\n' and '\\' (pid=<victim> in it)", "one binary= line; real server stopped"))
+        assert _failed_with(results["newline"], "line break or another control character")
+        table.append(("binary with a real line break", "refused: 'line break or another control character'"))
+        assert _failed_with(results["stop_victim"], "was not started by this module", "refusing to kill it")
+        table.append(("mode=stop pid=<victim>", "refused: 'not started by this module'"))
+        stopped = {s["port"]: s["status"] for s in results["stop_all"]["stopped"]}
+        assert stopped == {BLOCKED_PORT: "stopped", HOSTILE_PORT: "stopped"}, results["stop_all"]
+
+        # D. root's private directory now exists: the attacker can neither list nor plant in it
+        denied = _as_nobody(f"ls {shlex.quote(str(private))} || ln -s /etc/shadow {shlex.quote(str(private))}/x")
+        assert denied.returncode != 0 and "Permission denied" in denied.stderr
+        table.append(("write/list inside root's private dir", "Permission denied"))
+
+    finally:
+        victims_problems = victims.check({})
+        victims.close()
+        shutil.rmtree(shared, ignore_errors=True)
+        print("\nattack -> effect")
+        for attack, effect in table:
+            print(f"  {attack:<70} -> {effect}")
+    assert not problems and not victims_problems, problems + victims_problems
+
+
+# ------------------------------------------------------------------------------------------
+# Bad inputs (issue 8): each a clear error naming the option and the fix, changing nothing
+# ------------------------------------------------------------------------------------------
+
+BAD_INPUTS = """
+- name: Bad inputs
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: state_dir that does not exist
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, bind: 127.0.0.1, state_dir: "{{ missing }}"}
+      register: missing_dir
+      ignore_errors: true
+    - name: extra_args as one string
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: 127.0.0.1, port: 15478, extra_args: "-w 256K"}
+      register: string_args
+      ignore_errors: true
+    - name: iperf's own log file
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, extra_args: [--logfile, "{{ logfile }}"]}
+      register: logfile_args
+      ignore_errors: true
+    - name: A client bind name that does not resolve (the server is an address)
+      esxilab.iperf.iperf_run: {mode: client, tool: iperf3, server: 127.0.0.1, port: 15478, bind: nosuch.invalid,
+                                duration: 1}
+      register: bad_bind
+      ignore_errors: true
+    - name: Print
+      ansible.builtin.debug:
+        msg: {missing_dir: "{{ missing_dir }}", string_args: "{{ string_args }}", logfile_args: "{{ logfile_args }}",
+              bad_bind: "{{ bad_bind }}"}
+"""
+
+
+def test_bad_inputs_fail_clearly_and_change_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    logfile = tmp_path / "iperf.log"
+    extra = json.dumps({"missing": str(missing), "logfile": str(logfile)})
+    _proc, results = _playbook(env, tmp_path / "play", BAD_INPUTS, args=[*LOCAL, "-e", extra], timeout=120)
+    missing_dir = results["missing_dir"]
+    assert missing_dir["failed"] is True and missing_dir["error_kind"] == "state_dir"
+    assert missing_dir["msg"].startswith(f"state_dir='{missing}' does not exist on the host; create it (mkdir -p")
+    assert "exited right after start" not in missing_dir["msg"]
+    string_args = results["string_args"]
+    assert string_args["failed"] is True
+    assert "extra_args must be a list" in string_args["msg"] and "['-w', '256K']" in string_args["msg"]
+    logfile_args = results["logfile_args"]
+    assert logfile_args["failed"] is True and "extra_args item '--logfile' is refused" in logfile_args["msg"]
+    bad_bind = results["bad_bind"]
+    assert bad_bind["failed"] is True and bad_bind["error_kind"] == "bind_resolve"
+    assert bad_bind["msg"].startswith("bind='nosuch.invalid' (the client's source address, -B) cannot be resolved")
+    assert not missing.exists() and not logfile.exists()
+    assert _our_processes((15478,)) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Links inside the private directory (left by root itself, or by a process of the same user)
+# are removed or refused, never written through or read
+# ------------------------------------------------------------------------------------------
+
+LINKED_FLOW = """
+- name: Server whose log and pidfile paths are links
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Server
+      esxilab.iperf.iperf_run: {mode: server, tool: iperf3, port: 15478, bind: 127.0.0.1, state_dir: "{{ shared }}",
+                                server_timeout: 60}
+      register: server
+    - name: Stop
+      esxilab.iperf.iperf_run: {mode: stop, port: 15478, state_dir: "{{ shared }}"}
+      register: stop
+    - name: Print
+      ansible.builtin.debug:
+        msg: {server: "{{ server }}", stop: "{{ stop }}"}
+"""
+
+
+def test_links_inside_the_private_dir_are_never_followed(env: dict[str, str], tmp_path: Path) -> None:
+    shared = Path(tempfile.mkdtemp(prefix="elir-links-", dir="/tmp"))
+    try:
+        private = shared / f"esxilab-iperf-{os.getuid()}"
+        private.mkdir(mode=0o700)
+        victim = tmp_path / "victim.conf"
+        victim.write_text("precious\n")
+        for suffix in ("log", "pid"):
+            (private / f"esxilab-iperf-15478-127.0.0.1.{suffix}").symlink_to(victim)
+        extra = json.dumps({"shared": str(shared)})
+        _proc, results = _playbook(env, tmp_path / "play", LINKED_FLOW, args=[*LOCAL, "-e", extra], timeout=120)
+        assert results["server"]["status"] == "listening"
+        assert results["stop"]["stopped"][0]["status"] == "stopped"
+        log = private / "esxilab-iperf-15478-127.0.0.1.log"
+        assert not log.is_symlink() and "Server listening on 15478" in log.read_text()
+        assert victim.read_text() == "precious\n"
+
+        # the client: links planted at its output files while it waits at its barrier
+        caps = backend.HostCaps(clock="date_ns", nap="fracsleep", gnu_timeout=True)
+        argv = ["/usr/bin/iperf3", "-c", "127.0.0.1", "-p", "15478", "-t", "1", "-J"]
+        script = backend.build_client_script(
+            "feed", argv, caps=caps, timeout=10, start_at=time.time() + 1.5, state_dir=str(shared)
+        )
+        proc = subprocess.Popen(["/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        for suffix in ("out", "err", "timedout"):
+            (private / f"esxilab-iperf-{proc.pid}.{suffix}").symlink_to(victim)
+        stdout, stderr = proc.communicate(timeout=30)
+        assert victim.read_text() == "precious\n"
+        assert "precious" not in stdout
+        assert "exists" in stderr  # noclobber: the shell refused to create its output through the link
+        assert list(private.glob(f"esxilab-iperf-{proc.pid}.*")) == []  # removed on exit
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -222,7 +222,8 @@ def _play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any)
 def _assert_clean(outcome: Outcome) -> None:
     """No iperf left on any lab host, no pidfile left, every server stopped by the always: step."""
     assert _wait_no_iperf() == []
-    assert sorted(p.name for p in outcome.state_dir.glob("*.pid")) == []
+    # iperf_run keeps its pidfiles in a private esxilab-iperf-<uid> directory inside the state dir
+    assert sorted(p.name for p in outcome.state_dir.rglob("*.pid")) == []
     for run in outcome.results:
         for pair in run["pairs"]:
             # killed: it needed SIGKILL after the grace (an iperf2 server whose SIGTERM reached a thread
