@@ -36,6 +36,8 @@ from typing import Any, Literal, NamedTuple
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
 from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool, version_tuple
+from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -94,36 +96,7 @@ SERVER_START_WAIT = 1.0
 # Grace between SIGTERM and SIGKILL when a run or a server has to be killed.
 KILL_GRACE = 2
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "mode": {"type": "str", "required": True, "choices": ["server", "client", "stop"]},
-    "tool": {"type": "str", "choices": ["iperf3", "iperf2"]},
-    "binary": {"type": "str"},
-    "port": {"type": "int"},
-    "bind": {"type": "str"},
-    "protocol": {"type": "str", "choices": ["tcp", "udp"], "default": "tcp"},
-    "interval": {"type": "float"},
-    "window": {"type": "str"},
-    "extra_args": {"type": "list", "elements": "str", "default": []},
-    "state_dir": {"type": "str", "default": "/tmp"},
-    "server_timeout": {"type": "int", "default": 600},
-    "one_off": {"type": "bool", "default": False},
-    "server": {"type": "str"},
-    "duration": {"type": "int"},
-    "bytes": {"type": "int"},
-    "streams": {"type": "int"},
-    "reverse": {"type": "bool", "default": False},
-    "bidir": {"type": "bool", "default": False},
-    "bandwidth": {"type": "str"},
-    "length": {"type": "str"},
-    "mss": {"type": "int"},
-    "omit": {"type": "int"},
-    "zerocopy": {"type": "bool", "default": False},
-    "connect_timeout": {"type": "int"},
-    "timeout": {"type": "float"},
-    "start_at": {"type": "float"},
-    "labels": {"type": "dict", "default": {}},
-    "pid": {"type": "int"},
-}
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
 REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]]]
 
