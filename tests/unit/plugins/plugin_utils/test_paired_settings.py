@@ -1,0 +1,130 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The paired_test per-test settings are declared once (``_paired_settings.SETTINGS``): the role
+files generated from them are current, every iperf_run option they name exists, and the plan
+passes them to iperf_run under that option's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run, _paired
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import KINDS, SETTINGS
+from hacking import generate_paired_test_settings as generator
+from tests.collection_path import REPO
+
+ROLE = REPO / "roles" / "paired_test"
+RUN_TASKS = ROLE / "tasks" / "run.yml"
+
+
+def test_generated_role_files_are_current() -> None:
+    stale = [str(path.relative_to(REPO)) for path in generator.stale_files()]
+    assert not stale, (
+        f"{', '.join(stale)} not generated from plugins/plugin_utils/_paired_settings.py: "
+        "run `.venv/bin/python hacking/generate_paired_test_settings.py` and commit the result"
+    )
+
+
+def test_check_mode_of_the_generator_reports_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = ROLE / "defaults" / "main.yml"
+    copy = tmp_path / "main.yml"
+    copy.write_text(original.read_text().replace("paired_test_duration: 10", "paired_test_duration: 11"))
+    monkeypatch.setattr(generator, "PARTS", {copy: generator.PARTS[original]})
+    monkeypatch.setattr(generator, "REPO", tmp_path)
+    assert generator.main(["--check"]) == 1
+    assert "paired_test_duration: 11" in copy.read_text()  # --check changes nothing
+    assert generator.main([]) == 0
+    assert "paired_test_duration: 10" in copy.read_text()
+    assert generator.main(["--check"]) == 0
+
+
+def test_generator_refuses_a_file_without_markers(tmp_path: Path) -> None:
+    path = ROLE / "vars" / "main.yml"
+    with pytest.raises(generator.MarkerError, match="needs one line '# BEGIN settings"):
+        generator.render(path, "---\n__paired_test_defaults: {}\n")
+
+
+def test_generated_files_say_what_the_declaration_says() -> None:
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    internal = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["__paired_test_defaults"]
+    options = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert list(internal) == list(SETTINGS)
+    for name, setting in SETTINGS.items():
+        kind, elements = KINDS[setting.kind]
+        assert defaults[f"paired_test_{name}"] == setting.default, name
+        role_variable = options[f"paired_test_{name}"]
+        assert role_variable["type"] == options["paired_test_tests"]["options"][name]["type"] == kind, name
+        assert role_variable.get("elements") == elements, name
+        assert role_variable.get("choices", []) == list(setting.choices), name
+        description = role_variable["description"]
+        assert (description if isinstance(description, list) else [description]) == list(setting.description), name
+
+
+def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
+    for name, setting in SETTINGS.items():
+        for mode, option in (("server", setting.server), ("client", setting.client)):
+            if option is not None:
+                assert option in _iperf_run.ARGUMENT_SPEC, f"{name} feeds {option}, which iperf_run does not have"
+                assert option in _iperf_run._APPLIES[mode], f"{name} feeds {option}, not used with mode={mode}"
+
+
+def test_run_tasks_name_no_setting() -> None:
+    """run.yml passes the settings through (iperf_server / iperf_client), one line per option no more."""
+    text = RUN_TASKS.read_text()
+    tasks = yaml.safe_load(text)
+    assert '"{{ __paired_test_run.iperf_server }}"' in text
+    assert '"{{ __paired_test_run.iperf_client }}"' in text
+    fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
+    inline = set()
+    for block in tasks[0]["block"][0]["block"]:
+        inline |= set(block.get("esxilab.iperf.iperf_run") or {})
+    assert not inline & fed, f"run.yml still passes {sorted(inline & fed)} itself"
+
+
+def _run(**settings: object) -> dict[str, object]:
+    pairs = [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]
+    run: dict[str, object] = _paired.build_plan([{"name": "t", "pairs": pairs, **settings}])["runs"][0]
+    return run
+
+
+def test_plan_gives_iperf_run_arguments_by_option_name() -> None:
+    run = _run(
+        window="256K",
+        client_timeout=45,
+        server_extra_args=["-V"],
+        client_extra_args=["-4"],
+        interval=0,
+        direction="reverse",
+    )
+    assert run["iperf_server"] == {
+        "tool": "iperf3",
+        "protocol": "tcp",
+        "window": "256K",
+        "server_timeout": run["server_timeout"],
+        "extra_args": ["-V"],
+    }
+    assert run["iperf_client"] == {
+        "duration": 10,
+        "streams": 1,
+        "tool": "iperf3",
+        "protocol": "tcp",
+        "interval": 0.0,
+        "window": "256K",
+        "zerocopy": False,
+        "timeout": 45.0,
+        "extra_args": ["-4"],
+        "reverse": True,
+    }
+
+
+def test_unset_settings_are_not_passed_and_omit_zero_is_unset() -> None:
+    client = _run(omit=0)["iperf_client"]
+    assert isinstance(client, dict)
+    assert "omit" not in client  # iperf2 has no -O; 0 is iperf3's own default
+    for option in ("bandwidth", "length", "mss", "connect_timeout", "timeout", "interval"):
+        assert option not in client, option
+    assert _run(omit=2)["iperf_client"] == {**client, "omit": 2}
