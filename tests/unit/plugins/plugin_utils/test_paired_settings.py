@@ -73,16 +73,14 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
 
 
 def test_run_tasks_name_no_setting() -> None:
-    """run.yml passes the settings through (iperf_server / iperf_client), one line per option no more."""
-    text = RUN_TASKS.read_text()
-    tasks = yaml.safe_load(text)
-    assert '"{{ __paired_test_run.iperf_server }}"' in text
-    assert '"{{ __paired_test_run.iperf_client }}"' in text
+    """run.yml passes the settings through (iperf_server / iperf_client), not one line per option."""
+    tasks = {t["name"]: t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"][0]["block"]}
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
-    inline = set()
-    for block in tasks[0]["block"][0]["block"]:
-        inline |= set(block.get("esxilab.iperf.iperf_run") or {})
-    assert not inline & fed, f"run.yml still passes {sorted(inline & fed)} itself"
+    for name, mode in (("Start the iperf servers of this host", "server"), ("Run the iperf client of this host", "client")):
+        task = tasks[name]
+        assert task["module_defaults"] == {"esxilab.iperf.iperf_run": f"{{{{ __paired_test_run.iperf_{mode} }}}}"}
+        inline = set(task["esxilab.iperf.iperf_run"])
+        assert not inline & fed, f"run.yml still passes {sorted(inline & fed)} itself"
 
 
 def _run(**settings: object) -> dict[str, object]:
