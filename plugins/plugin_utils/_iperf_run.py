@@ -121,6 +121,7 @@ _APPLIES: dict[Mode, set[str]] = {
         "length",
         "mss",
         "omit",
+        "tos",
         "zerocopy",
         "connect_timeout",
         "timeout",
@@ -578,6 +579,8 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
         _positive(params, name)
     for name in ("interval", "omit", "server_timeout"):
         _positive(params, name, minimum=0)
+    if params.get("tos") is not None and not 0 <= params["tos"] <= 255:
+        raise IperfRunError(f"tos must be between 0 and 255 (one byte), got {params['tos']}")
     if params.get("streams") is not None and params["streams"] > 128:
         raise IperfRunError(f"streams must be at most 128 (iperf3's limit), got {params['streams']}")
     timeout = params.get("timeout")
@@ -694,6 +697,8 @@ def build_client_argv(binary: Binary, params: Mapping[str, Any], port: int) -> l
         argv += ["-O", str(params["omit"])]
     if params.get("zerocopy"):
         argv.append("-Z")
+    if params.get("tos") is not None:
+        argv += ["-S", str(params["tos"])]
     if params.get("bind"):
         argv += ["-B", params["bind"]]
     if params.get("connect_timeout") is not None:

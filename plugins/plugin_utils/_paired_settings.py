@@ -209,6 +209,15 @@ SETTINGS: dict[str, Setting] = {
         client="zerocopy",
         description=("iperf3 only - send with C(sendfile()) (C(-Z)).",),
     ),
+    "tos": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=0,
+        maximum=255,
+        client="tos",
+        description=("IP type-of-service byte of the test packets (C(-S)), 0 to 255, for example V(184) (DSCP EF).",),
+    ),
     "connect_timeout": Setting(
         "int",
         None,

@@ -8,6 +8,7 @@ passes them to iperf_run under that option's name."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 import yaml
@@ -66,7 +67,11 @@ def test_generated_files_say_what_the_declaration_says() -> None:
 
 def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
     for name, setting in SETTINGS.items():
-        for mode, option in (("server", setting.server), ("client", setting.client)):
+        modes: tuple[tuple[Literal["server", "client"], str | None], ...] = (
+            ("server", setting.server),
+            ("client", setting.client),
+        )
+        for mode, option in modes:
             if option is not None:
                 assert option in _iperf_run.ARGUMENT_SPEC, f"{name} feeds {option}, which iperf_run does not have"
                 assert option in _iperf_run._APPLIES[mode], f"{name} feeds {option}, not used with mode={mode}"
@@ -76,16 +81,18 @@ def test_run_tasks_name_no_setting() -> None:
     """run.yml passes the settings through (iperf_server / iperf_client), not one line per option."""
     tasks = {t["name"]: t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"][0]["block"]}
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
-    for name, mode in (("Start the iperf servers of this host", "server"), ("Run the iperf client of this host", "client")):
-        task = tasks[name]
+    for task, mode in (
+        (tasks["Start the iperf servers of this host"], "server"),
+        (tasks["Run the iperf client of this host"], "client"),
+    ):
         assert task["module_defaults"] == {"esxilab.iperf.iperf_run": f"{{{{ __paired_test_run.iperf_{mode} }}}}"}
         inline = set(task["esxilab.iperf.iperf_run"])
         assert not inline & fed, f"run.yml still passes {sorted(inline & fed)} itself"
 
 
-def _run(**settings: object) -> dict[str, object]:
+def _run(**settings: Any) -> dict[str, Any]:
     pairs = [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]
-    run: dict[str, object] = _paired.build_plan([{"name": "t", "pairs": pairs, **settings}])["runs"][0]
+    run: dict[str, Any] = _paired.build_plan([{"name": "t", "pairs": pairs, **settings}])["runs"][0]
     return run
 
 
@@ -121,8 +128,48 @@ def test_plan_gives_iperf_run_arguments_by_option_name() -> None:
 
 def test_unset_settings_are_not_passed_and_omit_zero_is_unset() -> None:
     client = _run(omit=0)["iperf_client"]
-    assert isinstance(client, dict)
     assert "omit" not in client  # iperf2 has no -O; 0 is iperf3's own default
     for option in ("bandwidth", "length", "mss", "connect_timeout", "timeout", "interval"):
         assert option not in client, option
     assert _run(omit=2)["iperf_client"] == {**client, "omit": 2}
+
+
+# -- the worked example of "how to add an iperf option": tos (-S) ----------------------------
+
+IPERF3 = _iperf_run.Binary("/usr/bin/iperf3", "iperf3", "3.12")
+IPERF2 = _iperf_run.Binary("/usr/bin/iperf", "iperf2", "2.1.8")
+
+
+def _client_params(run: dict[str, Any], **per_pair: Any) -> dict[str, Any]:
+    """The client task's arguments after validation: the spec's defaults, the plan's
+    iperf_client (module_defaults), then the per-pair ones (inline)."""
+    client: dict[str, Any] = run["iperf_client"]
+    defaults = {name: spec.get("default") for name, spec in _iperf_run.ARGUMENT_SPEC.items()}
+    return {**defaults, **client, "mode": "client", "server": "198.18.0.1", "port": 5201, **per_pair}
+
+
+@pytest.mark.parametrize(("binary", "tool"), [(IPERF3, "iperf3"), (IPERF2, "iperf2")])
+def test_tos_goes_from_a_test_setting_to_the_command_line(binary: _iperf_run.Binary, tool: str) -> None:
+    run = _run(tos=184, tool=tool)
+    assert run["iperf_client"] == {**_run(tool=tool)["iperf_client"], "tos": 184}
+    params = _client_params(run)
+    assert _iperf_run.validate_params(params) == "client"
+    argv = _iperf_run.build_client_argv(binary, params, 5201)
+    assert argv[argv.index("-S") + 1] == "184"
+    assert "tos" not in run["iperf_server"]
+
+
+def test_tos_is_checked_in_the_plan_and_in_iperf_run() -> None:
+    with pytest.raises(_paired.PairedTestError, match="tos must be at most 255, got 256"):
+        _run(tos=256)
+    params = _client_params(_run(), tos=-1)
+    with pytest.raises(_iperf_run.IperfRunError, match="tos must be between 0 and 255"):
+        _iperf_run.validate_params(params)
+    server = {name: spec.get("default") for name, spec in _iperf_run.ARGUMENT_SPEC.items()}
+    with pytest.raises(_iperf_run.IperfRunError, match=r"not used with mode=server: tos \(mode=client\)"):
+        _iperf_run.validate_params({**server, "mode": "server", "tos": 16})
+
+
+def test_tos_unset_is_not_passed() -> None:
+    assert "tos" not in _run()["iperf_client"]
+    assert "-S" not in _iperf_run.build_client_argv(IPERF3, _client_params(_run()), 5201)
