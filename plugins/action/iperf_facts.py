@@ -34,6 +34,8 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse_all
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
 from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool
+from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -55,20 +57,13 @@ __all__ = [
 
 # Names looked for in every $PATH directory.
 PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
-ON_PARSE_ERROR = ("fail", "skip", "keep")
-# How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
-DEFAULT_RAW_MAX_BYTES = 65536
 
-# The options; ``src``, ``content`` and ``paths`` are checked by hand for clearer messages.
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "gather_tools": {"type": "bool", "default": True},
-    "paths": {"type": "raw", "default": []},
-    "src": {"type": "raw"},
-    "content": {"type": "raw"},
-    "labels": {"type": "dict", "default": {}},
-    "on_parse_error": {"type": "str", "default": "fail", "choices": list(ON_PARSE_ERROR)},
-    "raw_max_bytes": {"type": "int", "default": DEFAULT_RAW_MAX_BYTES},
-}
+# The options are those of the module's DOCUMENTATION (one declaration); ``src`` and ``paths``
+# are taken as they come and checked by hand (``_check_str_list``) for clearer messages than the
+# list type gives.
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
+# How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
+DEFAULT_RAW_MAX_BYTES: int = ARGUMENT_SPEC["raw_max_bytes"]["default"]
 
 _NAME = "esxilab.iperf.iperf_facts"
 _SAFE_BRACKET = re.compile(r"\[!?[A-Za-z0-9._:,+@%=^-]+\]")

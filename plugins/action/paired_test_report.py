@@ -17,6 +17,8 @@ from typing import Any
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.esxilab.iperf.plugins.modules.paired_test_report import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     PairedTestError,
@@ -24,17 +26,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     report_paths,
 )
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "dest": {"type": "path", "required": True},
-    "name": {"type": "str", "required": True},
-    "results": {"type": "list", "elements": "dict", "required": True},
-    "summary": {"type": "list", "elements": "dict", "default": []},
-    "sweeps": {"type": "list", "elements": "dict", "default": []},
-    "tests": {"type": "list", "elements": "dict", "default": []},
-    "meta": {"type": "dict", "default": {}},
-    "mode": {"type": "raw", "default": "0644"},
-    "force": {"type": "bool", "default": False},
-}
+# The options are those of the module's DOCUMENTATION (one declaration).
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 _NAME = "esxilab.iperf.paired_test_report"
 
 

@@ -20,6 +20,8 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.esxilab.iperf.plugins.modules.report_write import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._plots import matplotlib_problem, render_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
@@ -36,19 +38,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
 
 _NAME = "esxilab.iperf.report_write"
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "runs": {"type": "list", "elements": "dict", "required": True},
-    "dest": {"type": "path", "required": True},
-    "name": {"type": "str", "default": "iperf"},
-    "title": {"type": "str"},
-    "environment": {"type": "dict", "default": {}},
-    "line_rate_bps": {"type": "float"},
-    "compare_by": {"type": "str"},
-    "knee_tolerance": {"type": "float", "default": 0.05},
-    "plots": {"type": "bool", "default": True},
-    "generated_at": {"type": "str"},
-    "force": {"type": "bool", "default": False},
-}
+# The options are those of the module's DOCUMENTATION (one declaration).
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 FILE_MODE = 0o644
 DIR_MODE = 0o755
 # The report's key in the directory's manifest: the directory holds one report.

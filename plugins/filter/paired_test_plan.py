@@ -111,6 +111,9 @@ _value:
           C(reverse), C(swapped), C(repetition), the iperf settings (C(duration), C(tool), C(protocol), C(bandwidth),
           ...), C(server_timeout), C(barrier) (whether the clients wait for a common start time; false for one pair),
           C(start_delay), C(server_hosts), C(client_hosts) and C(pairs).
+        - C(iperf_server) and C(iperf_client) are the M(esxilab.iperf.iperf_run) arguments of the run's servers and
+          clients that come from the test's settings, keyed by option name (unset settings left out); the role hands
+          them to its iperf_run tasks as they are.
         - Each pair has C(run), C(pair) (1-based index), C(server) and C(client) (the hosts in this run, exchanged
           when swapped), C(address) (what the server listens on and the client connects to), C(port), C(bind) and
           C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels).

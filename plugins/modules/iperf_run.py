@@ -197,6 +197,11 @@ options:
       - iperf3 only - send with C(sendfile()) (C(-Z)). (iperf2's C(-Z) is something else and is refused.)
     type: bool
     default: false
+  tos:
+    description:
+      - IP type-of-service byte of the test packets (C(-S)), 0 to 255, for example V(184) (DSCP EF, C(0xb8)). iperf3
+        also sets it on the server's packets of a O(reverse) or O(bidir) test. Unset - the system's default (0).
+    type: int
   connect_timeout:
     description:
       - iperf3 only (3.2 or later) - milliseconds to wait for the control connection (C(--connect-timeout)).

@@ -29,6 +29,8 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
     parse_ruleset_list,
     plan_firewall,
 )
+from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -43,12 +45,7 @@ _NAME = "esxilab.iperf.esxi_firewall"
 GET = "esxcli network firewall get"
 RULESET_LIST = "esxcli network firewall ruleset list"
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "enabled": {"type": "bool"},
-    "default_action": {"type": "str", "choices": ["PASS", "DROP"]},
-    "rulesets": {"type": "dict"},
-    "restore": {"type": "dict"},
-}
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE = [("restore", "enabled"), ("restore", "default_action"), ("restore", "rulesets")]
 
 

@@ -52,6 +52,8 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
     plan_install_restore,
     plan_iperf_install,
 )
+from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -67,16 +69,7 @@ __all__ = [
 
 _NAME = "esxilab.iperf.esxi_iperf_install"
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "method": {"type": "str", "choices": ["auto", "vib", "bundled"], "default": "auto"},
-    "vib_source": {"type": "str"},
-    "vib_upload": {"type": "path"},
-    "allow_unsigned": {"type": "bool", "default": False},
-    "relax_exec_policy": {"type": "bool", "default": False},
-    "relax_mode": {"type": "str", "choices": ["runtime_option", "app_domain"], "default": "runtime_option"},
-    "restore": {"type": "dict"},
-    "remove_vib": {"type": "bool", "default": False},
-}
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE = [("vib_source", "vib_upload"), ("restore", "vib_source"), ("restore", "vib_upload")]
 
 #: The keys of the ``restore`` value (each present only when there is something to undo).

@@ -45,6 +45,8 @@ from typing import Any, Literal, NamedTuple
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
 from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool, version_tuple
+from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -105,37 +107,7 @@ SERVER_START_WAIT = 1.0
 # Grace between SIGTERM and SIGKILL when a run or a server has to be killed.
 KILL_GRACE = 2
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "mode": {"type": "str", "required": True, "choices": ["server", "client", "stop"]},
-    "tool": {"type": "str", "choices": ["iperf3", "iperf2"]},
-    "binary": {"type": "str"},
-    "port": {"type": "int"},
-    "bind": {"type": "str"},
-    "protocol": {"type": "str", "choices": ["tcp", "udp"], "default": "tcp"},
-    "interval": {"type": "float"},
-    "window": {"type": "str"},
-    "extra_args": {"type": "list", "elements": "str", "default": []},
-    "state_dir": {"type": "str", "default": "/tmp"},
-    "server_timeout": {"type": "int", "default": 600},
-    "one_off": {"type": "bool", "default": False},
-    "server": {"type": "str"},
-    "duration": {"type": "int"},
-    "bytes": {"type": "int"},
-    "streams": {"type": "int"},
-    "reverse": {"type": "bool", "default": False},
-    "bidir": {"type": "bool", "default": False},
-    "bandwidth": {"type": "str"},
-    "length": {"type": "str"},
-    "mss": {"type": "int"},
-    "omit": {"type": "int"},
-    "zerocopy": {"type": "bool", "default": False},
-    "connect_timeout": {"type": "int"},
-    "timeout": {"type": "float"},
-    "start_at": {"type": "float"},
-    "labels": {"type": "dict", "default": {}},
-    "pid": {"type": "int"},
-    "peer_is_esxi": {"type": "bool", "default": False},
-}
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
 REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]]]
 
@@ -160,6 +132,7 @@ _APPLIES: dict[Mode, set[str]] = {
         "length",
         "mss",
         "omit",
+        "tos",
         "zerocopy",
         "connect_timeout",
         "timeout",
@@ -869,6 +842,8 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
         _positive(params, name)
     for name in ("interval", "omit", "server_timeout"):
         _positive(params, name, minimum=0)
+    if params.get("tos") is not None and not 0 <= params["tos"] <= 255:
+        raise IperfRunError(f"tos must be between 0 and 255 (one byte), got {params['tos']}")
     if params.get("streams") is not None and params["streams"] > 128:
         raise IperfRunError(f"streams must be at most 128 (iperf3's limit), got {params['streams']}")
     timeout = params.get("timeout")
@@ -992,6 +967,8 @@ def build_client_argv(binary: Binary, params: Mapping[str, Any], port: int) -> l
         argv += ["-O", str(params["omit"])]
     if params.get("zerocopy"):
         argv.append("-Z")
+    if params.get("tos") is not None:
+        argv += ["-S", str(params["tos"])]
     if params.get("bind"):
         argv += ["-B", params["bind"]]
     if params.get("connect_timeout") is not None:

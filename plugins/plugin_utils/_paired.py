@@ -36,6 +36,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
 
 __all__ = [
     "BUILTIN_DEFAULTS",
@@ -64,47 +65,9 @@ class PairedTestError(ValueError):
 
 # --------------------------------------------------------------------------------------------
 # Settings: every key a test may set, falling back to the role variable paired_test_<key>
+# (declared in _paired_settings.py)
 # --------------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Setting:
-    """One per-test setting: its kind, limits and built-in default."""
-
-    kind: str  # int, float, bool, str, choice, dict, list_str, streams
-    default: Any = None
-    nullable: bool = False
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-
-
-SETTINGS: dict[str, Setting] = {
-    "duration": Setting("int", 10, minimum=1),
-    "streams": Setting("streams", 1),
-    "repeat": Setting("int", 1, minimum=1),
-    "direction": Setting("choice", "forward", choices=("forward", "reverse", "both")),
-    "swap_roles": Setting("bool", False),
-    "tool": Setting("choice", "iperf3", choices=("iperf3", "iperf2")),
-    "protocol": Setting("choice", "tcp", choices=("tcp", "udp")),
-    "bandwidth": Setting("str", None, nullable=True),
-    "port_base": Setting("int", 5201, minimum=1, maximum=65535),
-    "labels": Setting("dict", {}),
-    "omit": Setting("int", None, nullable=True, minimum=0),
-    "interval": Setting("float", None, nullable=True, minimum=0),
-    "window": Setting("str", None, nullable=True),
-    "length": Setting("str", None, nullable=True),
-    "mss": Setting("int", None, nullable=True, minimum=1),
-    "zerocopy": Setting("bool", False),
-    "connect_timeout": Setting("int", None, nullable=True, minimum=1),
-    "client_timeout": Setting("float", None, nullable=True, minimum=1),
-    "server_timeout": Setting("int", None, nullable=True, minimum=1),
-    "server_extra_args": Setting("list_str", []),
-    "client_extra_args": Setting("list_str", []),
-    "start_delay": Setting("float", None, nullable=True, minimum=0),
-    "server_bind": Setting("bool", True),
-    "client_bind": Setting("bool", True),
-}
 BUILTIN_DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
 TEST_KEYS = ("name", "pairs", *SETTINGS)
 PAIR_KEYS = ("server", "client", "address", "client_address", "port")
@@ -638,31 +601,19 @@ def _make_run(
     server_timeout = settings["server_timeout"] or int(
         settings["duration"] + omit + math.ceil(start_delay) + SERVER_TIMEOUT_MARGIN
     )
-    return {
+    run: dict[str, Any] = {
         "run": number,
         "test": test,
-        "streams": streams,
         "sweep": sweep,
         "direction": direction,
         "reverse": direction == "reverse",
         "swapped": swapped,
         "repetition": repetition,
         "repeat": settings["repeat"],
-        "duration": settings["duration"],
-        "tool": settings["tool"],
-        "protocol": settings["protocol"],
-        "bandwidth": settings["bandwidth"],
-        "omit": settings["omit"],
-        "interval": settings["interval"],
-        "window": settings["window"],
-        "length": settings["length"],
-        "mss": settings["mss"],
-        "zerocopy": settings["zerocopy"],
-        "connect_timeout": settings["connect_timeout"],
-        "client_timeout": settings["client_timeout"],
+        # every setting that feeds iperf_run, under its own name (streams: this run's value)
+        **{name: settings[name] for name, setting in SETTINGS.items() if setting.server or setting.client},
+        "streams": streams,
         "server_timeout": server_timeout,
-        "server_extra_args": settings["server_extra_args"],
-        "client_extra_args": settings["client_extra_args"],
         "labels": settings["labels"],
         # One pair needs no barrier: its client starts as soon as its server is up.
         "barrier": len(run_pairs) > 1,
@@ -672,6 +623,21 @@ def _make_run(
         "server_hosts": sorted({p["server"] for p in run_pairs}),
         "client_hosts": sorted({p["client"] for p in run_pairs}),
     }
+    run["iperf_server"] = _iperf_arguments(run, "server")
+    run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
+    return run
+
+
+def _iperf_arguments(run: Mapping[str, Any], mode: str) -> dict[str, Any]:
+    """The ``iperf_run`` arguments of the run's servers or clients that come from the settings,
+    keyed by ``iperf_run`` option name (``Setting.server`` / ``Setting.client``); unset ones left out."""
+    arguments: dict[str, Any] = {}
+    for name, setting in SETTINGS.items():
+        option = setting.server if mode == "server" else setting.client
+        if option is None or run[name] is None or (setting.unset_when_zero and run[name] == 0):
+            continue
+        arguments[option] = run[name]
+    return arguments
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The argument spec of an action plugin, read from its module's ``DOCUMENTATION``.
+
+Every action plugin of the collection validates its task arguments against the ``options``
+of the module file of the same name, so an option is declared once: in the documentation
+that ``ansible-doc`` shows. ``argument_spec()`` converts the documented options (``type``,
+``elements``, ``choices``, ``default``, ``required``, ``aliases``, ``no_log``, nested
+``suboptions``) into the dictionary ``ActionBase.validate_argument_spec`` takes, the way
+``ansible.utils``' ``fact_diff`` action does. Relations between options
+(``mutually_exclusive``, ``required_if``) stay small declared lists next to the backend.
+
+Plain data in, plain data out; no Ansible import, no I/O.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+__all__ = ["DocSpecError", "argument_spec"]
+
+# The option keys that carry over to the argument spec unchanged.
+_COPIED = ("elements", "default", "required", "aliases", "no_log")
+
+
+class DocSpecError(ValueError):
+    """The documentation cannot be turned into an argument spec; the message names the option."""
+
+
+def _convert(options: Mapping[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    spec: dict[str, dict[str, Any]] = {}
+    for name, option in options.items():
+        if not isinstance(option, Mapping):
+            raise DocSpecError(f"{where}{name}: the documented option is not a mapping")
+        entry: dict[str, Any] = {"type": option.get("type", "str")}
+        if "choices" in option:
+            entry["choices"] = list(option["choices"])  # a list, or a mapping choice -> description
+        for key in _COPIED:
+            if key in option:
+                entry[key] = option[key]
+        if entry.get("required") is False:
+            del entry["required"]
+        if "suboptions" in option:
+            entry["options"] = _convert(option["suboptions"], f"{where}{name}.")
+        spec[str(name)] = entry
+    return spec
+
+
+def argument_spec(documentation: str, *, validate_as: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """The argument spec of the options documented in ``documentation`` (a module's YAML).
+
+    ``validate_as`` maps option names to the type the action validates them as when it checks
+    them further by hand (for example ``raw`` for a list it reads itself to give a clearer
+    message); the option's ``elements`` are dropped with it. Naming an undocumented option is
+    an error, so an override cannot outlive its option.
+    """
+    doc = yaml.safe_load(documentation)
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("options") or {}, Mapping):
+        raise DocSpecError("the DOCUMENTATION is not a YAML mapping with an options mapping")
+    spec = _convert(doc.get("options") or {}, "")
+    for name, kind in (validate_as or {}).items():
+        if name not in spec:
+            raise DocSpecError(f"validate_as names {name}, which the documentation does not list")
+        spec[name]["type"] = kind
+        spec[name].pop("elements", None)
+    return spec

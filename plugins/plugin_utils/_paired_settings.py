@@ -1,0 +1,298 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The per-test settings of the ``esxilab.iperf.paired_test`` role, declared once.
+
+``SETTINGS`` lists every key a test in ``paired_test_tests`` may set, falling back to the role
+variable ``paired_test_<key>``: its kind, limits, built-in default, the description of the role
+variable, and the ``esxilab.iperf.iperf_run`` option it feeds on the servers (``server``) and
+on the clients (``client``) of a run. Everything else is derived from this table:
+
+* ``_paired.py`` checks and coerces the settings with it and builds each run's ``iperf_server``
+  and ``iperf_client`` arguments (keyed by ``iperf_run`` option name) from ``server`` /
+  ``client``, so ``roles/paired_test/tasks/run.yml`` passes them through without naming them;
+* ``hacking/generate_paired_test_settings.py`` writes the settings parts of the role's
+  ``defaults/main.yml``, ``vars/main.yml`` and ``meta/argument_specs.yml`` (the role variables and
+  the per-test options), and a unit test fails when those files are not current.
+
+Adding an iperf option: the option in ``plugins/modules/iperf_run.py`` (documentation = argument
+spec), its applicability and command line in ``plugin_utils/_iperf_run.py``, a ``Setting`` here
+with ``client=``/``server=`` naming that option; then run the generator (see the role's
+README, "How to add an iperf option").
+
+Plain data; no Ansible import, no I/O.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KINDS", "SETTINGS", "Setting"]
+
+#: The kinds of setting, with the role argument spec type and elements each is documented as.
+KINDS: dict[str, tuple[str, str | None]] = {
+    "int": ("int", None),
+    "float": ("float", None),
+    "bool": ("bool", None),
+    "str": ("str", None),
+    "choice": ("str", None),
+    "dict": ("dict", None),
+    "list_str": ("list", "str"),
+    "streams": ("raw", None),  # a stream count or a list of them to sweep
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One per-test setting: its kind, limits, built-in default, documentation and iperf_run feed."""
+
+    kind: str  # a key of KINDS
+    default: Any = None
+    nullable: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    #: The iperf_run option the run's servers get this setting's value as (None: not passed).
+    server: str | None = None
+    #: The iperf_run option the run's clients get this setting's value as (None: not passed).
+    client: str | None = None
+    #: 0 is the tool's own behaviour: not passed at all (iperf2 has no ``-O``).
+    unset_when_zero: bool = False
+    #: The description of the role variable ``paired_test_<name>`` (one item per paragraph).
+    description: tuple[str, ...] = ()
+
+
+SETTINGS: dict[str, Setting] = {
+    "duration": Setting(
+        "int",
+        10,
+        minimum=1,
+        client="duration",
+        description=("Test length in seconds (iperf C(-t)).",),
+    ),
+    "streams": Setting(
+        "streams",
+        1,
+        client="streams",
+        description=(
+            "Parallel streams per client (C(-P)), 1 to 128; or a list of them to sweep, for example V([1, 2, 4, 8]).",
+            (
+                "A sweep gets a knee in C(paired_test_sweeps) - the smallest stream count whose mean total is within "
+                "O(paired_test_knee_tolerance) of the best."
+            ),
+        ),
+    ),
+    "repeat": Setting(
+        "int",
+        1,
+        minimum=1,
+        description=(
+            "How many times each combination runs; the summary is over the repetitions.",
+            "The whole plan is capped by O(paired_test_max_runs).",
+        ),
+    ),
+    "direction": Setting(
+        "choice",
+        "forward",
+        choices=("forward", "reverse", "both"),
+        description=(
+            "V(forward) - the clients send (the pair's client host to its server host).",
+            "V(reverse) - the servers send (C(-R)); needs iperf3 or iperf2 2.1 or later.",
+            "V(both) - a forward run, then a reverse run.",
+        ),
+    ),
+    "swap_roles": Setting(
+        "bool",
+        False,
+        description=(
+            (
+                "Also run every combination with servers and clients exchanged - the server runs on the pair's client"
+                " host, listening on the pair's C(client_address) (or the host's variable named by "
+                "O(paired_test_address_var)), and the client runs on the pair's server host."
+            ),
+            "Together with V(direction=both) this measures both directions with both hosts as client.",
+        ),
+    ),
+    "tool": Setting(
+        "choice",
+        "iperf3",
+        choices=("iperf3", "iperf2"),
+        server="tool",
+        client="tool",
+        description=("V(iperf3) or V(iperf2), on servers and clients alike (the two do not interoperate).",),
+    ),
+    "protocol": Setting(
+        "choice",
+        "tcp",
+        choices=("tcp", "udp"),
+        server="protocol",
+        client="protocol",
+        description=("V(tcp) or V(udp). For UDP set O(paired_test_bandwidth) too (iperf's UDP default is 1 Mbit/s).",),
+    ),
+    "bandwidth": Setting(
+        "str",
+        None,
+        nullable=True,
+        client="bandwidth",
+        description=(
+            "Target rate per client (C(-b)), for example V(1G); V(0) is unlimited. Unset - the tool's default.",
+            (
+                "A number of bit/s with an optional C(K), C(M), C(G) or C(T) suffix (1000-based); iperf3 also takes a"
+                " burst (V(100M/10)), iperf2 a packet rate (V(1000pps)). Anything else (for example V(10X)) fails in "
+                "the preflight."
+            ),
+        ),
+    ),
+    "port_base": Setting(
+        "int",
+        5201,
+        minimum=1,
+        maximum=65535,
+        description=("Port of each test's first pair; pair I(n) (0-based) uses O(paired_test_port_base) + I(n).",),
+    ),
+    "labels": Setting(
+        "dict",
+        {},
+        description=(
+            (
+                "Labels added to every result and run record (with C(test), C(run), C(pair), C(streams), "
+                "C(direction), C(swapped) and C(repetition), which are always added)."
+            ),
+        ),
+    ),
+    "omit": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=0,
+        client="omit",
+        unset_when_zero=True,
+        description=("iperf3 only - seconds at the start left out of the totals (C(-O)).",),
+    ),
+    "interval": Setting(
+        "float",
+        None,
+        nullable=True,
+        minimum=0,
+        client="interval",
+        description=("Seconds between interval reports (C(-i)); V(0) turns them off. Unset - the tool's default.",),
+    ),
+    "window": Setting(
+        "str",
+        None,
+        nullable=True,
+        server="window",
+        client="window",
+        description=("Socket buffer size (C(-w)), for example V(512K), on servers and clients.",),
+    ),
+    "length": Setting(
+        "str",
+        None,
+        nullable=True,
+        client="length",
+        description=("Buffer length or UDP datagram size (C(-l)).",),
+    ),
+    "mss": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=1,
+        client="mss",
+        description=("TCP maximum segment size (C(-M)).",),
+    ),
+    "zerocopy": Setting(
+        "bool",
+        False,
+        client="zerocopy",
+        description=("iperf3 only - send with C(sendfile()) (C(-Z)).",),
+    ),
+    "tos": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=0,
+        maximum=255,
+        client="tos",
+        description=("IP type-of-service byte of the test packets (C(-S)), 0 to 255, for example V(184) (DSCP EF).",),
+    ),
+    "connect_timeout": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=1,
+        client="connect_timeout",
+        description=(
+            "iperf3 only (3.2 or later) - milliseconds to wait for the control connection (C(--connect-timeout)).",
+        ),
+    ),
+    "client_timeout": Setting(
+        "float",
+        None,
+        nullable=True,
+        minimum=1,
+        client="timeout",
+        description=(
+            (
+                "Seconds a client may run before it is killed. Unset - the duration + omit + 30 s "
+                "(M(esxilab.iperf.iperf_run)'s default)."
+            ),
+        ),
+    ),
+    "server_timeout": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=1,
+        server="server_timeout",
+        description=(
+            (
+                "Seconds after which a server is killed by its guard even if nobody stops it (an SSH connection lost "
+                "before the C(always:) ran). Unset - the run's duration + omit + start delay + 120 s."
+            ),
+        ),
+    ),
+    "server_extra_args": Setting(
+        "list_str",
+        [],
+        server="extra_args",
+        description=("More arguments for the servers, verbatim.",),
+    ),
+    "client_extra_args": Setting(
+        "list_str",
+        [],
+        client="extra_args",
+        description=("More arguments for the clients, verbatim.",),
+    ),
+    "start_delay": Setting(
+        "float",
+        None,
+        nullable=True,
+        minimum=0,
+        description=(
+            (
+                "Seconds between setting the common start time of a run's clients and that time, so that every client"
+                " reaches the barrier before it."
+            ),
+            (
+                "Unset - automatic, 1 s + 0.4 s per client of the run (Ansible hands the task to the hosts one after "
+                "the other), plus whatever an earlier run of the series lacked - when the slowest client had less "
+                "than 0.5 s left (C(barrier_margin) in the run record), later runs wait that much longer."
+            ),
+            "A late client starts at once; it shows in C(start_spread), C(barrier_margin) and the run's warnings.",
+            "A run with one pair has no barrier; its client starts as soon as the server is up.",
+        ),
+    ),
+    "server_bind": Setting(
+        "bool",
+        True,
+        description=("Servers listen on the pair's address only (C(-B)). V(false) - on every address of the host.",),
+    ),
+    "client_bind": Setting(
+        "bool",
+        True,
+        description=("Clients send from their own address (C(-B) with C(client_address)) when it is known.",),
+    ),
+}
