@@ -29,7 +29,8 @@ options:
     default: /scratch/esxilab-iperf
   journal_copy_dir:
     description:
-      - Directory on the controller that receives a copy of the journal after every change, as C(<inventory_hostname>.json).
+      - Directory on the controller that receives a copy of the journal after every change, as
+        C(<inventory_hostname>.json).
       - Not set - no copy.
     type: path
 """

@@ -132,6 +132,11 @@ def run(
             result,
         ) from exc
     result["restored"] = done
+    result.setdefault("warnings", []).insert(
+        0,
+        f"{_NAME}: {journal.directory} recorded changes that were not put back (an interrupted or failed earlier"
+        f" run); put back now: {describe(done)}",
+    )
     try:
         result["journal"] = journal.read().as_dict()
     except JournalError as exc:
