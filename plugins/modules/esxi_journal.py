@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: esxi_journal
 short_description: Read, restore or clear the restore journal esxi_firewall and esxi_iperf_install keep on ESXi
-version_added: "1.1.0"
+version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
