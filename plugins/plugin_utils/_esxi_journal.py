@@ -82,9 +82,16 @@ REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
 
 
 class Output(Protocol):
-    rc: int
-    stdout: str
-    stderr: str
+    """What ``execute`` returns (the backends' ``CommandOutput``)."""
+
+    @property
+    def rc(self) -> int: ...
+
+    @property
+    def stdout(self) -> str: ...
+
+    @property
+    def stderr(self) -> str: ...
 
 
 Execute = Callable[[str], Output]

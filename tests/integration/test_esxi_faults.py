@@ -441,11 +441,11 @@ def test_fault_then_every_way_back_restores_the_host(
     )
     recovery_rc = _finish(recovery, PLAY_TIMEOUT)
     recovery_log = (tmp_path / "recovery.log").read_text()
-    deadman_done = {
-        host: _wait_for(lambda h=host: not lab.deadman_alive(h) and not lab.snapshot(h)["journal"], 20)
-        for host, (_r, way) in HOSTS.items()
-        if way == "dead-man"
-    }
+
+    def timer_done(host: str) -> Callable[[], bool]:
+        return lambda: not lab.deadman_alive(host) and not lab.snapshot(host)["journal"]
+
+    deadman_done = {host: _wait_for(timer_done(host), 20) for host, (_r, way) in HOSTS.items() if way == "dead-man"}
 
     failures = []
     for host, (release, way) in HOSTS.items():

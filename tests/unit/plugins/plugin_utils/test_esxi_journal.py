@@ -127,12 +127,17 @@ def test_earliest_value_wins_and_the_directory_is_private(tmp_path: Path, shell:
     assert _wait(lambda: not _alive(first.deadman_pid or 0), 5)
 
 
+def _foreign_dir(path: Path) -> None:
+    path.mkdir()
+    os.chown(path, 65534, 65534)
+
+
 @pytest.mark.parametrize(
     ("make", "reason"),
     [
         (lambda p: p.symlink_to(p.parent / "elsewhere"), "it is a symlink"),
         (lambda p: p.write_text("x"), "it is not a directory"),
-        (lambda p: (p.mkdir(), os.chown(p, 65534, 65534)), "it is owned by uid 65534"),
+        (lambda p: _foreign_dir(p), "it is owned by uid 65534"),
     ],
     ids=["symlink", "file", "foreign-owner"],
 )
