@@ -182,11 +182,13 @@ def run(
     """
     restoring = args.get("restore") is not None
     recorded: dict[str, Any] = {}
+    journal_warnings: list[str] = []
     if restoring and journal is not None:
         try:
             recorded = journal.read().firewall
-        except JournalError as exc:
-            raise EsxiFirewallError(f"{_NAME}: {exc.message}") from exc
+        except JournalError as exc:  # the given restore value is still put back
+            journal_warnings.append(f"{_NAME}: {exc.message}")
+            journal = None
         if recorded:
             args = {**args, "restore": _merged_restore(args, recorded)}
     desired = desired_from_args(args)
@@ -206,8 +208,8 @@ def run(
     }
     if recorded:
         result["journal_restored"] = recorded
-    if plan.warnings:
-        result["warnings"] = [f"{_NAME}: {w}" for w in plan.warnings]
+    if plan.warnings or journal_warnings:
+        result["warnings"] = journal_warnings + [f"{_NAME}: {w}" for w in plan.warnings]
     if not plan.changed or check_mode:
         planned = dict(previous)
         planned.update({k: v for k, v in plan.after.items() if k != "rulesets"})

@@ -540,11 +540,13 @@ def restore(
     """Undo what an install task recorded in its ``restore`` value and in the journal (idempotent)."""
     value = args.get("restore") or {}
     recorded: dict[str, Any] = {}
+    journal_warnings: list[str] = []
     if journal is not None:
         try:
             recorded = journal.read().install
-        except JournalError as exc:
-            raise EsxiInstallError(f"{_NAME}: {exc.message}") from exc
+        except JournalError as exc:  # the given restore value is still put back
+            journal_warnings.append(f"{_NAME}: {exc.message}")
+            journal = None
         value = _merged_restore(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
@@ -598,11 +600,13 @@ def restore(
     }
     if recorded:
         result["journal_restored"] = recorded
+    if journal_warnings:
+        result["warnings"] = journal_warnings
     if record.installed_vib and not remove_vib:
-        result["warnings"] = [
+        result.setdefault("warnings", []).append(
             f"{_NAME}: the {record.installed_vib} VIB installed by the install task is kept (set remove_vib: true"
             " to remove it)"
-        ]
+        )
     if not steps or check_mode:
         after = dict(before)
         if steps:

@@ -365,3 +365,15 @@ def test_journal_module_restores_what_an_interrupted_run_left(tmp_path: Path, re
     cleared = go("clear")
     assert cleared["changed"] is True and "without restoring" in cleared["warnings"][0]
     assert host.get("fw_enabled") == "false" and cleared["journal"]["pending"] is False
+
+
+def test_an_unreadable_journal_does_not_stop_a_restore(tmp_path: Path) -> None:
+    host = Host(tmp_path, "8.0")
+    opened = _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False)
+    installed = _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False)
+    (tmp_path / "j").symlink_to(tmp_path)  # planted after the window opened
+    bad = Journal(host.execute, str(tmp_path / "j"))
+    fw = _esxi_firewall.run({"restore": opened["restore"]}, host.fw_execute, check_mode=False, journal=bad)
+    inst = _esxi_install.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=bad)
+    assert (host.get("fw_enabled"), host.get("eio_runtime")) == ("true", "1")
+    assert "it is a symlink" in fw["warnings"][0] and "it is a symlink" in inst["warnings"][0]
