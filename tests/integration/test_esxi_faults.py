@@ -366,7 +366,7 @@ def test_fault_then_every_way_back_restores_the_host(
         lab.reset(host)
     baseline = {host: lab.snapshot(host) for host in HOSTS}
     client = "iperf" if (fault, point) == ("SIGINT", "client run") else "sleep"
-    variables = {"fm_client": client, "fm_port": PORT + len(lab.matrix) * 2, "fm_hosts": "esxi", "fm_sleep": 2}
+    variables = {"fm_client": client, "fm_port": PORT + len(lab.matrix) * 2, "fm_hosts": "esxi", "fm_sleep": 1}
     markers = tmp_path / "markers"
 
     def all_markers(kind: str) -> Callable[[], bool]:
