@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import (
@@ -21,6 +22,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall impor
     EsxiFirewallError,
     run,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import JournalError, journal_from_args
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -39,11 +41,18 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         )
 
         def execute(command: str) -> CommandOutput:
-            out = self._low_level_execute_command(command, sudoable=True)
+            try:
+                out = self._low_level_execute_command(command, sudoable=True)
+            except AnsibleError as exc:  # a lost connection is a failed command: the result keeps 'restore'
+                return CommandOutput(255, "", f"the connection failed: {exc}")
             return CommandOutput(int(out.get("rc", -1)), out.get("stdout", ""), out.get("stderr", ""))
 
+        host = str((task_vars or {}).get("inventory_hostname", "host"))
         try:
-            result.update(run(args, execute, check_mode=bool(self._task.check_mode)))
+            journal = journal_from_args(args, execute, host)
+            result.update(run(args, execute, check_mode=bool(self._task.check_mode), journal=journal))
+        except JournalError as exc:
+            result.update(failed=True, msg=f"esxilab.iperf.esxi_firewall: {exc.message}")
         except EsxiFirewallError as exc:
             result.update(exc.result)
             result.update(failed=True, msg=exc.message)

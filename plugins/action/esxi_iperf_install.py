@@ -25,6 +25,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import
     EsxiInstallError,
     run,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import JournalError, journal_from_args
 
 _SSH_NOTICE = re.compile(r"^Shared connection to \S+ closed\.\s*$")
 
@@ -54,7 +55,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 return result
 
         def execute(command: str) -> CommandOutput:
-            out = self._low_level_execute_command(command, sudoable=True)
+            try:
+                out = self._low_level_execute_command(command, sudoable=True)
+            except AnsibleError as exc:  # a lost connection is a failed command: the result keeps 'restore'
+                return CommandOutput(255, "", f"the connection failed: {exc}")
             # OpenSSH's own notice on a pty session is not the command's output
             stderr = "".join(
                 line for line in str(out.get("stderr", "")).splitlines(keepends=True) if not _SSH_NOTICE.match(line)
@@ -67,10 +71,21 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             self._transfer_file(local, remote)
             return remote
 
+        host = str((task_vars or {}).get("inventory_hostname", "host"))
         try:
+            journal = journal_from_args(args, execute, host)
             result.update(
-                run(args, execute, check_mode=bool(self._task.check_mode), upload=upload, local_upload=local_upload)
+                run(
+                    args,
+                    execute,
+                    check_mode=bool(self._task.check_mode),
+                    upload=upload,
+                    local_upload=local_upload,
+                    journal=journal,
+                )
             )
+        except JournalError as exc:
+            result.update(failed=True, msg=f"esxilab.iperf.esxi_iperf_install: {exc.message}")
         except EsxiInstallError as exc:
             result.update(exc.result)
             result.update(failed=True, msg=exc.message)

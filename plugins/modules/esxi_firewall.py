@@ -59,6 +59,8 @@ extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
   - esxilab.iperf.attributes.platform_posix_raw
+  - esxilab.iperf.journal
+  - esxilab.iperf.journal.deadline
 attributes:
   check_mode:
     support: full
@@ -69,6 +71,12 @@ attributes:
     details:
       - The diff shows the enabled state, the default action and the rulesets named in the task, before and after.
 notes:
+  - B(Restore journal.) Before its first change the task records on the host (O(journal_dir)) what undoes it, the
+    earliest recorded value winning, and starts the dead-man timer (O(deadline)) for a firewall or exec-policy change.
+    If the journal cannot be written, nothing is changed. With O(restore), the task also puts back what the journal
+    records and then clears those entries. M(esxilab.iperf.esxi_journal) and C(playbooks/restore.yml) read and
+    restore the journal after an interrupted run.
+  - Every failure after the first command that changed the host returns RV(restore) and C(changed=true).
   - Runs C(esxcli) with the task's C(become) settings; on ESXi log in as C(root) (ESXi has no C(sudo)).
   - When the firewall is turned on, rulesets and the default action are set first and C(--enabled true) last; when
     it is turned off, C(--enabled false) goes first. No intermediate step opens more than the final state does.
@@ -107,6 +115,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+journal_restored:
+  description:
+    - With O(restore), what the restore journal on the host recorded and this task put back too (the journal's
+      values win over O(restore) because they are the earliest).
+  returned: when the journal recorded something
+  type: dict
+  sample: {}
 previous:
   description:
     - The firewall as read before the task.

@@ -110,6 +110,8 @@ extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
   - esxilab.iperf.attributes.platform_posix_raw
+  - esxilab.iperf.journal
+  - esxilab.iperf.journal.deadline
 attributes:
   check_mode:
     support: full
@@ -122,6 +124,12 @@ attributes:
       - The diff shows whether the binary exists, the C(execInstalledOnly) runtime value, the C(appDom) level and
         the iperf VIB, before and after.
 notes:
+  - B(Restore journal.) Before its first change the task records on the host (O(journal_dir)) what undoes it, the
+    earliest recorded value winning, and starts the dead-man timer (O(deadline)) for a firewall or exec-policy change.
+    If the journal cannot be written, nothing is changed. With O(restore), the task also puts back what the journal
+    records and then clears those entries. M(esxilab.iperf.esxi_journal) and C(playbooks/restore.yml) read and
+    restore the journal after an interrupted run.
+  - Every failure after the first command that changed the host returns RV(restore) and C(changed=true).
   - Runs C(esxcli), C(localcli) and C(cp) with the task's C(become) settings; on ESXi log in as C(root).
   - The files in C(/usr/lib/vmware) and C(/opt) of an ESXi host live in memory; a copy disappears at the next reboot
     (the VIB does not).
@@ -180,6 +188,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+journal_restored:
+  description:
+    - With O(restore), what the restore journal on the host recorded and this task put back too (the journal's
+      values win over O(restore) because they are the earliest).
+  returned: when the journal recorded something
+  type: dict
+  sample: {}
 binary:
   description:
     - Absolute path of the iperf binary to run on the host, for example as

@@ -11,19 +11,26 @@ that ``ansible-doc`` shows. ``argument_spec()`` converts the documented options 
 ``ansible.utils``' ``fact_diff`` action does. Relations between options
 (``mutually_exclusive``, ``required_if``) stay small declared lists next to the backend.
 
-Plain data in, plain data out; no Ansible import, no I/O.
+Options this collection's own documentation fragments add (``extends_documentation_fragment:
+esxilab.iperf.NAME[.VAR]``, from ``plugins/doc_fragments/NAME.py``) count as documented options
+too; fragments of other collections add none. Plain data in, plain data out; no Ansible import,
+no I/O beyond importing those fragment modules.
 
 Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 __all__ = ["DocSpecError", "argument_spec"]
+
+_OWN_FRAGMENT = "esxilab.iperf."
+_FRAGMENTS = "ansible_collections.esxilab.iperf.plugins.doc_fragments."
 
 # The option keys that carry over to the argument spec unchanged.
 _COPIED = ("elements", "default", "required", "aliases", "no_log")
@@ -63,10 +70,32 @@ def argument_spec(documentation: str, *, validate_as: Mapping[str, str] | None =
     doc = yaml.safe_load(documentation)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("options") or {}, Mapping):
         raise DocSpecError("the DOCUMENTATION is not a YAML mapping with an options mapping")
-    spec = _convert(doc.get("options") or {}, "")
+    spec: dict[str, dict[str, Any]] = {}
+    for fragment in doc.get("extends_documentation_fragment") or []:
+        spec.update(_convert(_fragment_options(str(fragment)), f"{fragment}: "))
+    spec.update(_convert(doc.get("options") or {}, ""))
     for name, kind in (validate_as or {}).items():
         if name not in spec:
             raise DocSpecError(f"validate_as names {name}, which the documentation does not list")
         spec[name]["type"] = kind
         spec[name].pop("elements", None)
     return spec
+
+
+def _fragment_options(fragment: str) -> Mapping[str, Any]:
+    """The options a documentation fragment of this collection adds (none for other collections')."""
+    if not fragment.startswith(_OWN_FRAGMENT):
+        return {}
+    name, _, variable = fragment[len(_OWN_FRAGMENT) :].partition(".")
+    try:
+        holder = importlib.import_module(_FRAGMENTS + name).ModuleDocFragment
+    except (ImportError, AttributeError) as exc:
+        raise DocSpecError(f"documentation fragment {fragment} cannot be loaded: {exc}") from exc
+    text = getattr(holder, variable.upper() or "DOCUMENTATION", None)
+    if not isinstance(text, str):
+        raise DocSpecError(f"documentation fragment {fragment} has no {variable.upper() or 'DOCUMENTATION'}")
+    loaded = yaml.safe_load(text)
+    options = loaded.get("options") if isinstance(loaded, Mapping) else None
+    if not isinstance(options, Mapping):
+        return {}
+    return options

@@ -31,6 +31,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
 )
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -122,6 +123,12 @@ def _read(execute: Callable[[str], CommandOutput], with_rulesets: bool) -> tuple
     return status, rulesets
 
 
+def _message(exc: EsxiError | EsxiFirewallError) -> str:
+    """The message of a backend error, prefixed with the module name once."""
+    text = exc.message if isinstance(exc, EsxiFirewallError) else str(exc)
+    return text if text.startswith(f"{_NAME}: ") else f"{_NAME}: {text}"
+
+
 def _view(status: FirewallStatus, rulesets: list[Ruleset], names: Mapping[str, bool]) -> dict[str, Any]:
     by_name = {r.name: r.enabled for r in rulesets}
     return {
@@ -144,14 +151,46 @@ def _restore_value(plan: FirewallPlan) -> dict[str, Any]:
     return out
 
 
-def run(args: Mapping[str, Any], execute: Callable[[str], CommandOutput], *, check_mode: bool) -> dict[str, Any]:
-    """Bring the firewall to the wanted state; the task result (raises :class:`EsxiFirewallError`)."""
+def _merged_restore(args: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The given ``restore`` value with the journal's values on top (the journal holds the earliest)."""
+    merged: dict[str, Any] = dict(args.get("restore") or {})
+    for key in ("enabled", "default_action"):
+        if key in recorded:
+            merged[key] = recorded[key]
+    if recorded.get("rulesets"):
+        merged["rulesets"] = {**(merged.get("rulesets") or {}), **recorded["rulesets"]}
+    return merged
+
+
+def run(
+    args: Mapping[str, Any],
+    execute: Callable[[str], CommandOutput],
+    *,
+    check_mode: bool,
+    journal: Journal | None = None,
+) -> dict[str, Any]:
+    """Bring the firewall to the wanted state; the task result (raises :class:`EsxiFirewallError`).
+
+    With a ``journal``: a change is recorded on the host before the first command runs (and the
+    dead-man armed); a restore also puts back what the journal records and then clears it.
+    """
+    restoring = args.get("restore") is not None
+    recorded: dict[str, Any] = {}
+    journal_warnings: list[str] = []
+    if restoring and journal is not None:
+        try:
+            recorded = journal.read().firewall
+        except JournalError as exc:  # the given restore value is still put back
+            journal_warnings.append(f"{_NAME}: {exc.message}")
+            journal = None
+        if recorded:
+            args = {**args, "restore": _merged_restore(args, recorded)}
     desired = desired_from_args(args)
     try:
         status, rulesets = _read(execute, bool(desired.rulesets))
         plan = plan_firewall(status, desired, rulesets)
-    except EsxiError as exc:
-        raise EsxiFirewallError(f"{_NAME}: {exc}") from exc
+    except (EsxiError, EsxiFirewallError) as exc:
+        raise EsxiFirewallError(_message(exc)) from exc
 
     previous = _view(status, rulesets, desired.rulesets)
     result: dict[str, Any] = {
@@ -161,14 +200,27 @@ def run(args: Mapping[str, Any], execute: Callable[[str], CommandOutput], *, che
         "commands": [step.command for step in plan.steps],
         "diff": {"before": plan.before, "after": plan.after},
     }
-    if plan.warnings:
-        result["warnings"] = [f"{_NAME}: {w}" for w in plan.warnings]
+    if recorded:
+        result["journal_restored"] = recorded
+    if plan.warnings or journal_warnings:
+        result["warnings"] = journal_warnings + [f"{_NAME}: {w}" for w in plan.warnings]
     if not plan.changed or check_mode:
         planned = dict(previous)
         planned.update({k: v for k, v in plan.after.items() if k != "rulesets"})
         planned["rulesets"] = {**previous["rulesets"], **plan.after["rulesets"]}
         result["current"] = planned
+        if restoring and journal is not None and not check_mode and recorded:
+            _clear(journal, result)
         return result
+
+    if journal is not None and not restoring:
+        try:
+            journal.record(firewall=result["restore"])
+        except JournalError as exc:
+            raise EsxiFirewallError(
+                f"{_NAME}: nothing was changed: the restore journal could not be written: {exc.message}",
+                {**result, "changed": False, "commands": []},
+            ) from exc
 
     done: list[str] = []
     for step in plan.steps:
@@ -184,9 +236,11 @@ def run(args: Mapping[str, Any], execute: Callable[[str], CommandOutput], *, che
 
     try:
         status_after, rulesets_after = _read(execute, bool(desired.rulesets))
-    except EsxiError as exc:
+    except (EsxiError, EsxiFirewallError) as exc:
         raise EsxiFirewallError(
-            f"{_NAME}: the changes were applied but reading them back failed: {exc}", result
+            f"{_NAME}: the changes were applied but reading them back failed: {_message(exc)}."
+            " The 'restore' value in this result undoes them.",
+            result,
         ) from exc
     current = _view(status_after, rulesets_after, desired.rulesets)
     result["current"] = current
@@ -194,4 +248,14 @@ def run(args: Mapping[str, Any], execute: Callable[[str], CommandOutput], *, che
     if left.changed:
         wrong = ", ".join(f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in left.changes)
         raise EsxiFirewallError(f"{_NAME}: esxcli accepted the commands but the firewall now reports: {wrong}", result)
+    if restoring and journal is not None:
+        _clear(journal, result)
     return result
+
+
+def _clear(journal: Journal, result: dict[str, Any]) -> None:
+    """The firewall is back: drop its journal keys (a failure only warns; the values stay true)."""
+    try:
+        journal.clear(["firewall"])
+    except JournalError as exc:
+        result.setdefault("warnings", []).append(f"{_NAME}: the firewall is restored, but {exc.message}")

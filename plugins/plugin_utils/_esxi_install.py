@@ -54,6 +54,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
 )
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -63,6 +64,7 @@ __all__ = [
     "CommandOutput",
     "EsxiInstallError",
     "install",
+    "redact",
     "restore",
     "run",
 ]
@@ -308,8 +310,12 @@ def install(
     check_mode: bool,
     upload: Upload | None = None,
     local_upload: str | None = None,
+    journal: Journal | None = None,
 ) -> dict[str, Any]:
-    """Make a runnable iperf available; the task result (raises :class:`EsxiInstallError`)."""
+    """Make a runnable iperf available; the task result (raises :class:`EsxiInstallError`).
+
+    With a ``journal``, what the plan would undo is recorded on the host before its first command.
+    """
     version = read_version(execute)
     method = _method(args, version)
     warnings: list[str] = []
@@ -391,6 +397,15 @@ def install(
         result["commands"] = [step.command for step in plan.steps]
         result["changes"] = [step.as_dict() for step in plan.steps]
 
+    if journal is not None:
+        try:
+            journal.record(install=_restore_value(plan.restore, app_previous))
+        except JournalError as exc:
+            raise EsxiInstallError(
+                f"{_NAME}: nothing was changed: the restore journal could not be written: {exc.message}",
+                {**result, "changed": False, "commands": [], "changes": [], "restore": {}},
+            ) from exc
+
     done: list[Step] = []
     for step in plan.steps:
         try:
@@ -409,10 +424,19 @@ def install(
             ) from exc
         done.append(step)
 
-    present_after = read_present(execute)
-    policy_after = read_exec_policy(execute)
-    domains_after = read_domains(execute) if domains is not None else None
-    vibs_after = read_vibs(execute) if method == "vib" else None
+    try:
+        present_after = read_present(execute)
+        policy_after = read_exec_policy(execute)
+        domains_after = read_domains(execute) if domains is not None else None
+        vibs_after = read_vibs(execute) if method == "vib" else None
+    except EsxiInstallError as exc:
+        if warnings:
+            result["warnings"] = warnings
+        raise EsxiInstallError(
+            f"{exc.message}. The changes were applied but reading them back failed; the 'restore' value in this"
+            " result undoes them.",
+            result,
+        ) from exc
     current = _view(
         binary=plan.binary, present=present_after, policy=policy_after, domains=domains_after, vibs=vibs_after
     )
@@ -491,9 +515,29 @@ def _restore_record(value: Mapping[str, Any]) -> tuple[RestoreRecord, str | None
     return RestoreRecord.from_dict(value), level
 
 
-def restore(args: Mapping[str, Any], execute: Execute, *, check_mode: bool) -> dict[str, Any]:
-    """Undo what an install task recorded in its ``restore`` value (idempotent)."""
+def _merged_restore(given: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The given ``restore`` value with the journal's values on top (the journal holds the earliest)."""
+    merged = {**given, **{k: v for k, v in recorded.items() if k != "created_files"}}
+    files = list(dict.fromkeys([*(given.get("created_files") or []), *(recorded.get("created_files") or [])]))
+    if files:
+        merged["created_files"] = files
+    return merged
+
+
+def restore(
+    args: Mapping[str, Any], execute: Execute, *, check_mode: bool, journal: Journal | None = None
+) -> dict[str, Any]:
+    """Undo what an install task recorded in its ``restore`` value and in the journal (idempotent)."""
     value = args.get("restore") or {}
+    recorded: dict[str, Any] = {}
+    journal_warnings: list[str] = []
+    if journal is not None:
+        try:
+            recorded = journal.read().install
+        except JournalError as exc:  # the given restore value is still put back
+            journal_warnings.append(f"{_NAME}: {exc.message}")
+            journal = None
+        value = _merged_restore(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
 
@@ -544,11 +588,15 @@ def restore(args: Mapping[str, Any], execute: Execute, *, check_mode: bool) -> d
         "previous": before,
         "restore": {},
     }
+    if recorded:
+        result["journal_restored"] = recorded
+    if journal_warnings:
+        result["warnings"] = journal_warnings
     if record.installed_vib and not remove_vib:
-        result["warnings"] = [
+        result.setdefault("warnings", []).append(
             f"{_NAME}: the {record.installed_vib} VIB installed by the install task is kept (set remove_vib: true"
             " to remove it)"
-        ]
+        )
     if not steps or check_mode:
         after = dict(before)
         if steps:
@@ -561,6 +609,8 @@ def restore(args: Mapping[str, Any], execute: Execute, *, check_mode: bool) -> d
                 after["vib"] = False
         result["current"] = after
         result["diff"] = {"before": before, "after": after}
+        if recorded and not check_mode and journal is not None:
+            _clear(journal, result)
         return result
 
     done: list[str] = []
@@ -582,16 +632,34 @@ def restore(args: Mapping[str, Any], execute: Execute, *, check_mode: bool) -> d
             )
         done.append(step.command)
 
-    state_after = observe()
+    try:
+        state_after = observe()
+    except EsxiInstallError as exc:
+        raise EsxiInstallError(
+            f"{exc.message}. The restore commands ran ({done}) but reading the host back failed; run the restore"
+            " again to check (it skips what is already back).",
+            {**result, "restore": dict(value)},
+        ) from exc
     current = view(*state_after)
     result["current"] = current
     result["diff"] = {"before": before, "after": current}
     left = plan(*state_after)
     if left:
         raise EsxiInstallError(
-            f"{_NAME}: the restore commands ran but the host still needs: {[s.description for s in left]}", result
+            f"{_NAME}: the restore commands ran but the host still needs: {[s.description for s in left]}",
+            {**result, "restore": dict(value)},
         )
+    if journal is not None:
+        _clear(journal, result)
     return result
+
+
+def _clear(journal: Journal, result: dict[str, Any]) -> None:
+    """The host is back: drop the install keys of the journal (a failure only warns)."""
+    try:
+        journal.clear(["install"])
+    except JournalError as exc:
+        result.setdefault("warnings", []).append(f"{_NAME}: the host is restored, but {exc.message}")
 
 
 def run(
@@ -601,8 +669,31 @@ def run(
     check_mode: bool,
     upload: Upload | None = None,
     local_upload: str | None = None,
+    journal: Journal | None = None,
 ) -> dict[str, Any]:
-    """Install (default) or, with ``restore``, undo an earlier install."""
-    if args.get("restore") is not None:
-        return restore(args, execute, check_mode=check_mode)
-    return install(args, execute, check_mode=check_mode, upload=upload, local_upload=local_upload)
+    """Install (default) or, with ``restore``, undo an earlier install. Credentials in URLs are masked."""
+    try:
+        if args.get("restore") is not None:
+            result = restore(args, execute, check_mode=check_mode, journal=journal)
+        else:
+            result = install(
+                args, execute, check_mode=check_mode, upload=upload, local_upload=local_upload, journal=journal
+            )
+    except EsxiInstallError as exc:
+        raise EsxiInstallError(redact(exc.message), redact(exc.result)) from exc
+    redacted: dict[str, Any] = redact(result)
+    return redacted
+
+
+_CREDENTIALS_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s]*):(?P<password>[^/@\s]*)@")
+
+
+def redact(value: Any) -> Any:
+    """``value`` with the password of every ``scheme://user:password@`` URL replaced by ``****``."""
+    if isinstance(value, str):
+        return _CREDENTIALS_RE.sub(lambda m: f"{m['scheme']}{m['user']}:****@", value)
+    if isinstance(value, Mapping):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value

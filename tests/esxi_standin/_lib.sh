@@ -34,6 +34,28 @@ log_call() {
     return 0
 }
 
+# Test fault injection (esxi-standin set inject_after PREFIX / inject_fail PREFIX): once a call
+# starting with inject_after has run (or at once when it is unset), the next call starting with
+# inject_fail fails, once. The failure text is the stand-in's own, never invented ESXi wording.
+inject() {  # inject "CALL"
+    [ -f "$STATE/inject_fail" ] || return 0
+    _fail=$(cat "$STATE/inject_fail")
+    _after=$(cat "$STATE/inject_after" 2>/dev/null || true)
+    if [ -z "$_after" ] || [ -f "$STATE/inject_armed" ]; then
+        case "$1" in
+            "$_fail"*)
+                rm -f "$STATE/inject_after" "$STATE/inject_fail" "$STATE/inject_armed"
+                printf 'esxi-standin: injected failure of "%s" (real esxcli text not recorded)\n' "$1" >&2
+                exit 1
+                ;;
+        esac
+    fi
+    if [ -n "$_after" ]; then
+        case "$1" in "$_after"*) : >"$STATE/inject_armed" ;; esac
+    fi
+    return 0
+}
+
 sget() {  # sget KEY [DEFAULT] -- one-line state value
     if [ -f "$STATE/$1" ]; then
         cat "$STATE/$1"

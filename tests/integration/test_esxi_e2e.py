@@ -51,13 +51,17 @@ STANDIN = REPO / "tests" / "esxi_standin"
 TARGETS = REPO / "tests" / "integration" / "targets" / "esxi"
 _VENV_PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
 ANSIBLE_PLAYBOOK = _VENV_PLAYBOOK if _VENV_PLAYBOOK.exists() else Path(sys.executable).parent / "ansible-playbook"
-PREFIX = "eltesx"
-SUBNET = "198.19.251"
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_E2E_PREFIX", "eltesx")
+SUBNET = os.environ.get("ESXILAB_E2E_SUBNET", "198.19.251")
 H1, H2, H3 = (f"{SUBNET}.{10 + i}" for i in (1, 2, 3))
 PLAY_TIMEOUT = 180
 COPY = "/usr/lib/vmware/vsan/bin/iperf3.copy"
 SHIPPED = "/usr/lib/vmware/vsan/bin/iperf3"
 VIB_COPY = "/opt/iperf/bin/iperf.copy"
+# A play that installs and leaves the host changed on purpose (the restore comes in a later play):
+# the next play keeps it instead of putting back what the journal calls an unfinished run.
+KEEP_UNFINISHED = {"esxi_iperf_restore_unfinished": False}
 
 
 def _lab_unavailable() -> str | None:
@@ -113,6 +117,10 @@ class Lab:
         return self.base / "standin"
 
     @property
+    def journal_dir(self) -> Path:  # the restore journal of h1
+        return self.base / "h1-journal"
+
+    @property
     def vmware_dir(self) -> Path:  # /usr/lib/vmware on h1
         return self.base / "h1-vmware"
 
@@ -153,6 +161,7 @@ class Lab:
         for directory in (self.vmware_dir, self.opt_dir):
             for child in directory.iterdir():
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
+        shutil.rmtree(self.journal_dir, ignore_errors=True)
         commands = [f"esxi-standin init {version}", *(f"esxi-standin set {k} {v}" for k, v in settings.items())]
         proc = self.ssh(H1, " && ".join(commands))
         assert proc.returncode == 0, proc
@@ -171,7 +180,9 @@ class Lab:
         vars_file = tmp / f"vars-{time.monotonic_ns()}.json"
         vars_file.write_text(json.dumps({"e2e_out": str(out), **variables}))
         inventory = tmp / "esxi-group.yml"
-        inventory.write_text("all:\n  children:\n    esxi:\n      hosts:\n        h1: {}\n")
+        # the restore journal in a per-test directory (on ESXi it lives under /scratch)
+        h1_vars = {"esxilab_journal_dir": str(self.journal_dir), "esxilab_journal_copy_dir": str(tmp / "journal")}
+        inventory.write_text(f"all:\n  children:\n    esxi:\n      hosts:\n        h1: {json.dumps(h1_vars)}\n")
         argv = [
             str(ANSIBLE_PLAYBOOK),
             *("-i", str(self.state_dir / "inventory.yml"), "-i", str(inventory)),
@@ -291,7 +302,8 @@ def test_esxi_7_0_install_check_real_idempotent_serve_restore(
     assert (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").is_file()
     _assert_served(record, COPY, "iperf3", lab)
 
-    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"]}).ok()
+    # the earlier play left the copy on purpose (no restore step): keep it instead of treating it as unfinished
+    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **KEEP_UNFINISHED}).ok()
     assert again["installed"]["changed"] is False
     assert again["installed"]["commands"] == []
 
@@ -345,7 +357,7 @@ def test_esxi_6_7_vib_uploaded_unsigned_only_on_request(lab: Lab, tmp_path: Path
     assert record["restore_fact"] == {"created_files": [VIB_COPY], "installed_vib": "iperf"}
     _assert_served(record, VIB_COPY, "iperf2", lab)
 
-    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **settings}).ok()
+    again = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **settings, **KEEP_UNFINISHED}).ok()
     assert again["installed"]["changed"] is False
     assert sum("software vib install" in line for line in lab.calls()) == 2  # the refused one and the real one
 
@@ -398,7 +410,7 @@ def test_esxi_8_0_refuses_then_relaxes_and_restores(lab: Lab, tmp_path: Path, ve
 
     # idempotent: a second install while relaxed changes nothing and has nothing to restore
     first = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax}).ok()
-    second = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax}).ok()
+    second = lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["install"], **relax, **KEEP_UNFINISHED}).ok()
     assert (first["installed"]["changed"], second["installed"]["changed"]) == (True, False)
     assert second["installed"]["restore"] == {}
     lab.play("esxi_iperf.yml", tmp_path, {"e2e_steps": ["restore"], "esxi_iperf_restore": first["restore_fact"]}).ok()

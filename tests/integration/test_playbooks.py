@@ -71,8 +71,9 @@ ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 # The password of inventories/example/group_vars/esxi/vault.yml - an example, documented in
 # inventories/example/README.md; a real inventory has its own.
 EXAMPLE_VAULT_PASSWORD = "esxilab-example"
-PREFIX = "elpb"
-SUBNET = "198.19.252"
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_PLAYBOOKS_PREFIX", "elpb")
+SUBNET = os.environ.get("ESXILAB_PLAYBOOKS_SUBNET", "198.19.252")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 6)}
 RATE = 1_000_000_000
 GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
@@ -89,6 +90,7 @@ EXAMPLE_HOSTS = {
     "esxi-multi-network": ["esxi70", "peer-multi"],
     "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
     "mtu-compare": ["esxi70", "peer-multi"],
+    "restore": ["esxi67", "esxi70"],
     "vnic-compare": ["vm-e1000", "vm-vmxnet3", "vnic-server"],
     "vswitch-forwarding": ["esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4"],
 }
@@ -333,6 +335,7 @@ class Lab:
         for directory in (self.vmware_dir, self.opt_dir):
             for child in directory.iterdir():
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
+        shutil.rmtree(self.base / "h5-journal", ignore_errors=True)
         proc = self.ssh("h5", f"esxi-standin init {version}")
         assert proc.returncode == 0, proc
 
@@ -352,6 +355,8 @@ class Lab:
             extra.write_text(
                 "all:\n  children:\n"
                 + "".join(f"    {group}:\n      hosts:\n        h5: {{}}\n" for group in ("esxi", *esxi_groups(name)))
+                # the restore journal of h5 in the lab's directory (on ESXi it lives under /scratch)
+                + f"  vars:\n    esxilab_journal_dir: {json.dumps(str(self.base / 'h5-journal'))}\n"
             )
             argv += ["-i", str(extra)]
         argv += [str(_playbook(name)), "-e", f"@{vars_file}"]

@@ -23,6 +23,7 @@ from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import Actio
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import CommandOutput, run
 from tests.collection_path import REPO
+from tests.unit.plugins.doc_fragments import journal_fragment_options
 
 STANDIN = REPO / "tests" / "esxi_standin"
 FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
@@ -58,7 +59,8 @@ class StandinHost:
 
 def _action(args: dict[str, Any], runner: Callable[..., dict[str, Any]], *, check_mode: bool = False) -> ActionModule:
     task = MagicMock(Task)
-    task.args = args
+    # journal off unless a test asks for it: these tests run on this machine, not on ESXi's /scratch
+    task.args = {"journal_dir": "", **args}
     task.async_val = 0
     task.check_mode = check_mode
     task.diff = False
@@ -216,9 +218,10 @@ def test_unreadable_output_fails_through_the_action() -> None:
 def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_firewall"
-    assert set(doc["options"]) == set(backend.ARGUMENT_SPEC)
+    options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
+    assert set(options) == set(backend.ARGUMENT_SPEC)
     for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = doc["options"][name]
+        documented = options[name]
         assert documented["type"] == spec["type"], name
         assert documented.get("default") == spec.get("default"), name
         if "choices" in spec:
@@ -228,7 +231,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     examples = yaml.safe_load(module_doc.EXAMPLES)
     assert examples[0]["block"][0]["esxilab.iperf.esxi_firewall"] == {"enabled": False}
     returned = yaml.safe_load(module_doc.RETURN)
-    assert set(returned) == {"previous", "current", "restore", "commands", "diff"}
+    assert set(returned) == {"previous", "current", "restore", "commands", "diff", "journal_restored"}
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:

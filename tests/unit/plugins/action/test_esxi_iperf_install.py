@@ -24,12 +24,14 @@ from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import 
 from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_iperf_install as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
+from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
 
 def _action(args: dict[str, Any], runner: Callable[..., dict[str, Any]], *, check_mode: bool = False) -> ActionModule:
     task = MagicMock(Task)
-    task.args = args
+    # journal off unless a test asks for it: these tests run on this machine, not on ESXi's /scratch
+    task.args = {"journal_dir": "", **args}
     task.async_val = 0
     task.check_mode = check_mode
     task.diff = False
@@ -171,9 +173,10 @@ def test_argument_validation(tmp_path: Path, args: dict[str, Any], message: str)
 def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_iperf_install"
-    assert set(doc["options"]) == set(backend.ARGUMENT_SPEC)
+    options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
+    assert set(options) == set(backend.ARGUMENT_SPEC)
     for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = doc["options"][name]
+        documented = options[name]
         assert documented["type"] == spec["type"], name
         assert documented.get("default") == spec.get("default"), name
         if "choices" in spec:

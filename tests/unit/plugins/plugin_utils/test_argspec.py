@@ -28,6 +28,21 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "default_action": {"type": "str", "choices": ["PASS", "DROP"]},
         "rulesets": {"type": "dict"},
         "restore": {"type": "dict"},
+        "journal_dir": {"type": "str", "default": "/scratch/esxilab-iperf"},
+        "journal_copy_dir": {"type": "path"},
+        "deadline": {"type": "int", "default": 3600},
+    },
+    "esxi_journal": {
+        "mode": {"type": "str", "choices": ["read", "restore", "clear"], "default": "read"},
+        "scope": {
+            "type": "list",
+            "elements": "str",
+            "choices": ["firewall", "install"],
+            "default": ["firewall", "install"],
+        },
+        "journal_dir": {"type": "str", "default": "/scratch/esxilab-iperf"},
+        "journal_copy_dir": {"type": "path"},
+        "remove_vib": {"type": "bool", "default": False},
     },
     "esxi_iperf_install": {
         "method": {"type": "str", "choices": ["auto", "vib", "bundled"], "default": "auto"},
@@ -38,6 +53,9 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "relax_mode": {"type": "str", "choices": ["runtime_option", "app_domain"], "default": "runtime_option"},
         "restore": {"type": "dict"},
         "remove_vib": {"type": "bool", "default": False},
+        "journal_dir": {"type": "str", "default": "/scratch/esxilab-iperf"},
+        "journal_copy_dir": {"type": "path"},
+        "deadline": {"type": "int", "default": 3600},
     },
     "iperf_facts": {
         "gather_tools": {"type": "bool", "default": True},
@@ -77,6 +95,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "start_at": {"type": "float"},
         "labels": {"type": "dict", "default": {}},
         "pid": {"type": "int"},
+        "peer_is_esxi": {"type": "bool", "default": False},
     },
     "paired_test_report": {
         "dest": {"type": "path", "required": True},
@@ -109,14 +128,20 @@ _ACTION = "ansible_collections.esxilab.iperf.plugins.action"
 SPEC_HOME = {
     "esxi_firewall": f"{_PU}._esxi_firewall",
     "esxi_iperf_install": f"{_PU}._esxi_install",
+    "esxi_journal": f"{_PU}._esxi_journal_run",
     "iperf_facts": f"{_ACTION}.iperf_facts",
     "iperf_run": f"{_PU}._iperf_run",
     "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
 }
 READERS = {
-    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py"],
-    "esxi_iperf_install": ["action/esxi_iperf_install.py", "plugin_utils/_esxi_install.py"],
+    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py", "plugin_utils/_esxi_journal.py"],
+    "esxi_iperf_install": [
+        "action/esxi_iperf_install.py",
+        "plugin_utils/_esxi_install.py",
+        "plugin_utils/_esxi_journal.py",
+    ],
+    "esxi_journal": ["action/esxi_journal.py", "plugin_utils/_esxi_journal_run.py", "plugin_utils/_esxi_journal.py"],
     "iperf_facts": ["action/iperf_facts.py"],
     "iperf_run": ["action/iperf_run.py", "plugin_utils/_iperf_run.py"],
     "paired_test_report": ["action/paired_test_report.py"],

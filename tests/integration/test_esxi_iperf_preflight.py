@@ -1,0 +1,40 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The esxi_iperf role's preflight never prints the password of a vib_source URL (real ansible-playbook, no host)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.collection_path import ensure_collection_path
+from tests.integration.test_esxi_e2e import ANSIBLE_PLAYBOOK
+
+
+def test_preflight_masks_the_password_of_vib_source(tmp_path: Path) -> None:
+    if not ANSIBLE_PLAYBOOK.exists():
+        pytest.skip(f"{ANSIBLE_PLAYBOOK} does not exist")
+    playbook = tmp_path / "preflight.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role:\n        name: esxilab.iperf.esxi_iperf\n"
+        "      vars:\n        esxi_iperf_vib_source: https://lab:s3cr3t@depot.example/iperf.vib\n"
+        "        esxi_iperf_vib_upload: /nonexistent/iperf.zip\n"
+    )
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", "-c", "local", str(playbook)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output[-3000:]
+    assert "esxi_iperf_vib_source (https://lab:****@depot.example/iperf.vib) are both set" in output
+    assert "s3cr3t" not in output
