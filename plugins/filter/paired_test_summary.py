@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filter ``esxilab.iperf.paired_test_summary``: run records -> statistics per test and streams, knees."""
+"""Filter ``esxilab.iperf.paired_test_summary`` (deprecated): a thin shim over the report builder, ``_report.py``."""
 
 from __future__ import annotations
 
@@ -11,13 +11,21 @@ short_description: Statistics of paired iperf runs per test and stream count, an
 version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
+deprecated:
+  removed_in: "2.0.0"
+  why: The collection has one report builder; the role C(esxilab.iperf.paired_test) no longer uses this filter.
+  alternative: >-
+    The role C(esxilab.iperf.report) (or M(esxilab.iperf.report_write)): C(summary) and C(sweeps) of its
+    C(results.json); the role C(esxilab.iperf.paired_test) sets them as C(paired_test_summary) and
+    C(paired_test_sweeps).
 description:
-  - Used by the role C(esxilab.iperf.paired_test) on C(paired_test_results).
+  - Deprecated, see above. Kept for the deprecation period as a thin shim over the report builder of
+    C(esxilab.iperf.report), so its output is the C(summary) and C(sweeps) of that report's C(results.json).
   - Groups the runs by test, direction, swap and streams value and summarizes their C(total_bits_per_second) as
     P(esxilab.iperf.iperf_stats#filter) does (count, mean, median, min, max, stdev, CV, Student-t 95% interval). A
-    failed run (total C(null)) is skipped and counted in C(skipped), never counted as zero.
-  - For tests whose streams were a list (a sweep), gives the knee - the smallest stream count whose mean is within
-    O(tolerance) of the best mean.
+    failed run (total C(null)) is skipped and counted in C(stats.skipped), never counted as zero.
+  - For each test, direction and swap with more than one stream count (a sweep), gives the knee - the smallest stream
+    count whose mean is within O(tolerance) of the best mean.
 options:
   _input:
     description: The run records (C(paired_test_results)).
@@ -29,13 +37,15 @@ options:
     type: float
     default: 0.05
   confidence:
-    description: Two-sided level of C(stats.ci) (C(stats.ci95) is always the 95% interval).
+    description: Ignored; the summary gives the 95% interval (C(stats.ci95)), as the report does.
     type: float
     default: 0.95
 seealso:
   - plugin: esxilab.iperf.iperf_stats
     plugin_type: filter
     description: The same statistics over any list of results or numbers.
+  - module: esxilab.iperf.report_write
+    description: Writes the report these summaries come from.
 """
 
 EXAMPLES = r"""
@@ -51,11 +61,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: Summaries and sweeps.
+  description: C(summary) and C(sweeps) as in the C(results.json) of M(esxilab.iperf.report_write).
   type: dict
   contains:
     summary:
-      description: One item per test, direction, swap and streams value, in the order the runs came.
+      description: One item per test, direction, swap and streams value, in the order of the tests.
       type: list
       elements: dict
       contains:
@@ -72,21 +82,22 @@ _value:
           description: Streams per pair.
           type: int
         runs:
-          description: Runs in the group.
-          type: int
-        failed_runs:
-          description: Runs whose total is C(null).
-          type: int
+          description: The numbers of the runs in the group.
+          type: list
+          elements: int
         stats:
           description:
-            - P(esxilab.iperf.iperf_stats#filter) of the runs' C(total_bits_per_second) (C(key) says so) - C(count),
-              C(skipped), C(sum), C(mean), C(median), C(min), C(max), C(stdev), C(cv), C(ci95), C(ci).
+            - P(esxilab.iperf.iperf_stats#filter) of the runs' C(total_bits_per_second) - C(count), C(skipped) (the
+              failed runs), C(sum), C(mean), C(median), C(min), C(max), C(stdev), C(cv), C(ci95).
           type: dict
+        sweep:
+          description: Whether the group is a point of a sweep.
+          type: bool
         knee:
-          description: The knee of the test's sweep (same for every streams value of it); C(null) outside sweeps.
+          description: The knee of the group's sweep (same for every streams value of it); C(null) outside sweeps.
           type: int
     sweeps:
-      description: One item per test, direction and swap whose streams were a list.
+      description: One item per test, direction and swap with more than one streams value.
       type: list
       elements: dict
       contains:
@@ -100,7 +111,7 @@ _value:
           description: Whether servers and clients were exchanged.
           type: bool
         points:
-          description: C({streams, mean, count}) per stream count, ascending.
+          description: C({streams, mean, ci95_half_width, count}) per stream count, ascending.
           type: list
           elements: dict
         best_streams:
@@ -126,22 +137,19 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, summarize_results
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import ReportError, build_report, summary_doc
 
 _NAME = "esxilab.iperf.paired_test_summary"
 
 
 def paired_test_summary(results: Any, tolerance: float = 0.05, confidence: float = 0.95) -> dict[str, Any]:
-    """Summarize paired test runs (see the DOCUMENTATION above)."""
+    """Summarize paired test runs with the report builder (see the DOCUMENTATION above)."""
+    del confidence  # the report gives the 95 % interval
     try:
-        summary: dict[str, Any] = summarize_results(
-            list(results) if isinstance(results, tuple) else results,
-            tolerance=tolerance,
-            confidence=confidence,
-        )
-    except PairedTestError as exc:
+        report = build_report(list(results) if isinstance(results, tuple) else results, knee_tolerance=tolerance)
+    except ReportError as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
-    return summary
+    return summary_doc(report)
 
 
 class FilterModule:

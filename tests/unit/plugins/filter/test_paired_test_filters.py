@@ -1,7 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test_* filters: registration, documentation, and thin glue over _paired.py."""
+"""The paired_test_* filters: registration, documentation, and thin glue over _paired.py (plan, record)
+and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (_report.py)."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ def test_plan_filter_errors_are_filter_errors() -> None:
         paired_test_plan([{"name": "t", "pairs": TESTS[0]["pairs"], "x": 1}])
 
 
-def _record() -> dict[str, Any]:
-    run = paired_test_plan(TESTS)["runs"][0]
+def _record(index: int = 0) -> dict[str, Any]:
+    run = paired_test_plan(TESTS)["runs"][index]
     client = {"item": run["pairs"][0], "started_at": 10.0, "result": {"bits_per_second": 5.0e8, "complete": True}}
     reports = [
         {"host": "h1", "servers": {"results": [{"item": run["pairs"][0], "pid": 7}]}, "stops": None},
@@ -77,12 +78,14 @@ def _record() -> dict[str, Any]:
 def test_record_summary_and_csv_filters() -> None:
     record = _record()
     assert (record["total_bits_per_second"], record["pairs"][0]["server_pid"], record["start_at"]) == (5.0e8, 7, None)
-    summary = paired_test_summary((record,), tolerance=0.1)
+    # a sweep is a test, direction and swap with more than one streams value: both runs of the plan
+    summary = paired_test_summary((record, _record(1)), tolerance=0.1)
     assert summary["summary"][0]["stats"]["mean"] == 5.0e8
     assert summary["sweeps"][0]["knee"] == 1
-    text = paired_test_csv([record])
-    assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,198.18.0.1,5201,h2,h1,10.0,500000000.0,")
-    assert paired_test_csv(summary["summary"], table="summary").splitlines()[1].startswith("t,forward,false,1,1,0,1,")
+    text = paired_test_csv([record])  # the report's results.csv: no tool, version, protocol or side here
+    assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,198.18.0.1,5201,10.0,,,,,500000000.0,")
+    # summary.csv (test, direction, swapped, streams, runs, count, skipped, mean, ...), from the run records
+    assert paired_test_csv([record], table="summary").splitlines()[1].startswith("t,forward,false,1,1,1,0,500000000.0,")
 
 
 @pytest.mark.parametrize(
@@ -90,8 +93,9 @@ def test_record_summary_and_csv_filters() -> None:
     [
         (lambda: paired_test_record({"run": 1}, []), "expected one run of esxilab.iperf.paired_test_plan"),
         (lambda: paired_test_record(paired_test_plan(TESTS)["runs"][0], "h1"), "reports must be a list"),
-        (lambda: paired_test_summary("x"), "expected the list paired_test_results"),
-        (lambda: paired_test_csv([{"x": 1}]), "expected run records"),
+        (lambda: paired_test_summary("x"), "runs must be a list (paired_test_results"),
+        (lambda: paired_test_csv([{"x": 1}]), "is neither a run record of paired_test_results"),
+        (lambda: paired_test_csv([{"test": "t", "stats": {}}], table="summary"), "expected run records"),
         (lambda: paired_test_csv([], table="nope"), "table must be 'pairs' or 'summary'"),
     ],
 )
