@@ -22,6 +22,7 @@ rate x 8948/9014 at MTU 9000.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -171,10 +172,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 def records(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """paired_test_results as the role recorded them, from the report's results.json."""
+    # the results come run after run, each run's pairs in order (run numbers repeat when the runs of
+    # several calls of paired_test are reported together)
+    pairs = iter(doc["results"])
     return [
         {
             **run["record"],
-            "pairs": [{**r["record"], "result": r["result"]} for r in doc["results"] if r["run"] == run["run"]],
+            "pairs": [{**r["record"], "result": r["result"]} for r in itertools.islice(pairs, run["pairs"])],
         }
         for run in doc["runs"]
     ]

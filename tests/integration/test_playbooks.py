@@ -378,10 +378,13 @@ class Play:
     def runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
         """paired_test_results as paired_test recorded them (every call of the role, in order), from results.json."""
         assert all(r["source"] == "paired_test" and r["record"] for r in doc["runs"]), doc["runs"]
+        # the results come run after run, each run's pairs in order (run numbers repeat when the runs of
+        # several calls of paired_test are reported together)
+        pairs = iter(doc["results"])
         return [
             {
                 **run["record"],
-                "pairs": [{**r["record"], "result": r["result"]} for r in doc["results"] if r["run"] == run["run"]],
+                "pairs": [{**r["record"], "result": r["result"]} for r in itertools.islice(pairs, run["pairs"])],
             }
             for run in doc["runs"]
         ]
