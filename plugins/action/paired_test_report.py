@@ -1,18 +1,19 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Action plugin ``esxilab.iperf.paired_test_report``: write the paired test reports on the controller.
+"""Action plugin ``esxilab.iperf.paired_test_report`` (deprecated): a thin shim over the report builder.
 
-Documentation: the module file of the same name. The file contents come from
-``plugin_utils/_paired.py`` (``render_reports``); this file only validates the arguments and
-writes the files, atomically, in one task: no module runs and the host is not contacted.
-Ownership (never overwrite a file that is not ours unless ``force``) and the manifest of the
-files each report wrote are ``plugin_utils/_files.py``'s ``write_report``.
+Documentation: the module file of the same name. The file contents come from the collection's
+one report builder, ``plugin_utils/_report.py`` (the ``results.json``, ``results.csv`` and
+``summary.csv`` of ``esxilab.iperf.report_write``, under this module's file names); this file only
+validates the arguments and writes the files. Ownership (never overwrite a file that is not ours
+unless ``force``) and the manifest are ``plugin_utils/_files.py``'s ``write_report``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -20,15 +21,18 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_report import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    PairedTestError,
-    render_reports,
-    report_paths,
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+    ReportError,
+    build_report,
+    results_csv,
+    summary_csv,
+    to_json,
 )
 
 # The options are those of the module's DOCUMENTATION (one declaration).
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 _NAME = "esxilab.iperf.paired_test_report"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 def file_mode(value: Any) -> int:
@@ -38,14 +42,24 @@ def file_mode(value: Any) -> int:
     elif isinstance(value, str) and value.strip().isdigit() and set(value.strip()) <= set("01234567"):
         mode = int(value.strip(), 8)
     else:
-        raise PairedTestError(f"mode must be an octal file mode such as '0644', got {value!r}")
+        raise ReportError(f"mode must be an octal file mode such as '0644', got {value!r}")
     if not 0 <= mode <= 0o777:
-        raise PairedTestError(f"mode must be a file permission mode between 0000 and 0777, got {oct(mode)}")
+        raise ReportError(f"mode must be a file permission mode between 0000 and 0777, got {oct(mode)}")
     return mode
 
 
+def report_paths(directory: str, name: str) -> dict[str, str]:
+    """``<name>.json``, ``<name>.csv`` and ``<name>-summary.csv`` in ``directory``."""
+    if not _NAME_RE.match(name):
+        raise ReportError(
+            f"report name {name!r} must be a file name of letters, digits and ._+- (no directory, no spaces)"
+        )
+    base = os.path.join(directory, name)
+    return {"json": f"{base}.json", "csv": f"{base}.csv", "summary_csv": f"{base}-summary.csv"}
+
+
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
-    """Write the JSON and CSV reports of esxilab.iperf.paired_test on the controller."""
+    """Write the report builder's JSON and CSV files under the names of the paired_test_report files."""
 
     TRANSFERS_FILES = False
 
@@ -71,14 +85,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         try:
             mode = file_mode(args["mode"])
             files = report_paths(dest, args["name"])
-            contents = render_reports(
-                results=args["results"],
-                summary=args["summary"],
-                sweeps=args["sweeps"],
-                tests=args["tests"],
-                meta=args["meta"],
-            )
-        except PairedTestError as exc:
+            report = build_report(args["results"], name=args["name"], environment=args["meta"])
+            contents = {"json": to_json(report), "csv": results_csv(report), "summary_csv": summary_csv(report)}
+        except ReportError as exc:
             result.update(failed=True, msg=f"{_NAME}: {exc}")
             return result
         try:
@@ -96,16 +105,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         except ReportDirError as exc:
             result.update(
                 failed=True,
-                msg=f"{_NAME}: {exc} (role esxilab.iperf.paired_test: paired_test_report_force=true, or another "
-                "paired_test_report_name / paired_test_report_dir)",
+                msg=f"{_NAME}: {exc} (force=true, or another name / dest; better: esxilab.iperf.report_write)",
                 files=files,
             )
             return result
         except OSError as exc:
             result.update(
                 failed=True,
-                msg=f"could not write the reports in {dest}: {exc}; check that the directory is writable "
-                "or set paired_test_report_dir to another directory",
+                msg=f"could not write the reports in {dest}: {exc}; check that the directory is writable",
                 files=files,
             )
             return result

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Documentation of ``esxilab.iperf.paired_test_report``; the work is done by plugins/action/paired_test_report.py."""
+"""Documentation of ``esxilab.iperf.paired_test_report`` (deprecated); plugins/action/paired_test_report.py works."""
 
 from __future__ import annotations
 
@@ -11,11 +11,18 @@ short_description: Write the JSON and CSV reports of paired iperf tests on the c
 version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
+deprecated:
+  removed_in: "2.0.0"
+  why: The collection has one report builder and one report writer; the role C(esxilab.iperf.paired_test) now
+    writes its report through the role C(esxilab.iperf.report).
+  alternative: Use M(esxilab.iperf.report_write) (or the role C(esxilab.iperf.report)) with O(results) as its C(runs).
 description:
-  - Writes three files in O(dest) on the Ansible controller - C(<name>.json) (every run record, the summary, the
-    sweeps and the tests), C(<name>.csv) (one row per pair and run) and C(<name>-summary.csv) (one row per test,
-    direction, swap and streams value).
-  - Used by the role C(esxilab.iperf.paired_test). The CSV tables are those of P(esxilab.iperf.paired_test_csv#filter).
+  - Deprecated, see above. Kept for the deprecation period as a thin shim over the report builder of
+    M(esxilab.iperf.report_write).
+  - Writes three files in O(dest) on the Ansible controller - C(<name>.json) (the C(results.json) document of
+    M(esxilab.iperf.report_write) - C(format=esxilab.iperf.report) - with O(meta) as its C(environment)),
+    C(<name>.csv) (its C(results.csv), one row per pair and run) and C(<name>-summary.csv) (its C(summary.csv), one
+    row per test, direction, swap and streams value).
   - Runs on the controller only; the host of the task is not contacted and no module is run, so it is fast. Use it
     with C(run_once=true).
   - Each file is written atomically (a temporary file renamed over it) and only when its content or mode differs.
@@ -45,24 +52,23 @@ options:
     elements: dict
     required: true
   summary:
-    description: The summary items (C(summary) of P(esxilab.iperf.paired_test_summary#filter)).
+    description: Ignored - the summary is computed from O(results) by the report builder.
     type: list
     elements: dict
     default: []
   sweeps:
-    description: The sweeps (C(sweeps) of P(esxilab.iperf.paired_test_summary#filter)).
+    description: Ignored - the sweeps and knees are computed from O(results) by the report builder.
     type: list
     elements: dict
     default: []
   tests:
-    description: The tests as planned (C(tests) of P(esxilab.iperf.paired_test_plan#filter)).
+    description: Ignored - the report is made from the runs.
     type: list
     elements: dict
     default: []
   meta:
     description:
-      - More top-level keys of the JSON document, for example C(began), C(finished), C(complete). The keys
-        C(format), C(version), C(tests), C(results), C(summary) and C(sweeps) are reserved.
+      - Written as the C(environment) of the JSON document, for example C(began), C(finished), C(complete).
     type: dict
     default: {}
   mode:
@@ -94,9 +100,8 @@ attributes:
     details:
       - Runs on the controller only.
 seealso:
-  - plugin: esxilab.iperf.paired_test_csv
-    plugin_type: filter
-    description: The CSV tables as text.
+  - module: esxilab.iperf.report_write
+    description: The report writer this module is a shim over.
 """
 
 EXAMPLES = r"""
@@ -106,8 +111,6 @@ EXAMPLES = r"""
     dest: "{{ playbook_dir }}/reports"
     name: vswitch-forwarding
     results: "{{ paired_test_results }}"
-    summary: "{{ paired_test_summary }}"
-    sweeps: "{{ paired_test_sweeps }}"
     meta:
       lab: rack-2
   run_once: true
@@ -120,8 +123,9 @@ files:
   type: dict
   contains:
     json:
-      description: The JSON document - C(format=esxilab.iperf.paired_test), C(version=1), the O(meta) keys, C(tests),
-        C(results), C(summary), C(sweeps).
+      description: The JSON document - the C(results.json) of M(esxilab.iperf.report_write)
+        (C(format=esxilab.iperf.report), C(version=1), C(environment) from O(meta), C(runs), C(results), C(summary),
+        C(sweeps)).
       type: str
       sample: /srv/lab/reports/vswitch-forwarding.json
     csv:

@@ -1,11 +1,12 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Backend of the ``esxilab.iperf.paired_test`` role: plan, record, summarize, tabulate.
+"""Backend of the ``esxilab.iperf.paired_test`` role: plan and record (the runs are summarized elsewhere).
 
 Plain data in, plain data out; no Ansible import, no clock, no I/O. The role calls these
-through the filters ``paired_test_plan``, ``paired_test_record``, ``paired_test_summary`` and
-``paired_test_csv``.
+through the filters ``paired_test_plan`` and ``paired_test_record``. Summaries, knees, CSV and
+the report files come from the collection's one report builder, ``_report.py`` (the role
+writes its report through the ``esxilab.iperf.report`` role).
 
 * ``build_plan()`` expands the tests into the ordered list of runs (tests x streams x
   direction x swap x repeat), gives each pair its port (``port_base`` + pair index unless the
@@ -16,10 +17,6 @@ through the filters ``paired_test_plan``, ``paired_test_record``, ``paired_test_
   clients, server stops, rescue) into the run record: per pair the normalized result and
   ``started_at``, and ``total_bits_per_second`` -- the sum of the pairs' headline rates, or
   ``None`` as soon as one pair has no usable figure (never a partial sum).
-* ``summarize_results()`` groups the runs per test, direction, swap and streams value and
-  summarizes the totals with ``_stats.summarize`` (what ``esxilab.iperf.iperf_stats`` does);
-  for stream sweeps it finds the knee with ``_stats.knee``.
-* ``to_csv()`` writes the pairs table or the summary table.
 
 Private module: not part of the collection's public API.
 """
@@ -27,15 +24,12 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
 
 __all__ = [
@@ -46,10 +40,6 @@ __all__ = [
     "PairedTestError",
     "build_plan",
     "build_record",
-    "render_reports",
-    "report_paths",
-    "summarize_results",
-    "to_csv",
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
@@ -848,294 +838,4 @@ def build_record(
         "failed_pairs": sum(not p["ok"] for p in pairs),
         "errors": errors,
         "warnings": warnings,
-    }
-
-
-# --------------------------------------------------------------------------------------------
-# Summary and knee
-# --------------------------------------------------------------------------------------------
-
-
-def _group_key(run: Mapping[str, Any]) -> tuple[str, str, bool]:
-    return (str(run["test"]), str(run["direction"]), bool(run["swapped"]))
-
-
-def summarize_results(results: Any, *, tolerance: float = 0.05, confidence: float = 0.95) -> dict[str, Any]:
-    """Summaries of the run totals per test, direction, swap and streams; knees of sweeps.
-
-    ``summary`` items: ``test``, ``direction``, ``swapped``, ``streams``, ``runs``,
-    ``failed_runs``, ``stats`` (``_stats.summarize`` of ``total_bits_per_second``: failed runs
-    are skipped, never counted as 0) and ``knee`` (the sweep's knee, ``None`` outside sweeps).
-    ``sweeps`` items: per test/direction/swap whose streams were a list: ``points``
-    (``streams``, ``mean``, ``count``), ``best_streams``, ``best_bits_per_second``, ``knee``
-    (smallest stream count whose mean is within ``tolerance`` of the best) and ``tolerance``.
-    """
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
-        raise PairedTestError(f"expected the list paired_test_results, got {_kind_name(results)}")
-    groups: dict[tuple[str, str, bool, int], list[Mapping[str, Any]]] = {}
-    sweeps: dict[tuple[str, str, bool], None] = {}
-    for index, run in enumerate(results):
-        if not isinstance(run, Mapping) or not {"test", "direction", "swapped", "streams"} <= set(run):
-            raise PairedTestError(f"item {index} is not a run record of paired_test_results: {run!r:.200}")
-        key = (*_group_key(run), int(run["streams"]))
-        groups.setdefault(key, []).append(run)
-        if run.get("sweep"):
-            sweeps[_group_key(run)] = None
-
-    summary: list[dict[str, Any]] = []
-    for (test, direction, swapped, streams), runs in groups.items():
-        try:
-            stats = summarize([r.get("total_bits_per_second") for r in runs], confidence=confidence)
-        except StatsError as exc:
-            raise PairedTestError(f"test {test!r} streams {streams}: {exc}") from exc
-        stats["key"] = "total_bits_per_second"
-        summary.append(
-            {
-                "test": test,
-                "direction": direction,
-                "swapped": swapped,
-                "streams": streams,
-                "runs": len(runs),
-                "failed_runs": sum(r.get("total_bits_per_second") is None for r in runs),
-                "stats": stats,
-                "knee": None,
-            }
-        )
-
-    sweep_items: list[dict[str, Any]] = []
-    for test, direction, swapped in sweeps:
-        entries = [s for s in summary if (s["test"], s["direction"], s["swapped"]) == (test, direction, swapped)]
-        points = {s["streams"]: s["stats"]["mean"] for s in entries}
-        try:
-            found = knee(points, tolerance)
-        except StatsError as exc:
-            raise PairedTestError(f"test {test!r}: {exc}") from exc
-        usable = {x: v for x, v in points.items() if v is not None}
-        best = max(usable, key=lambda x: (usable[x], -x)) if usable else None
-        for entry in entries:
-            entry["knee"] = found
-        sweep_items.append(
-            {
-                "test": test,
-                "direction": direction,
-                "swapped": swapped,
-                "points": [
-                    {"streams": s["streams"], "mean": s["stats"]["mean"], "count": s["stats"]["count"]}
-                    for s in sorted(entries, key=lambda e: e["streams"])
-                ],
-                "best_streams": best,
-                "best_bits_per_second": usable[best] if best is not None else None,
-                "knee": found,
-                "tolerance": tolerance,
-            }
-        )
-    return {"summary": summary, "sweeps": sweep_items}
-
-
-# --------------------------------------------------------------------------------------------
-# CSV
-# --------------------------------------------------------------------------------------------
-
-PAIR_COLUMNS = (
-    "run",
-    "test",
-    "direction",
-    "swapped",
-    "streams",
-    "repetition",
-    "pair",
-    "server",
-    "client",
-    "address",
-    "port",
-    "sender",
-    "receiver",
-    "started_at",
-    "bits_per_second",
-    "bytes",
-    "seconds",
-    "retransmits",
-    "complete",
-    "error",
-    "total_bits_per_second",
-)
-SUMMARY_COLUMNS = (
-    "test",
-    "direction",
-    "swapped",
-    "streams",
-    "runs",
-    "failed_runs",
-    "count",
-    "mean",
-    "median",
-    "min",
-    "max",
-    "stdev",
-    "cv",
-    "ci95_low",
-    "ci95_high",
-    "knee",
-)
-
-
-def _headline_totals(result: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The totals the headline rate came from (received when it is the headline, else sent)."""
-    for key in ("received", "sent"):
-        totals = result.get(key)
-        if isinstance(totals, Mapping) and totals.get("bits_per_second") == result.get("bits_per_second"):
-            return totals
-    return {}
-
-
-def _pair_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
-    rows = []
-    for run in results:
-        if not isinstance(run, Mapping) or "pairs" not in run:
-            raise PairedTestError(f"expected run records of paired_test_results, got {run!r:.200}")
-        for pair in run["pairs"]:
-            raw_result = pair.get("result")
-            result: Mapping[str, Any] = raw_result if isinstance(raw_result, Mapping) else {}
-            totals = _headline_totals(result) if result else {}
-            raw_sent = result.get("sent")
-            sent: Mapping[str, Any] = raw_sent if isinstance(raw_sent, Mapping) else {}
-            rows.append(
-                {
-                    "run": run["run"],
-                    "test": run["test"],
-                    "direction": run["direction"],
-                    "swapped": run["swapped"],
-                    "streams": run["streams"],
-                    "repetition": run["repetition"],
-                    "pair": pair["pair"],
-                    "server": pair["server"],
-                    "client": pair["client"],
-                    "address": pair["address"],
-                    "port": pair["port"],
-                    "sender": pair.get("sender"),
-                    "receiver": pair.get("receiver"),
-                    "started_at": pair.get("started_at"),
-                    "bits_per_second": result.get("bits_per_second") if pair.get("ok") else None,
-                    "bytes": totals.get("bytes") if pair.get("ok") else None,
-                    "seconds": totals.get("seconds") if pair.get("ok") else None,
-                    "retransmits": sent.get("retransmits") if pair.get("ok") else None,
-                    "complete": bool(result.get("complete")) if result else False,
-                    "error": pair.get("error"),
-                    "total_bits_per_second": run.get("total_bits_per_second"),
-                }
-            )
-    return rows
-
-
-def _summary_rows(summary: Sequence[Any]) -> list[dict[str, Any]]:
-    rows = []
-    for item in summary:
-        if not isinstance(item, Mapping) or "stats" not in item:
-            raise PairedTestError(f"expected summary items of paired_test_summary, got {item!r:.200}")
-        stats = item["stats"]
-        ci95 = stats.get("ci95") or {}
-        rows.append(
-            {
-                "test": item["test"],
-                "direction": item["direction"],
-                "swapped": item["swapped"],
-                "streams": item["streams"],
-                "runs": item["runs"],
-                "failed_runs": item["failed_runs"],
-                **{k: stats.get(k) for k in ("count", "mean", "median", "min", "max", "stdev", "cv")},
-                "ci95_low": ci95.get("low"),
-                "ci95_high": ci95.get("high"),
-                "knee": item.get("knee"),
-            }
-        )
-    return rows
-
-
-def to_csv(data: Any, table: str = "pairs") -> str:
-    """CSV text: ``pairs`` (one row per pair of every run record) or ``summary`` (one row per
-    summary item of ``summarize_results()['summary']``). Empty cells for ``None``; floats
-    written exactly (``repr``); ``\\n`` line ends."""
-    if isinstance(data, str | bytes | Mapping) or not isinstance(data, Sequence):
-        raise PairedTestError(f"expected a list (paired_test_results or paired_test_summary), got {_kind_name(data)}")
-    columns: tuple[str, ...]
-    if table == "pairs":
-        columns, rows = PAIR_COLUMNS, _pair_rows(data)
-    elif table == "summary":
-        columns, rows = SUMMARY_COLUMNS, _summary_rows(data)
-    else:
-        raise PairedTestError(f"table must be 'pairs' or 'summary', got {table!r}")
-    return csv_text(columns, rows)
-
-
-# --------------------------------------------------------------------------------------------
-# Report files
-# --------------------------------------------------------------------------------------------
-
-REPORT_FORMAT = "esxilab.iperf.paired_test"
-REPORT_VERSION = 1
-_REPORT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-
-def _plain(value: Any) -> Any:
-    """Plain JSON types (dict/list/str/int/float/bool/None), whatever subclasses came in."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise PairedTestError(f"{value!r} cannot be written to JSON")
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, bytes):
-        return [_plain(v) for v in value]
-    raise PairedTestError(f"a {type(value).__name__} cannot be written to JSON: {value!r:.100}")
-
-
-def report_paths(directory: str, name: str) -> dict[str, str]:
-    """The report files: ``json`` (``<name>.json``), ``csv`` (``<name>.csv``) and
-    ``summary_csv`` (``<name>-summary.csv``) in ``directory``."""
-    if not _REPORT_NAME_RE.match(name):
-        raise PairedTestError(
-            f"report name {name!r} must be a file name of letters, digits and ._+- (no directory, no spaces)"
-        )
-    base = directory.rstrip("/") or "/"
-    base = base if base.endswith("/") else base + "/"
-    return {"json": f"{base}{name}.json", "csv": f"{base}{name}.csv", "summary_csv": f"{base}{name}-summary.csv"}
-
-
-def render_reports(
-    *,
-    results: Sequence[Any],
-    summary: Sequence[Any] | None = None,
-    sweeps: Sequence[Any] | None = None,
-    tests: Sequence[Any] | None = None,
-    meta: Mapping[str, Any] | None = None,
-) -> dict[str, str]:
-    """The text of each report file, keyed like ``report_paths()``.
-
-    The JSON document: ``format``, ``version``, the ``meta`` keys (for example ``began``,
-    ``finished``, ``complete``), ``tests``, ``results``, ``summary``, ``sweeps``.
-    """
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
-        raise PairedTestError(f"results must be the list paired_test_results, got {_kind_name(results)}")
-    summary_items = list(summary or [])
-    document: dict[str, Any] = {"format": REPORT_FORMAT, "version": REPORT_VERSION}
-    for key, value in (meta or {}).items():
-        if key in ("format", "version", "tests", "results", "summary", "sweeps"):
-            raise PairedTestError(f"meta key {key!r} is reserved")
-        document[str(key)] = _plain(value)
-    document |= {
-        "tests": _plain(list(tests or [])),
-        "results": _plain(list(results)),
-        "summary": _plain(summary_items),
-        "sweeps": _plain(list(sweeps or [])),
-    }
-    return {
-        "json": json.dumps(document, indent=2, allow_nan=False) + "\n",
-        "csv": to_csv(list(results), table="pairs"),
-        "summary_csv": to_csv(summary_items, table="summary"),
     }

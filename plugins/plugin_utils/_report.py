@@ -1,13 +1,20 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Backend of the ``esxilab.iperf.report`` role: runs -> rows, statistics, Markdown, CSV, plot specs.
+"""The collection's one report builder: runs -> rows, statistics, knees, comparison, Markdown, CSV, plot specs.
+
+Every summary of iperf runs comes from here: the ``esxilab.iperf.report`` role and the
+``esxilab.iperf.paired_test`` role (which writes its report through the report role and reads
+its ``paired_test_summary`` / ``paired_test_sweeps`` facts back from ``results.json``), and the
+deprecated shims ``paired_test_summary``, ``paired_test_csv`` and ``paired_test_report``.
+One concern, several renderings (hence the length): grouping and statistics, then each file.
 
 Plain data in, plain data out: no Ansible import, no matplotlib, no clock, no I/O. The action
 ``report_write`` calls ``build_report()`` once, then renders the files from the ``Report``:
 
 * ``to_json()`` -- ``results.json``: every normalized result with its labels, the
-  environment, the runs, the summary, the sweeps and the comparison;
+  environment, the runs, the summary, the sweeps and the comparison (``summary_doc()``: the
+  summary and sweeps alone);
 * ``results_csv()`` / ``summary_csv()`` -- one row per result / per summary group;
 * ``to_markdown()`` -- ``summary.md``: tables per test, knees, comparison side by side, runs;
 * ``plot_specs()`` -- what to draw (``_plots.py`` draws it);
@@ -19,7 +26,9 @@ pairs: [{server, client, address, port, started_at, ok, error, result}],
 total_bits_per_second, ...}``) or plain normalized results (``_result.py``) carrying
 ``labels``; both may be mixed. A plain result is one run of its own; its test, streams,
 direction and repetition come from its labels (``test``, ``streams``, ``direction``,
-``repetition``), else from the result itself.
+``repetition``), else from the result itself. A run record's own fields (barrier, start
+spread, server stop, sender and receiver, ...) are kept in ``results.json`` as ``record`` of
+the run (without its pairs) and of each result (the pair without its result).
 
 Honesty rules: every figure comes from the results (a run's figure is the record's
 ``total_bits_per_second`` or the result's headline ``bits_per_second``); a run without a
@@ -66,6 +75,7 @@ __all__ = [
     "plot_specs",
     "results_csv",
     "summary_csv",
+    "summary_doc",
     "table_lines",
     "to_json",
     "to_markdown",
@@ -248,6 +258,7 @@ class ResultRow:
     address: str | None = None
     port: int | None = None
     started_at: float | None = None
+    record: dict[str, Any] | None = None  # paired_test: the pair as recorded, without its result
 
     @property
     def percent_of_line_rate(self) -> float | None:
@@ -283,6 +294,7 @@ class RunRow:
     complete: bool = False
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    record: dict[str, Any] | None = None  # paired_test: the run record as recorded, without its pairs
 
     @property
     def percent_of_line_rate(self) -> float | None:
@@ -410,6 +422,7 @@ def _from_paired(index: int, record: Mapping[str, Any], default_rate: float | No
                 address=pair.get("address"),
                 port=_int(pair.get("port")),
                 started_at=_number(pair.get("started_at")),
+                record={str(k): v for k, v in pair.items() if k != "result"},
             )
         )
     errors = [str(e) for e in record.get("errors") or []]
@@ -432,6 +445,7 @@ def _from_paired(index: int, record: Mapping[str, Any], default_rate: float | No
         complete=bool(record.get("complete", total is not None)),
         errors=errors,
         warnings=[str(w) for w in record.get("warnings") or []],
+        record={str(k): v for k, v in record.items() if k != "pairs"},
     )
 
 
@@ -877,6 +891,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "errors": run.errors,
         "warnings": run.warnings,
         "source": run.source,
+        "record": run.record,
     }
 
 
@@ -894,6 +909,7 @@ def _result_doc(row: ResultRow) -> dict[str, Any]:
         "percent_of_line_rate": row.percent_of_line_rate,
         "error": row.error,
         "result": row.result,
+        "record": row.record,
     }
 
 
@@ -915,6 +931,31 @@ def _comparison_doc(comparison: Comparison) -> dict[str, Any]:
     }
 
 
+def _sweep_doc(sweep: Sweep) -> dict[str, Any]:
+    return {
+        "test": sweep.test,
+        "direction": sweep.direction,
+        "swapped": sweep.swapped,
+        "compare": sweep.compare,
+        "points": [
+            {"streams": g.streams, "mean": g.mean, "ci95_half_width": g.half_width, "count": g.stats["count"]}
+            for g in sweep.groups
+        ],
+        "knee": sweep.knee,
+        "best_streams": sweep.best_streams,
+        "best_bits_per_second": sweep.best_bits_per_second,
+        "tolerance": sweep.tolerance,
+    }
+
+
+def summary_doc(report: Report) -> dict[str, Any]:
+    """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
+    result: dict[str, Any] = _plain(
+        {"summary": [_group_doc(g) for g in report.groups], "sweeps": [_sweep_doc(s) for s in report.sweeps]}
+    )
+    return result
+
+
 def to_json(report: Report) -> str:
     """``results.json``: format, version, the options, environment, runs, results, summary, sweeps, comparison."""
     document = {
@@ -931,23 +972,7 @@ def to_json(report: Report) -> str:
         "runs": [_run_doc(run) for run in report.runs],
         "results": [_result_doc(row) for row in report.results],
         "summary": [_group_doc(group) for group in report.groups],
-        "sweeps": [
-            {
-                "test": s.test,
-                "direction": s.direction,
-                "swapped": s.swapped,
-                "compare": s.compare,
-                "points": [
-                    {"streams": g.streams, "mean": g.mean, "ci95_half_width": g.half_width, "count": g.stats["count"]}
-                    for g in s.groups
-                ],
-                "knee": s.knee,
-                "best_streams": s.best_streams,
-                "best_bits_per_second": s.best_bits_per_second,
-                "tolerance": s.tolerance,
-            }
-            for s in report.sweeps
-        ],
+        "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
     }
     return json.dumps(_plain(document), indent=2, allow_nan=False) + "\n"

@@ -98,7 +98,10 @@ def play(
     wall = time.monotonic() - started
     if rc != 0:
         raise SystemExit(f"the playbook failed (rc={rc}):\n{''.join(lines)[-4000:]}")
-    return wall, json.loads((work / f"{name}.json").read_text()), marks
+    # the role's report directory <name>-<UTC time>; the run records are each run's "record" in results.json
+    (path,) = work.glob(f"{name}-*/results.json")
+    document = json.loads(path.read_text())
+    return wall, {"results": [run["record"] for run in document["runs"]]}, marks
 
 
 PHASES = (

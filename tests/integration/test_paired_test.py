@@ -10,6 +10,10 @@ process of the lab is left, even when a test failed. Each test runs
 ``tests/integration/targets/paired_test/paired_test.yml`` with its own extra vars, its own
 remote state dir (pidfiles and server logs) and report dir, under a subprocess timeout.
 
+The role writes its report through the one report builder (role ``esxilab.iperf.report``):
+one directory ``report-<UTC time>/`` in the report dir. The run records the tests check are
+read back from its ``results.json`` (each run's and each pair's ``record``, the result beside it).
+
 Expected goodput on a tbf-shaped link: tbf charges the skb length, which for a full TCP
 segment is the frame without preamble/FCS - MTU + 14 bytes - while TCP carries MTU - 52
 payload bytes (IP 20, TCP 20, timestamps 12). So goodput = rate x 1448/1514 at MTU 1500 and
@@ -18,6 +22,7 @@ rate x 8948/9014 at MTU 9000.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -165,19 +170,33 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 # --------------------------------------------------------------------------------------------
 
 
+def records(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """paired_test_results as the role recorded them, from the report's results.json."""
+    # the results come run after run, each run's pairs in order (run numbers repeat when the runs of
+    # several calls of paired_test are reported together)
+    pairs = iter(doc["results"])
+    return [
+        {
+            **run["record"],
+            "pairs": [{**r["record"], "result": r["result"]} for r in itertools.islice(pairs, run["pairs"])],
+        }
+        for run in doc["runs"]
+    ]
+
+
 @dataclass
 class Outcome:
     rc: int
     output: str
     seconds: float
-    report: dict[str, Any] | None
+    report: dict[str, Any] | None  # results.json of the report directory
     state_dir: Path
+    report_dir: Path | None
 
     @property
     def results(self) -> list[dict[str, Any]]:
         assert self.report is not None, self.output[-3000:]
-        results: list[dict[str, Any]] = self.report["results"]
-        return results
+        return records(self.report)
 
 
 def _playbook_argv(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> list[str]:
@@ -207,9 +226,11 @@ def _env() -> dict[str, str]:
 
 
 def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:
-    path = tmp / "reports" / "report.json"
-    report = json.loads(path.read_text()) if path.exists() else None
-    return Outcome(rc, output, seconds, report, tmp / "remote")
+    found = sorted((tmp / "reports").glob("*")) if (tmp / "reports").exists() else []
+    assert len(found) <= 1, found  # one report directory per play, nothing else
+    assert all(p.is_dir() and p.name.startswith("report-") for p in found), found
+    report = json.loads((found[0] / "results.json").read_text()) if found else None
+    return Outcome(rc, output, seconds, report, tmp / "remote", found[0] if found else None)
 
 
 def _play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> Outcome:
@@ -258,8 +279,10 @@ def test_goodput_on_a_1gbit_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path
     assert abs(run["total_bits_per_second"] / GOODPUT_1500 - 1) < 0.03, run["total_bits_per_second"]
     assert isinstance(pair["started_at"], float) and run["start_at"] is None  # one pair: no barrier
     _assert_clean(outcome)
-    rows = (tmp_path / "reports" / "report.csv").read_text().splitlines()
-    assert len(rows) == 2 and rows[1].startswith(f"1,one,forward,false,1,1,1,h1,h2,{ADDRESS['h1']},{PORT_BASE},h2,h1,")
+    assert outcome.report_dir is not None
+    rows = (outcome.report_dir / "results.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith(f"1,one,forward,false,1,1,1,h1,h2,{ADDRESS['h1']},{PORT_BASE},")
+    assert (pair["sender"], pair["receiver"]) == ("h2", "h1")  # the client sends
 
 
 def test_stream_sweep_plateaus_and_the_knee_is_reported(lab: Lab, tmp_path: Path) -> None:
@@ -277,7 +300,8 @@ def test_stream_sweep_plateaus_and_the_knee_is_reported(lab: Lab, tmp_path: Path
         assert abs(mean / GOODPUT_1500 - 1) < 0.05, (streams, mean)
     assert sweep["knee"] == min(s for s, m in means.items() if m >= 0.95 * max(means.values())) == 1
     assert sweep["best_bits_per_second"] == max(means.values())
-    summary_rows = (tmp_path / "reports" / "report-summary.csv").read_text().splitlines()
+    assert outcome.report_dir is not None
+    summary_rows = (outcome.report_dir / "summary.csv").read_text().splitlines()
     assert len(summary_rows) == 5 and all(row.endswith(",1") for row in summary_rows[1:])  # knee column
     _assert_clean(outcome)
 
@@ -462,7 +486,8 @@ def test_client_aimed_at_a_dead_address_fails_clearly_and_quickly(lab: Lab, tmp_
     (run,) = outcome.results
     assert (run["ok"], run["total_bits_per_second"], run["failed_pairs"]) == (False, None, 1)
     assert run["pairs"][0]["result"]["error"] == "unable to connect to server: No route to host"
-    assert outcome.report is not None and outcome.report["complete"] is False
+    # the report was written before the role failed; its run is marked failed
+    assert outcome.report is not None and outcome.report["runs"][0]["complete"] is False
     _assert_clean(outcome)
 
 
@@ -551,7 +576,6 @@ def test_continue_on_error_records_the_failed_run_and_goes_on(lab: Lab, tmp_path
     assert (dead["ok"], dead["total_bits_per_second"]) == (False, None)
     assert alive["ok"] is True and alive["total_bits_per_second"] > 0.9 * GOODPUT_1500
     summary = {s["test"]: s for s in outcome.report["summary"]} if outcome.report else {}
-    assert (summary["dead"]["failed_runs"], summary["dead"]["stats"]["count"], summary["dead"]["stats"]["mean"]) == (
-        1, 0, None,
-    )  # fmt: skip
+    dead_stats = summary["dead"]["stats"]
+    assert (dead_stats["skipped"], dead_stats["count"], dead_stats["mean"]) == (1, 0, None)  # the failed run
     _assert_clean(outcome)

@@ -30,8 +30,9 @@ of 1-2 s and one repetition:
 The vSphere steps (vSwitch, port group, VMkernel adapter: ``esxilab.iperf.esxi_network``) cannot
 run on the lab - it has no vSphere API; the overlay skips them and each playbook prints why.
 
-Every report is checked: the files exist, the figures in ``results.json`` equal the runs
-``paired_test`` recorded (its own JSON report, written from the ``paired_test_results`` fact),
+Every report is checked: a playbook run leaves one report directory and nothing else, the files
+exist, the figures in ``results.json`` equal the runs ``paired_test`` recorded (kept in the same
+``results.json`` as each run's and pair's ``record``),
 each PNG is a valid image (chunk CRCs, and the pixel data inflates to width x height), and the
 rates are what 1 Gbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at MTU 1500 and rate x
 8948/9014 at MTU 9000 (see tests/integration/test_paired_test.py).
@@ -378,18 +379,25 @@ class Play:
         assert self.rc == 0, self.output[-5000:]
         return self
 
-    def runs(self) -> list[dict[str, Any]]:
-        """paired_test_results as paired_test wrote them, every call of the role in order."""
-        files = sorted((self.reports / "paired_test").glob("paired-test-*Z.json"))
-        assert files, self.output[-3000:]
-        runs: list[dict[str, Any]] = []
-        for path in files:
-            runs += json.loads(path.read_text())["results"]
-        return runs
+    @staticmethod
+    def runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+        """paired_test_results as paired_test recorded them (every call of the role, in order), from results.json."""
+        assert all(r["source"] == "paired_test" and r["record"] for r in doc["runs"]), doc["runs"]
+        # the results come run after run, each run's pairs in order (run numbers repeat when the runs of
+        # several calls of paired_test are reported together)
+        pairs = iter(doc["results"])
+        return [
+            {
+                **run["record"],
+                "pairs": [{**r["record"], "result": r["result"]} for r in itertools.islice(pairs, run["pairs"])],
+            }
+            for run in doc["runs"]
+        ]
 
     def report(self, name: str) -> dict[str, Any]:
         """The report directory of this run: files, PNGs and figures checked against the runs."""
         (directory,) = [p for p in self.reports.glob(f"{name}-*") if p.is_dir()]
+        assert [p.name for p in self.reports.iterdir()] == [directory.name]  # one report directory per run
         assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
         plots = sorted(directory.glob("*.png"))
         assert plots, f"no plot in {directory}"
@@ -397,7 +405,7 @@ class Play:
             _assert_png(plot)
         doc: dict[str, Any] = json.loads((directory / "results.json").read_text())
         assert (doc["format"], doc["name"]) == ("esxilab.iperf.report", name)
-        runs = self.runs()
+        runs = self.runs(doc)
         identity = ("test", "direction", "swapped", "streams", "repetition")
         assert [tuple(r[k] for k in identity) for r in doc["runs"]] == [tuple(r[k] for k in identity) for r in runs]
         assert [r["bits_per_second"] for r in doc["runs"]] == [r["total_bits_per_second"] for r in runs]

@@ -1,7 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test_report action: writes the three report files on the controller, idempotently."""
+"""The paired_test_report action (deprecated): writes the report builder's three files on the controller,
+idempotently, under the names it always used."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ import yaml
 from ansible.playbook.task import Task
 
 import ansible_collections.esxilab.iperf.plugins.modules.paired_test_report as module_doc
-from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import ARGUMENT_SPEC, ActionModule, file_mode
+from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import (
+    ARGUMENT_SPEC,
+    ActionModule,
+    file_mode,
+    report_paths,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import ReportError
 
 RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,
@@ -82,12 +89,15 @@ def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:
         "summary_csv": f"{dest}/lab-1-summary.csv",
     }
     doc = json.loads((dest / "lab-1.json").read_text())
-    assert (doc["format"], doc["began"], doc["results"][0]["total_bits_per_second"]) == (
-        "esxilab.iperf.paired_test", "x", 9.56e8,
+    # the report builder's results.json; meta is its environment
+    assert (doc["format"], doc["environment"]["began"], doc["runs"][0]["bits_per_second"]) == (
+        "esxilab.iperf.report", "x", 9.56e8,
     )  # fmt: skip
+    assert (doc["results"][0]["record"]["sender"], doc["results"][0]["record"]["receiver"]) == ("h2", "h1")
     rows = (dest / "lab-1.csv").read_text().splitlines()
     assert (
-        rows[1] == "1,t,forward,false,2,1,1,h1,h2,198.18.0.1,5201,h2,h1,1.5,956000000.0,358500000,3.0,,true,,"
+        rows[1]
+        == "1,t,forward,false,2,1,1,h1,h2,198.18.0.1,5201,1.5,,,,,956000000.0,,,,,358500000,956000000.0,,,,,true,,"
         "956000000.0"
     )
     assert (dest / "lab-1-summary.csv").read_text().startswith("test,direction,swapped,streams,")
@@ -109,7 +119,7 @@ def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:
     [
         ({"name": "../up"}, "report name '../up' must be a file name"),
         ({"mode": "rw"}, "mode must be an octal file mode"),
-        ({"meta": {"results": []}}, "meta key 'results' is reserved"),
+        ({"results": [{"results": []}]}, "runs[0] is neither a run record of paired_test_results"),
     ],
 )
 def test_bad_arguments_fail_with_the_cause(tmp_path: Path, extra: dict[str, Any], message: str) -> None:
@@ -124,6 +134,17 @@ def test_dest_that_is_a_file_fails(tmp_path: Path) -> None:
     result = _run({"dest": str(target), "name": "r", "results": []})
     assert result["failed"] is True
     assert result["msg"] == f"dest {target} exists and is not a directory; choose another directory"
+
+
+def test_report_paths() -> None:
+    assert report_paths("/srv/reports/", "lab-1") == {
+        "json": "/srv/reports/lab-1.json",
+        "csv": "/srv/reports/lab-1.csv",
+        "summary_csv": "/srv/reports/lab-1-summary.csv",
+    }
+    for bad in ("../x", "a b", "", "x/y"):
+        with pytest.raises(ReportError, match="must be a file name"):
+            report_paths("/srv", bad)
 
 
 def test_file_mode() -> None:
@@ -149,7 +170,7 @@ def test_a_file_that_is_not_ours_is_never_overwritten_unless_forced(tmp_path: Pa
     result = _run(args)
     assert result["failed"] is True
     assert "already holds lab-1.csv, not written by a report of ours" in result["msg"]
-    assert "paired_test_report_force=true" in result["msg"]
+    assert "force=true" in result["msg"]
     assert (tmp_path / "lab-1.csv").read_text() == "someone else's table"
     assert not (tmp_path / "lab-1.json").exists()
     # another name in the same directory is fine: earlier reports and other files are kept

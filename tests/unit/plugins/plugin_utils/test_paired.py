@@ -1,7 +1,9 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test backend: plan expansion, preflight problems, run records, summaries, CSV, reports.
+"""The paired_test backend: plan expansion, preflight problems, run records; and those run records
+summarized, tabulated and written by the one report builder (``_report.py``), which replaced the
+summary, CSV and report sections of ``_paired.py`` (the assertions on them are kept here, retargeted).
 
 Run records are built from registered task results shaped as Ansible registers a looped task
 (``{"results": [{"item": ..., <action result>}, ...]}``), with normalized results parsed from
@@ -24,15 +26,19 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     BUILTIN_DEFAULTS,
     MAX_RUNS,
-    PAIR_COLUMNS,
     SETTINGS,
     PairedTestError,
     build_plan,
     build_record,
-    render_reports,
-    report_paths,
-    summarize_results,
-    to_csv,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+    RESULT_COLUMNS,
+    ReportError,
+    build_report,
+    results_csv,
+    summary_csv,
+    summary_doc,
+    to_json,
 )
 from tests.collection_path import FIXTURES, REPO
 
@@ -604,12 +610,17 @@ def test_a_late_client_is_reported_and_the_delay_shortfall_measured() -> None:
     assert (stale["start_at"], stale["barrier_margin"], stale["delay_shortfall"]) == (None, None, 0.0)
 
 
-# -- summary and knee ---------------------------------------------------------------------------
+# -- summary and knee: the run records through the report builder ------------------------------
 
 
 def _run_record(test: str, streams: int, total: float | None, *, sweep: bool = True, **extra: Any) -> dict[str, Any]:
-    base = {"test": test, "streams": streams, "direction": "forward", "swapped": False, "sweep": sweep}
+    base = {"test": test, "streams": streams, "direction": "forward", "swapped": False, "sweep": sweep, "pairs": []}
     return base | {"total_bits_per_second": total} | extra
+
+
+def summarize_results(results: Any, *, tolerance: float = 0.05) -> dict[str, Any]:
+    """The summary and sweeps of ``results.json`` -- what the paired_test role publishes as its facts."""
+    return summary_doc(build_report(results, knee_tolerance=tolerance))
 
 
 def test_summary_per_streams_value_and_knee_of_the_sweep() -> None:
@@ -624,17 +635,17 @@ def test_summary_per_streams_value_and_knee_of_the_sweep() -> None:
     summary = {(s["test"], s["streams"]): s for s in out["summary"]}
     assert list(summary) == [("sweep", 1), ("sweep", 2), ("sweep", 4), ("sweep", 8), ("flat", 1)]
     two = summary[("sweep", 2)]
-    assert (two["runs"], two["failed_runs"], two["stats"]["count"], two["stats"]["mean"]) == (2, 0, 2, 9.2e9)
-    assert two["stats"]["key"] == "total_bits_per_second"
+    # failed runs: stats.skipped (a failed run is skipped, never counted as 0); runs: their numbers
+    assert (len(two["runs"]), two["stats"]["skipped"], two["stats"]["count"], two["stats"]["mean"]) == (2, 0, 2, 9.2e9)
+    assert build_report(results).groups[1].stats["key"] == "bits_per_second"  # the run's total
     assert two["stats"]["stdev"] == pytest.approx(141421356.23730952)
     four = summary[("sweep", 4)]
-    assert (four["failed_runs"], four["stats"]["count"], four["stats"]["skipped"], four["stats"]["mean"]) == (
-        1, 1, 1, 9.5e9,
-    )  # fmt: skip
+    assert (len(four["runs"]) - four["stats"]["count"], four["stats"]["count"], four["stats"]["skipped"]) == (1, 1, 1)
+    assert four["stats"]["mean"] == 9.5e9
     # best mean 9.5e9 (4 and 8 tie): 5 % below is 9.025e9, first reached at 2 streams
     assert [s["knee"] for s in out["summary"]] == [2, 2, 2, 2, None]
     (sweep,) = out["sweeps"]
-    assert sweep["points"] == [
+    assert [{k: p[k] for k in ("streams", "mean", "count")} for p in sweep["points"]] == [
         {"streams": 1, "mean": 6.1e9, "count": 2},
         {"streams": 2, "mean": 9.2e9, "count": 2},
         {"streams": 4, "mean": 9.5e9, "count": 1},
@@ -664,15 +675,15 @@ def test_a_sweep_with_no_usable_run_has_no_knee() -> None:
 
 
 def test_summary_rejects_what_is_not_a_run_record() -> None:
-    with pytest.raises(PairedTestError, match="expected the list paired_test_results"):
+    with pytest.raises(ReportError, match="runs must be a list"):
         summarize_results({"test": "x"})
-    with pytest.raises(PairedTestError, match="item 0 is not a run record"):
+    with pytest.raises(ReportError, match=r"runs\[0\] is neither a run record of paired_test_results"):
         summarize_results([{"bits_per_second": 1.0}])
-    with pytest.raises(PairedTestError, match="tolerance must be a fraction"):
+    with pytest.raises(ReportError, match="knee_tolerance must be a fraction"):
         summarize_results([_run_record("s", 1, 1.0)], tolerance=5)
 
 
-# -- CSV and report files -------------------------------------------------------------------------
+# -- CSV and report files: the run records through the report builder ------------------------------
 
 
 def _two_runs() -> list[dict[str, Any]]:
@@ -683,84 +694,74 @@ def _two_runs() -> list[dict[str, Any]]:
     return [ok, failed]
 
 
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
 def test_pairs_csv_neutralises_formulas_from_the_input() -> None:
     runs = _two_runs()
     runs[0]["test"] = "=cmd|' /C calc'!A0"
     runs[0]["pairs"][0]["server"] = "@evil"
-    rows = list(csv.DictReader(io.StringIO(to_csv(runs))))
+    rows = _csv(results_csv(build_report(runs)))
     assert rows[0]["test"] == "'=cmd|' /C calc'!A0"
     assert rows[0]["server"] == "'@evil"
     assert rows[1]["server"] != "'@evil"
 
 
 def test_pairs_csv_has_one_row_per_pair_and_run() -> None:
-    rows = list(csv.DictReader(io.StringIO(to_csv(_two_runs()))))
-    assert list(rows[0]) == list(PAIR_COLUMNS)
+    rows = _csv(results_csv(build_report(_two_runs())))
+    assert list(rows[0]) == list(RESULT_COLUMNS)
     assert len(rows) == 4
     assert {k: rows[0][k] for k in ("run", "pair", "server", "client", "port")} == {
         "run": "1", "pair": "1", "server": "vm1", "client": "vm2", "port": "5201",
     }  # fmt: skip
-    assert (rows[0]["bits_per_second"], rows[0]["bytes"], rows[0]["seconds"], rows[0]["retransmits"]) == (
-        "388736097.120548", "485969880", "10.001024", "159",
+    # bytes: of the totals the headline comes from (received)
+    assert (rows[0]["bits_per_second"], rows[0]["received_bytes"], rows[0]["retransmits"]) == (
+        "388736097.120548", "485969880", "159",
     )  # fmt: skip
-    assert (rows[1]["bits_per_second"], rows[1]["bytes"], rows[1]["retransmits"]) == (
+    assert (rows[1]["bits_per_second"], rows[1]["received_bytes"], rows[1]["retransmits"]) == (
         "25489247.640428", "63723584", "281",
     )  # fmt: skip
-    assert rows[0]["total_bits_per_second"] == rows[1]["total_bits_per_second"] == "414225344.760976"
+    assert rows[0]["run_bits_per_second"] == rows[1]["run_bits_per_second"] == "414225344.760976"
     assert (rows[0]["swapped"], rows[0]["complete"], rows[0]["error"], rows[0]["started_at"]) == (
         "false", "true", "", "100.5",
     )  # fmt: skip
     # run 2: pair 2's client never reported -- empty figures and total, the error spelled out
-    assert (rows[2]["bits_per_second"], rows[3]["bits_per_second"], rows[3]["total_bits_per_second"]) == (
+    assert (rows[2]["bits_per_second"], rows[3]["bits_per_second"], rows[3]["run_bits_per_second"]) == (
         "388736097.120548", "", "",
     )  # fmt: skip
     assert rows[3]["error"] == "the client on vm4 did not run: vm4 gave no report for this run (unreachable?)"
 
 
 def test_summary_csv() -> None:
-    summary = summarize_results(_two_runs())["summary"]
-    text = to_csv(summary, table="summary")
-    rows = list(csv.DictReader(io.StringIO(text)))
+    rows = _csv(summary_csv(build_report(_two_runs())))
     assert rows == [
         {
             "test": "vswitch-forwarding", "direction": "forward", "swapped": "false", "streams": "4", "runs": "2",
-            "failed_runs": "1", "count": "1", "mean": "414225344.760976", "median": "414225344.760976",
-            "min": "414225344.760976", "max": "414225344.760976", "stdev": "", "cv": "", "ci95_low": "",
-            "ci95_high": "", "knee": "",
+            "count": "1", "skipped": "1", "mean": "414225344.760976", "median": "414225344.760976", "stdev": "",
+            "ci95_low": "", "ci95_high": "", "ci95_half_width": "", "min": "414225344.760976",
+            "max": "414225344.760976", "line_rate_bps": "", "percent_of_line_rate": "", "knee": "",
         }
     ]  # fmt: skip
-    with pytest.raises(PairedTestError, match="table must be 'pairs' or 'summary'"):
-        to_csv(summary, table="runs")
-    with pytest.raises(PairedTestError, match="expected summary items"):
-        to_csv(_two_runs(), table="summary")
 
 
-def test_reports_render_json_and_both_csv_tables() -> None:
+def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     runs = _two_runs()
-    summarized = summarize_results(runs)
-    files = render_reports(
-        results=runs, summary=summarized["summary"], sweeps=summarized["sweeps"], tests=[{"name": "x"}],
-        meta={"began": "2026-01-01T00:00:00Z", "complete": False},
-    )  # fmt: skip
-    doc = json.loads(files["json"])
-    assert list(doc) == ["format", "version", "began", "complete", "tests", "results", "summary", "sweeps"]
-    assert (doc["format"], doc["version"], doc["complete"]) == ("esxilab.iperf.paired_test", 1, False)
-    assert doc["results"][0]["total_bits_per_second"] == 414225344.760976
-    assert doc["results"][0]["pairs"][0]["result"]["received"]["bytes"] == 485969880
-    assert files["csv"] == to_csv(runs)
-    assert files["summary_csv"].splitlines()[0].startswith("test,direction,swapped,streams,runs,failed_runs,count")
-    with pytest.raises(PairedTestError, match="meta key 'results' is reserved"):
-        render_reports(results=runs, meta={"results": 1})
-    with pytest.raises(PairedTestError, match="cannot be written to JSON"):
-        render_reports(results=[{"pairs": [], "x": float("nan")}])
-
-
-def test_report_paths() -> None:
-    assert report_paths("/srv/reports/", "lab-1") == {
-        "json": "/srv/reports/lab-1.json",
-        "csv": "/srv/reports/lab-1.csv",
-        "summary_csv": "/srv/reports/lab-1-summary.csv",
-    }
-    for bad in ("../x", "a b", "", "x/y"):
-        with pytest.raises(PairedTestError, match="must be a file name"):
-            report_paths("/srv", bad)
+    report = build_report(runs, environment={"began": "2026-01-01T00:00:00Z", "complete": False})
+    doc = json.loads(to_json(report))
+    assert list(doc) == [
+        "format", "version", "name", "title", "generated_at", "environment", "line_rate_bps", "compare_by",
+        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison",
+    ]  # fmt: skip
+    assert (doc["format"], doc["version"], doc["environment"]["complete"]) == ("esxilab.iperf.report", 1, False)
+    assert doc["runs"][0]["bits_per_second"] == 414225344.760976
+    assert doc["results"][0]["result"]["received"]["bytes"] == 485969880
+    # the run records as recorded: the run without its pairs, each pair without its result
+    assert doc["runs"][0]["record"] == json.loads(json.dumps({k: v for k, v in runs[0].items() if k != "pairs"}))
+    assert doc["results"][0]["record"] == json.loads(
+        json.dumps({k: v for k, v in runs[0]["pairs"][0].items() if k != "result"})
+    )
+    assert (doc["results"][0]["record"]["sender"], doc["results"][0]["record"]["receiver"]) == ("vm2", "vm1")
+    assert summary_csv(report).splitlines()[0].startswith("test,direction,swapped,streams,runs,count,skipped")
+    with pytest.raises(ReportError, match="total_bits_per_second must be a number or null"):
+        build_report([{"pairs": [], "total_bits_per_second": float("nan")}])
