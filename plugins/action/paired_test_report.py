@@ -116,6 +116,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 files=files,
             )
             return result
+        ignored = [option for option in ("summary", "sweeps", "tests") if args[option]]
+        if ignored:
+            result.setdefault("warnings", []).append(
+                f"{_NAME}: {', '.join(ignored)} ignored: the report builder summarizes the results itself"
+            )
         written = outcome.written
         result.update(
             changed=bool(written or outcome.removed or outcome.manifest_changed),
