@@ -15,15 +15,18 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_plan as plan_plugin
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_record as record_plugin
+from ansible_collections.esxilab.iperf.plugins.filter import paired_test_seconds as seconds_plugin
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_shims as shims_plugin
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import paired_test_plan
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
+from ansible_collections.esxilab.iperf.plugins.filter.paired_test_seconds import paired_test_seconds
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_shims import paired_test_csv, paired_test_summary
 from tests.collection_path import REPO
 
 PLUGINS = [
     (plan_plugin, "paired_test_plan"),
     (record_plugin, "paired_test_record"),
+    (seconds_plugin, "paired_test_seconds"),
 ]
 DEPRECATED = ("paired_test_summary", "paired_test_csv")
 TESTS = [{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}], "streams": [1, 2]}]
@@ -122,3 +125,27 @@ def test_wrong_input_names_the_filter(call: Any, message: str) -> None:
     with pytest.raises(AnsibleFilterError, match=r"^esxilab\.iperf\.paired_test_") as info:
         call()
     assert message in str(info.value)
+
+
+def test_seconds_filter_adds_up_the_planned_runs() -> None:
+    # 2 streams values x 2 directions = 4 runs of 10 s; one pair: start delay 1.4 s (auto) -> 2 s; 15 s per run
+    tests = [{**TESTS[0], "direction": "both", "duration": 10}]
+    assert paired_test_seconds(tests) == 4 * (10 + 2 + 15)
+    # swapped roles and repetitions multiply the runs; omit adds to each run; per_run is the caller's
+    tests = [{**TESTS[0], "streams": 1, "swap_roles": True, "repeat": 3, "duration": 5, "omit": 2}]
+    assert paired_test_seconds(tests, per_run=0) == 2 * 3 * (5 + 2 + 2)
+    # a role default fills what a test leaves out (strings, as from -e, are read as numbers)
+    assert paired_test_seconds([{**TESTS[0], "streams": 1}], {"duration": "20"}, per_run=0) == 20 + 2
+
+
+@pytest.mark.parametrize(
+    ("tests", "per_run", "message"),
+    [
+        (TESTS, -1, "per_run must be a whole number of seconds"),
+        (TESTS, True, "per_run must be a whole number of seconds"),
+        ("not a list", 15, "paired_test_tests must be a list of tests"),
+    ],
+)
+def test_seconds_filter_refuses_bad_input(tests: Any, per_run: Any, message: str) -> None:
+    with pytest.raises(AnsibleFilterError, match=message):
+        paired_test_seconds(tests, per_run=per_run)
