@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parsers of ESXi outputs that no plugin calls, kept here for the tests that read them.
 
-They lived in ``plugins/module_utils/_esxcli.py`` with no caller in ``plugins/``: the esxcli
+They were part of the ESXi parsers (now ``plugins/plugin_utils/esxi/``) with no caller there: the esxcli
 network listings (``nic list``, ``ip interface list``, ``ip interface ipv4 list``, ``vswitch
 standard list``, ``portgroup list``), ``software acceptance get``/``set`` and the vmkping payload
 arithmetic. The tests keep using them to check the recorded outputs in

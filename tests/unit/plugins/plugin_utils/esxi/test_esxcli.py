@@ -1,7 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Parsers and planners of ``plugin_utils/esxi`` against the recorded ESXi outputs in ``fixtures/esxi``.
+"""Parsers and planners of ``plugin_utils/esxi`` against the recorded ESXi outputs in
+``tests/unit/plugins/module_utils/fixtures/esxi``.
 
 Every expected figure below is copied from the fixture text by hand (see SOURCES.md there).
 """
@@ -9,7 +10,6 @@ Every expected figure below is copied from the fixture text by hand (see SOURCES
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import pytest
 
@@ -64,6 +64,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
     parse_vib_install_result,
     parse_vib_list,
 )
+from tests.collection_path import REPO
 from tests.unit.plugins.esxi_parsers_for_tests import (
     ipv4_payload_for_mtu,
     parse_acceptance_get,
@@ -75,7 +76,7 @@ from tests.unit.plugins.esxi_parsers_for_tests import (
     parse_vswitch_list,
 )
 
-ESXI_FIXTURES = Path(__file__).parent / "fixtures" / "esxi"
+ESXI_FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
 
 
 def fx(name: str) -> str:
