@@ -125,7 +125,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import parse_linux_ping, parse_vmkping, to_dict
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.ping import parse_linux_ping, parse_vmkping
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import to_dict
 
 _NAME = "esxilab.iperf.path_mtu_parse"
 

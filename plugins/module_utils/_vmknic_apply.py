@@ -22,13 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (
-    SERVICES,
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import (
     AddPortGroup,
     AddVmknic,
     AddVSwitch,
     DeselectService,
-    HostNetworkState,
     Ipv4Config,
     Ipv6Change,
     Op,
@@ -39,9 +37,13 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     UpdatePortGroup,
     UpdateVmknic,
     UpdateVSwitch,
-    read_network_state,
     replace_device,
     split_v6,
+)
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
+    SERVICES,
+    HostNetworkState,
+    read_network_state,
 )
 
 try:

@@ -477,16 +477,14 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import
     apply_plan,
     read_host_state,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (
-    SERVICES,
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params import (
     DesiredState,
-    PlanError,
     desired_from_params,
-    make_plan,
-    pnic_views,
     shape_error,
-    state_views,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import make_plan
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import SERVICES, PlanError
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_views import pnic_views, state_views
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
     VSphereError,
     find_host,

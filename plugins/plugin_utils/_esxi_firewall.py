@@ -18,20 +18,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
-    EsxiError,
-    FirewallDesired,
-    FirewallPlan,
-    FirewallStatus,
-    Ruleset,
-    failure_from_output,
-    parse_firewall_get,
-    parse_ruleset_list,
-    plan_firewall,
-)
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError, failure_from_output
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
+    FirewallStatus,
+    Ruleset,
+    parse_firewall_get,
+    parse_ruleset_list,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan import (
+    FirewallDesired,
+    FirewallPlan,
+    plan_firewall,
+)
 
 __all__ = [
     "ARGUMENT_SPEC",

@@ -22,39 +22,51 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
-    APP_DOMAIN,
-    BUNDLED_IPERF3_COPY,
-    INSTALL_PROBE_PATHS,
-    VIB_IPERF_COPY,
-    EsxiError,
-    EsxiParseError,
-    EsxiVersion,
-    ExecInstalledOnly,
-    InstallOptions,
-    InstallPlan,
-    RestoreRecord,
-    SecurityDomain,
-    Step,
-    Vib,
-    VibInstallError,
-    exec_installed_only_from,
-    failure_from_output,
-    find_vib,
-    parse_iperf_version_banner,
-    parse_secpolicy_domains,
-    parse_system_version,
-    parse_vib_install_result,
-    parse_vib_list,
-    parse_vmware_version,
-    plan_app_domain_install,
-    plan_app_domain_restore,
-    plan_install_restore,
-    plan_iperf_install,
-)
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
+    EsxiError,
+    EsxiParseError,
+    VibInstallError,
+    failure_from_output,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import (
+    InstallOptions,
+    InstallPlan,
+    RestoreRecord,
+    plan_install_restore,
+    plan_iperf_install,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
+    BUNDLED_IPERF3_COPY,
+    INSTALL_PROBE_PATHS,
+    VIB_IPERF_COPY,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import (
+    APP_DOMAIN,
+    SecurityDomain,
+    parse_secpolicy_domains,
+    plan_app_domain_install,
+    plan_app_domain_restore,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.settings import (
+    ExecInstalledOnly,
+    exec_installed_only_from,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import (
+    EsxiVersion,
+    parse_system_version,
+    parse_vmware_version,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
+    Vib,
+    find_vib,
+    parse_iperf_version_banner,
+    parse_vib_install_result,
+    parse_vib_list,
+)
 
 __all__ = [
     "ARGUMENT_SPEC",

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 
 __all__ = [
     "DEFAULT_DEADLINE",

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The ESXi stand-in (``tests/esxi_standin``) run as subprocesses with its directory first on PATH.
 
-Checks its state transitions, that what it prints is read by the ``_esxcli`` parsers exactly
+Checks its state transitions, that what it prints is read by the ``plugin_utils/esxi`` parsers exactly
 like the recorded outputs, and -- without SSH -- that the install and firewall plans carry a
 host from its initial state to prepared and back (the plans' absolute host paths are mapped
 into the stand-in's file root; over SSH in the lab the root is ``/``).
@@ -20,43 +20,52 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
+    ExecPolicyError,
+    VibInstallError,
+    failure_from_output,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
+    FirewallStatus,
+    Ruleset,
+    parse_firewall_get,
+    parse_ruleset_list,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan import FirewallDesired, plan_firewall
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import (
+    InstallOptions,
+    RestoreRecord,
+    plan_install_restore,
+    plan_iperf_install,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
     BUNDLED_IPERF3,
     BUNDLED_IPERF3_COPY,
     INSTALL_PROBE_PATHS,
     VIB_IPERF,
     VIB_IPERF_COPY,
-    EsxiVersion,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.ping import parse_vmkping
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import parse_secpolicy_domains
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.settings import (
     ExecInstalledOnly,
-    ExecPolicyError,
-    FirewallDesired,
-    FirewallStatus,
-    InstallOptions,
-    RestoreRecord,
-    Ruleset,
-    Step,
-    Vib,
-    VibInstallError,
     exec_installed_only_from,
-    failure_from_output,
-    parse_firewall_get,
-    parse_iperf_version_banner,
-    parse_ipv4_list,
     parse_kernel_settings,
-    parse_nic_list,
-    parse_portgroup_list,
-    parse_ruleset_list,
-    parse_secpolicy_domains,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import (
+    EsxiVersion,
     parse_system_version,
+    parse_vmware_version,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
+    Vib,
+    parse_iperf_version_banner,
     parse_vib_install_result,
     parse_vib_list,
-    parse_vmkping,
-    parse_vmware_version,
-    plan_firewall,
-    plan_install_restore,
-    plan_iperf_install,
 )
 from tests.collection_path import REPO
+from tests.unit.plugins.esxi_parsers_for_tests import parse_ipv4_list, parse_nic_list, parse_portgroup_list
 
 STANDIN = REPO / "tests" / "esxi_standin"
 TIMEOUT = 20

@@ -21,9 +21,9 @@ import yaml
 from ansible.playbook.task import Task
 
 from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import ActionModule
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_iperf_install as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
 

@@ -11,7 +11,8 @@ import pytest
 from pyVmomi import vim
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_apply import ApplyError, apply_plan, read_host_state
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import desired_from_params, make_plan
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params import desired_from_params
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import make_plan
 from tests.unit.plugins.vsphere_fakes import FakeHost, fault, join_dvs, lab_host
 
 

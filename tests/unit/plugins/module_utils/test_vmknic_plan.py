@@ -9,15 +9,14 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import (
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_guard import management_scope
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import (
     AddPortGroup,
     AddVmknic,
     AddVSwitch,
     DeselectService,
-    HostNetworkState,
     Ipv4Config,
     Ipv6Change,
-    PlanError,
     RemovePortGroup,
     RemoveVmknic,
     RemoveVSwitch,
@@ -25,13 +24,15 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import 
     UpdatePortGroup,
     UpdateVmknic,
     UpdateVSwitch,
-    desired_from_params,
-    make_plan,
-    management_scope,
-    pnic_views,
-    read_network_state,
-    state_views,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params import desired_from_params
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import make_plan
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
+    HostNetworkState,
+    PlanError,
+    read_network_state,
+)
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_views import pnic_views, state_views
 from tests.unit.plugins.vsphere_fakes import FakeHost, join_dvs, lab_host, new, portgroup, vmknic, vswitch
 
 

@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
-    BUNDLED_IPERF3,
-    BUNDLED_IPERF3_COPY,
-    VIB_IPERF,
-    VIB_IPERF_COPY,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import (
     UPLOAD_PLACEHOLDER,
     CommandOutput,
     EsxiInstallError,
     run,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
+    BUNDLED_IPERF3,
+    BUNDLED_IPERF3_COPY,
+    VIB_IPERF,
+    VIB_IPERF_COPY,
 )
 from tests.unit.plugins.esxi_standin_host import MappedHost
 

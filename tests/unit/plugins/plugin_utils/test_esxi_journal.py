@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
     Journal,
@@ -28,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
     parse_output,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
 from tests.collection_path import REPO
 from tests.unit.plugins.esxi_standin_host import MappedHost
 

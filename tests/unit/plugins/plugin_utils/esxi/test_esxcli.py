@@ -1,7 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Parsers and planners of ``_esxcli`` against the recorded ESXi outputs in ``fixtures/esxi``.
+"""Parsers and planners of ``plugin_utils/esxi`` against the recorded ESXi outputs in
+``tests/unit/plugins/module_utils/fixtures/esxi``.
 
 Every expected figure below is copied from the fixture text by hand (see SOURCES.md there).
 """
@@ -9,63 +10,73 @@ Every expected figure below is copied from the fixture text by hand (see SOURCES
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
+    EsxiParseError,
+    ExecPolicyError,
+    FirewallError,
+    PlanError,
+    VibInstallError,
+    failure_from_output,
+    find_esxcli_failure,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
+    FirewallStatus,
+    Ruleset,
+    parse_firewall_get,
+    parse_ruleset_list,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan import FirewallDesired, plan_firewall
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import (
+    InstallOptions,
+    RestoreRecord,
+    plan_install_restore,
+    plan_iperf_install,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
     BUNDLED_IPERF3,
     BUNDLED_IPERF3_COPY,
     VIB_IPERF,
     VIB_IPERF_COPY,
-    EsxiParseError,
-    EsxiVersion,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.ping import parse_linux_ping, parse_vmkping
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import parse_secpolicy_domains
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.settings import (
     ExecInstalledOnly,
-    ExecPolicyError,
-    FirewallDesired,
-    FirewallError,
-    FirewallStatus,
-    InstallOptions,
-    PlanError,
-    RestoreRecord,
-    Ruleset,
-    Step,
-    Vib,
-    VibInstallError,
     exec_installed_only_from,
-    failure_from_output,
-    find_esxcli_failure,
-    find_vib,
-    ipv4_payload_for_mtu,
-    parse_acceptance_get,
-    parse_acceptance_set,
     parse_advanced_option,
-    parse_bool,
-    parse_firewall_get,
-    parse_ip_interface_list,
-    parse_iperf_version_banner,
-    parse_ipv4_list,
     parse_kernel_settings,
-    parse_linux_ping,
-    parse_nic_list,
-    parse_portgroup_list,
-    parse_ruleset_list,
-    parse_secpolicy_domains,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step, to_dict
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import parse_bool, parse_table
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import (
+    EsxiVersion,
     parse_system_version,
-    parse_table,
+    parse_vmware_version,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
+    Vib,
+    find_vib,
+    parse_iperf_version_banner,
     parse_vib_id,
     parse_vib_install_result,
     parse_vib_list,
-    parse_vmkping,
-    parse_vmware_version,
+)
+from tests.collection_path import REPO
+from tests.unit.plugins.esxi_parsers_for_tests import (
+    ipv4_payload_for_mtu,
+    parse_acceptance_get,
+    parse_acceptance_set,
+    parse_ip_interface_list,
+    parse_ipv4_list,
+    parse_nic_list,
+    parse_portgroup_list,
     parse_vswitch_list,
-    plan_firewall,
-    plan_install_restore,
-    plan_iperf_install,
-    to_dict,
 )
 
-ESXI_FIXTURES = Path(__file__).parent / "fixtures" / "esxi"
+ESXI_FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
 
 
 def fx(name: str) -> str:

@@ -1,26 +1,27 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The appDom route of _esxcli: plan_app_domain_install / plan_app_domain_restore."""
+"""The appDom route of ``plugin_utils/esxi/secpolicy.py``: plan_app_domain_install / plan_app_domain_restore."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
-    BUNDLED_IPERF3,
-    EsxiVersion,
-    PlanError,
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import PlanError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import (
     SecurityDomain,
     parse_secpolicy_domains,
     plan_app_domain_install,
     plan_app_domain_restore,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import EsxiVersion
 
 V8 = EsxiVersion(version=(8, 0, 3), build=24585383, update=3)
 V67 = EsxiVersion(version=(6, 7, 0), build=19195723, update=3)
 # the fully recorded rows of 'esxcli system secpolicy domain list'
-# (fixtures/esxi/unknown__system-secpolicy-domain-list__truncated.txt without its cut last row)
+# (unknown__system-secpolicy-domain-list__truncated.txt in tests/unit/plugins/module_utils/fixtures/esxi,
+# without its cut last row)
 LISTING = """\
 Domain Name             Enforcement Level
 ----------------------  -----------------

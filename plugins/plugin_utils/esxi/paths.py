@@ -1,0 +1,25 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Where iperf lives on an ESXi host: the paths the install, journal and run code probe.
+
+Sources: the shipped iperf3 path is the one VMware's "Troubleshooting the vSAN Network" page
+names (vSAN Network Design, https://techdocs.broadcom.com/us/en/vmware-cis/vcf/vcf-9-0-and-later/9-0/vsan-deployment-administration-and-monitoring/vsan-network-design/troubleshooting-the-vsan-network.html);
+its listener error and the ``.copy`` / security-domain workarounds are the subject of Dell KB
+000212752 "VxRail: iperf3 error - unable to start listener for connections: Operation not
+permitted". The iperf2 path is where the V-Front community VIB ``iperf-2.0.5-1`` installs
+(recorded: ``6.0__opt-iperf-bin-iperf-v.txt`` and ``6.7__software-vib-install__iperf-offline-bundle.txt``
+in ``tests/unit/plugins/module_utils/fixtures/esxi/``, rows of its ``SOURCES.md``).
+"""
+
+from __future__ import annotations
+
+#: iperf3 shipped with ESXi (vSAN tooling); present since 6.5 U2 according to several write-ups.
+BUNDLED_IPERF3 = "/usr/lib/vmware/vsan/bin/iperf3"
+#: The copy that can listen ("unable to start listener ... Operation not permitted" otherwise).
+BUNDLED_IPERF3_COPY = BUNDLED_IPERF3 + ".copy"
+#: iperf2 installed by the V-Front community VIB ``iperf-2.0.5-1`` (vendor DAST).
+VIB_IPERF = "/opt/iperf/bin/iperf"
+VIB_IPERF_COPY = VIB_IPERF + ".copy"
+#: The paths whose presence :func:`plan_iperf_install` needs to know (``test -e`` each).
+INSTALL_PROBE_PATHS: tuple[str, ...] = (BUNDLED_IPERF3, BUNDLED_IPERF3_COPY, VIB_IPERF, VIB_IPERF_COPY)
