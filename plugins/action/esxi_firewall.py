@@ -4,7 +4,7 @@
 """Action plugin ``esxilab.iperf.esxi_firewall``: validate the options, run the backend.
 
 The work is in ``plugin_utils/_esxi_firewall.py`` (parsing and planning in
-``module_utils/_esxcli.py``); this file lends the backend the connection's plain shell, so
+``plugin_utils/esxi/``); this file lends the backend the connection's plain shell, so
 ESXi needs no Python. Documentation: the module file of the same name.
 """
 

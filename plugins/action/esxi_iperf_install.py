@@ -4,7 +4,7 @@
 """Action plugin ``esxilab.iperf.esxi_iperf_install``: validate the options, run the backend.
 
 The work is in ``plugins/plugin_utils/_esxi_install.py`` (parsing and planning in
-``module_utils/_esxcli.py``); this file lends the backend the connection's plain shell and, for
+``plugin_utils/esxi/``); this file lends the backend the connection's plain shell and, for
 ``vib_upload``, an upload into a temporary directory on the host that is removed afterwards.
 ESXi needs no Python. Documentation: the module file of the same name.
 """

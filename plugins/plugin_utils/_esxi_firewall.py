@@ -5,7 +5,7 @@
 
 Controller-side only. The host is reached through ``execute(command) -> CommandOutput``, which
 the action plugin implements with the connection's plain shell (no Python on ESXi). Parsing and
-planning are the pure functions of ``module_utils/_esxcli.py``; this file strings them together
+planning are the pure functions of ``plugin_utils/esxi/``; this file strings them together
 in the collection's idempotency order: read current -> compute differences -> none: unchanged ->
 check mode: report the diff -> apply -> read again and verify -> return previous/current.
 

@@ -6,7 +6,7 @@
 Controller-side only. The host is reached through ``execute(command) -> CommandOutput`` (the
 action plugin lends the connection's plain shell: ESXi has no Python) and, for a VIB bundle kept
 on the controller, ``upload(local_path) -> remote_path``. Parsing and planning are the pure
-functions of ``module_utils/_esxcli.py``; this file strings them together in the collection's
+functions of ``plugin_utils/esxi/``; this file strings them together in the collection's
 idempotency order: read current -> plan -> nothing to do: unchanged -> check mode: report ->
 apply -> read again and verify (the binary prints its version) -> return what changed and the
 ``restore`` value that undoes it.
