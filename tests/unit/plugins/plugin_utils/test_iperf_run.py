@@ -1336,8 +1336,8 @@ def _reverse_from_esxi_server() -> str:
     """A real ``-R`` client document (3.17.1) as an ESXi server's sending shows it to the client.
 
     Without ``--get-server-output`` (removed here) the client cannot know the server is ESXi;
-    the server's TCP_INFO garbage (8634728: what ESXi's bundled iperf3 prints as Retr, e.g. in issue Aquantia/AQtion-esxi#3)
-    is put where the client's JSON carries the server's retransmits.
+    the server's TCP_INFO garbage (8634728: what ESXi's bundled iperf3 prints as Retr, e.g. in
+    issue Aquantia/AQtion-esxi#3) is put where the client's JSON carries the server's retransmits.
     """
     doc = json.loads(_fixture("iperf3-3.17.1-json-client-tcp-R-O2-b10M-get-server-output-masquerade.json"))
     del doc["server_output_json"]
