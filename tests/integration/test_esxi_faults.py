@@ -404,7 +404,10 @@ def test_fault_then_every_way_back_restores_the_host(
             finally:
                 for host in HOSTS:
                     lab.link(host, "up")
-            assert rc != 0 and "UNREACHABLE" in (tmp_path / "fault.log").read_text(), _tail(tmp_path)
+            # the cut shows as UNREACHABLE (a task between our modules) or as our module's "the connection failed"
+            # (a cut inside esxi_firewall / esxi_iperf_install, which then returns restore and changed)
+            log = (tmp_path / "fault.log").read_text()
+            assert rc != 0 and ("UNREACHABLE" in log or "the connection failed" in log), _tail(tmp_path)
         else:
             rc = _finish(proc, PLAY_TIMEOUT)
             log = (tmp_path / "fault.log").read_text()
