@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -321,7 +321,7 @@ class _Parser:
             group.role = None
 
     # ----------------------------------------------------------------- assemble
-    def assemble(self) -> Result:
+    def assemble(self) -> IperfResult:
         result = self.result
         result["side"] = self.side
         result["protocol"] = "udp" if any(r.udp for r in self.rows) else "tcp"
@@ -492,7 +492,7 @@ def _empty_udp() -> dict[str, Any]:
     return {"jitter_ms": None, "lost_packets": None, "packets": None, "lost_percent": None}
 
 
-def parse_iperf2_csv(text: str, *, side: Side | None = None) -> Result:
+def parse_iperf2_csv(text: str, *, side: Side | None = None) -> IperfResult:
     """Parse iperf2 ``-y C`` output into a normalized result (see the module docstring).
 
     ``side`` may be given by callers that know whose output this is; the CSV never says.

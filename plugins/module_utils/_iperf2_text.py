@@ -67,8 +67,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Protocol
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -86,6 +87,13 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitEr
 __all__ = ["parse_iperf2_text", "split_iperf2_text"]
 
 Side = Literal["client", "server"]
+
+
+def _protocol(word: str) -> Protocol:
+    """``TCP`` / ``UDP`` of a banner (the patterns match nothing else)."""
+    return "udp" if word.upper() == "UDP" else "tcp"
+
+
 C2S = "c2s"
 S2C = "s2c"
 
@@ -297,7 +305,7 @@ class _Parser:
         self.sum_ooo: int | None = None
         self.sum_threads: int | None = None
         self.errors: list[str] = []
-        self.protocol: str | None = None
+        self.protocol: Protocol | None = None
         self.bounceback = False
 
     # ----------------------------------------------------------------- pass 1
@@ -310,13 +318,13 @@ class _Parser:
             if match:
                 if client_pos is None:
                     client_pos = pos
-                self.protocol = self.protocol or match.group("proto").lower()
+                self.protocol = self.protocol or _protocol(match.group("proto"))
                 continue
             match = _SERVER_BANNER_RE.match(stripped)
             if match:
                 if server_pos is None:
                     server_pos = pos
-                    self.protocol = self.protocol or match.group("proto").lower()
+                    self.protocol = self.protocol or _protocol(match.group("proto"))
                 first = int(match.group("port"))
                 last = int(match.group("last")) if match.group("last") else first
                 self.listen_ports.append((first, last))
@@ -635,7 +643,7 @@ class _Parser:
             "notes": notes,
         }
 
-    def assemble(self) -> Result:
+    def assemble(self) -> IperfResult:
         result = self.result
         result["side"] = self.forced_side or self._stated_side()
         if self.protocol is None:
@@ -818,7 +826,7 @@ def split_iperf2_text(text: str, *, side: Side | None = None) -> list[str]:
     return ["\n".join([*preamble, *piece]) + "\n" for piece in pieces]
 
 
-def parse_iperf2_text(text: str, *, side: Side | None = None) -> Result:
+def parse_iperf2_text(text: str, *, side: Side | None = None) -> IperfResult:
     """Parse iperf2 human-readable output into a normalized result (see the module docstring).
 
     ``side`` may be given by callers that know whose output this is (it overrides the

@@ -1,0 +1,204 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The shapes handed between the layers: the normalized result, the pair record, the run record.
+
+One place for the three record types, checked by ``mypy --strict``:
+
+* ``IperfResult`` -- one normalized iperf result (``schema_version`` 1). The contract is
+  ``docs/schema/iperf-result.schema.json``: every key the schema requires is a required key
+  here (a figure the output does not carry is ``None``); the extra keys some parsers add
+  (``reverse_*`` for ``--bidir``, ``raw``, ``server_output``, ``labels``, ...) are
+  ``NotRequired``. The parsers fill it (``_result.new_result``), ``iperf_run`` /
+  ``iperf_facts`` / ``iperf_parse`` return it, ``_paired`` and the report read it.
+  ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
+  properties equal.
+* ``PairRecord`` -- one pair of one paired run (``_paired._pair_record``): who served, who
+  sent, when the client started, the client's ``IperfResult`` and why the pair failed.
+* ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``_paired.build_record``, the
+  ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
+  its ``PairRecord`` items and ``total_bits_per_second``. The report builder
+  (``plugin_utils/report/``) reads a list of run records and/or results.
+
+Private module: not part of the collection's public API. Lives in ``module_utils`` because
+the parsers (module_utils) build ``IperfResult``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "CpuFigures",
+    "Endpoint",
+    "Format",
+    "Interval",
+    "IperfResult",
+    "PairRecord",
+    "Protocol",
+    "RunRecord",
+    "Side",
+    "StreamTotals",
+    "Tool",
+    "Totals",
+    "UdpFigures",
+]
+
+Tool = Literal["iperf2", "iperf3"]
+Format = Literal["json", "text", "csv"]
+Side = Literal["client", "server"]
+Protocol = Literal["tcp", "udp"]
+
+
+class Endpoint(TypedDict):
+    """One end of the connection (``local`` / ``remote``)."""
+
+    host: str | None
+    port: int | None
+
+
+class Totals(TypedDict):
+    """The totals of one side; ``retransmits`` belongs to the sender only."""
+
+    bytes: int | None
+    bits_per_second: float | None
+    seconds: NotRequired[float | None]
+    retransmits: NotRequired[int | None]
+
+
+class UdpFigures(TypedDict, total=False):
+    """UDP figures of the receiver (each ``None`` when the output does not carry it)."""
+
+    jitter_ms: float | None
+    lost_packets: int | None
+    packets: int | None
+    lost_percent: float | None
+    out_of_order: int  # iperf3 text, when it printed the count
+
+
+class CpuFigures(TypedDict, total=False):
+    """CPU use in percent, as the tool printed it."""
+
+    local_percent: float | None
+    remote_percent: float | None
+
+
+class StreamTotals(TypedDict):
+    """The totals of one stream."""
+
+    id: str | int
+    sent: Totals | None
+    received: Totals | None
+    udp: NotRequired[UdpFigures | None]  # iperf3 JSON, UDP
+    role: NotRequired[str]  # iperf3 text --bidir: TX-C, RX-C, TX-S, RX-S
+
+
+class Interval(TypedDict):
+    """One interval of the summed series."""
+
+    start: float
+    end: float
+    bytes: int
+    bits_per_second: float
+    retransmits: NotRequired[int | None]
+    omitted: NotRequired[bool]
+
+
+class IperfResult(TypedDict):
+    """One normalized iperf result (schema_version 1); see the module docstring."""
+
+    schema_version: int
+    tool: Tool
+    tool_version: str | None
+    format: Format
+    side: Side | None
+    protocol: Protocol
+    reverse: bool
+    bidir: bool
+    local: Endpoint | None
+    remote: Endpoint | None
+    timestamp: str | None
+    duration: float | None
+    streams: int
+    sent: Totals | None
+    received: Totals | None
+    bits_per_second: float | None
+    udp: UdpFigures | None
+    cpu: CpuFigures | None
+    per_stream: list[StreamTotals]
+    intervals: list[Interval]
+    complete: bool
+    warnings: list[str]
+    error: str | None
+    # Beyond the schema (it allows extra keys):
+    reverse_sent: NotRequired[Totals | None]
+    reverse_received: NotRequired[Totals | None]
+    reverse_udp: NotRequired[UdpFigures | None]
+    reverse_per_stream: NotRequired[list[StreamTotals]]
+    reverse_intervals: NotRequired[list[Interval]]
+    bidir_sum: NotRequired[Totals | None]
+    raw: NotRequired[str]
+    server_output: NotRequired[IperfResult | None]
+    server_output_text: NotRequired[str]
+    peer_version: NotRequired[str]
+    timestamp_local: NotRequired[str]
+    connect_times: NotRequired[dict[str, Any]]
+    bounceback: NotRequired[dict[str, Any] | None]
+    csv_endpoints: NotRequired[list[dict[str, Any]]]
+    labels: NotRequired[dict[str, Any]]
+    source: NotRequired[str]
+
+
+# Keys of IperfResult that are the collection's own conventions, not schema properties.
+EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__)
+
+
+class PairRecord(TypedDict):
+    """One pair of one paired run, as ``_paired.build_record`` records it."""
+
+    pair: int
+    server: str
+    client: str
+    address: str | None
+    port: int
+    sender: str
+    receiver: str
+    started_at: float | None
+    result: IperfResult | None
+    ok: bool
+    error: str | None
+    tool_version: str | None
+    server_pid: int | None
+    server_stop: str | None
+    late_by: float | None
+    arrived_at: float | None
+    command: str | None
+    raw: NotRequired[str]  # the client's own output, kept when the pair failed
+
+
+class RunRecord(TypedDict):
+    """One run of ``esxilab.iperf.paired_test``, as ``_paired.build_record`` records it."""
+
+    run: int
+    test: str
+    streams: int
+    sweep: bool
+    direction: str
+    swapped: bool
+    repetition: int
+    tool: str | None
+    protocol: str | None
+    duration: float | None
+    labels: dict[str, Any]
+    start_at: float | None
+    start_delay: float | None
+    barrier_margin: float | None
+    delay_shortfall: float
+    start_spread: float | None
+    pairs: list[PairRecord]
+    total_bits_per_second: float | None
+    ok: bool
+    complete: bool
+    failed_pairs: int
+    errors: list[str]
+    warnings: list[str]
