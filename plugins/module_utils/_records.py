@@ -26,7 +26,8 @@ the parsers (module_utils) build ``IperfResult``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
     "CpuFigures",
@@ -42,6 +43,7 @@ __all__ = [
     "Tool",
     "Totals",
     "UdpFigures",
+    "result_from",
 ]
 
 Tool = Literal["iperf2", "iperf3"]
@@ -202,3 +204,13 @@ class RunRecord(TypedDict):
     failed_pairs: int
     errors: list[str]
     warnings: list[str]
+
+
+def result_from(value: Any) -> IperfResult | None:
+    """A normalized result that came back through Ansible (``iperf_run`` registered it) as an ``IperfResult``.
+
+    The one place where plain data becomes a result: a copy of the mapping, ``None`` when it is
+    not one. Not validated (this collection's parsers made it), so readers of a result from
+    Ansible still read its figures with ``.get()``.
+    """
+    return cast("IperfResult", dict(value)) if isinstance(value, Mapping) else None

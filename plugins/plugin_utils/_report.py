@@ -49,8 +49,9 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import IperfResult, RunRecord
 from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
 
@@ -249,7 +250,7 @@ class ResultRow:
     run: int
     pair: int | None
     labels: dict[str, Any]
-    result: Mapping[str, Any] | None
+    result: IperfResult | None
     bits_per_second: float | None  # the usable headline; None when the result has none
     line_rate_bps: float | None
     error: str | None = None
@@ -355,13 +356,13 @@ def _is_result(item: Mapping[str, Any]) -> bool:
     return "bits_per_second" in item and ("tool" in item or "schema_version" in item or "error" in item)
 
 
-def _direction_of(result: Mapping[str, Any]) -> str:
+def _direction_of(result: IperfResult) -> str:
     if result.get("bidir"):
         return "bidir"
     return "reverse" if result.get("reverse") else "forward"
 
 
-def _result_error(result: Mapping[str, Any]) -> str | None:
+def _result_error(result: IperfResult) -> str | None:
     error = result.get("error")
     if isinstance(error, str) and error.strip():
         return " ".join(error.split())
@@ -371,7 +372,7 @@ def _result_error(result: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _from_paired(index: int, record: Mapping[str, Any], default_rate: float | None) -> RunRow:
+def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> RunRow:
     where = f"run {index + 1}"
     run_no = _int(record.get("run")) or index + 1
     test = str(record.get("test") or DEFAULT_TEST)
@@ -398,9 +399,10 @@ def _from_paired(index: int, record: Mapping[str, Any], default_rate: float | No
         if not isinstance(pair, Mapping):
             raise ReportError(f"{where}: pairs[{position}] must be a dictionary, got {_kind(pair)}")
         raw = pair.get("result")
-        result = raw if isinstance(raw, Mapping) else None
+        result = raw if isinstance(raw, Mapping) else None  # a result from Ansible: its figures are read with .get
         pair_no = _int(pair.get("pair")) or position + 1
-        labels = {**run_labels, **dict((result or {}).get("labels") or {}), **identity, "pair": pair_no}
+        result_labels = result.get("labels") if result is not None else None
+        labels = {**run_labels, **dict(result_labels or {}), **identity, "pair": pair_no}
         ok = bool(pair.get("ok", result is not None))
         headline = _number(result.get("bits_per_second")) if result is not None and ok else None
         error = pair.get("error") or (None if result is None else _result_error(result))
@@ -449,7 +451,7 @@ def _from_paired(index: int, record: Mapping[str, Any], default_rate: float | No
     )
 
 
-def _from_result(index: int, result: Mapping[str, Any], default_rate: float | None) -> RunRow:
+def _from_result(index: int, result: IperfResult, default_rate: float | None) -> RunRow:
     labels = dict(result.get("labels") or {})
     run_no = index + 1
     streams = _int(labels.get("streams"))
@@ -503,10 +505,13 @@ def read_runs(runs: Any, *, line_rate_bps: float | None = None) -> list[RunRow]:
     for index, item in enumerate(runs):
         if not isinstance(item, Mapping):
             raise ReportError(f"runs[{index}] must be a dictionary (a run record or a result), got {_kind(item)}")
+        # The one place where the report's input becomes typed: a run record or a result, told apart by their
+        # keys. Both came through Ansible and are not validated beyond that, so their fields are read with
+        # .get() and checked where they are used.
         if _is_paired_record(item):
-            rows.append(_from_paired(index, item, line_rate_bps))
+            rows.append(_from_paired(index, cast("RunRecord", item), line_rate_bps))
         elif _is_result(item):
-            rows.append(_from_result(index, item, line_rate_bps))
+            rows.append(_from_result(index, cast("IperfResult", item), line_rate_bps))
         else:
             keys = ", ".join(sorted(str(k) for k in item)[:12]) or "none"
             raise ReportError(
