@@ -19,6 +19,7 @@ from ansible_collections.esxilab.iperf.plugins.filter import paired_test_shims a
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import paired_test_plan
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_shims import paired_test_csv, paired_test_summary
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from tests.collection_path import REPO
 
 PLUGINS = [
@@ -82,7 +83,7 @@ def test_plan_filter_errors_are_filter_errors() -> None:
         paired_test_plan([{"name": "t", "pairs": TESTS[0]["pairs"], "x": 1}])
 
 
-def _record(index: int = 0) -> dict[str, Any]:
+def _record(index: int = 0) -> RunRecord:
     run = paired_test_plan(TESTS)["runs"][index]
     client = {"item": run["pairs"][0], "started_at": 10.0, "result": {"bits_per_second": 5.0e8, "complete": True}}
     reports = [
@@ -90,8 +91,7 @@ def _record(index: int = 0) -> dict[str, Any]:
         {"host": "h2", "clients": {"results": [client]}},
         None,
     ]
-    record: dict[str, Any] = paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
-    return record
+    return paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
 
 
 def test_record_summary_and_csv_filters() -> None:
