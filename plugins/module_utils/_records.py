@@ -8,11 +8,14 @@ One place for the three record types, checked by ``mypy --strict``:
 * ``IperfResult`` -- one normalized iperf result (``schema_version`` 1). The contract is
   ``docs/schema/iperf-result.schema.json``: every key the schema requires is a required key
   here (a figure the output does not carry is ``None``); the extra keys some parsers add
-  (``reverse_*`` for ``--bidir``, ``raw``, ``server_output``, ``labels``, ...) are
-  ``NotRequired``. The parsers fill it (``_result.new_result``), ``iperf_run`` /
-  ``iperf_facts`` / ``iperf_parse`` return it, ``_paired`` and the report read it.
+  (``reverse_*`` for ``--bidir``, ``raw``, ``server_output``, ``labels``, ...) are the
+  optional keys (required keys in a ``_...Required`` base, the optional ones in a
+  ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
+  fill it (``_result.new_result``); ``_parse.parse()`` hands it to the Ansible layer
+  (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``_result.plain``), and
+  ``result_from()`` takes it back from Ansible for ``_paired`` and the report.
   ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
-  properties equal.
+  properties equal, and checks every recorded output's result against both.
 * ``PairRecord`` -- one pair of one paired run (``_paired._pair_record``): who served, who
   sent, when the client started, the client's ``IperfResult`` and why the pair failed.
 * ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``_paired.build_record``, the
@@ -27,7 +30,7 @@ the parsers (module_utils) build ``IperfResult``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 __all__ = [
     "CpuFigures",
@@ -59,13 +62,16 @@ class Endpoint(TypedDict):
     port: int | None
 
 
-class Totals(TypedDict):
-    """The totals of one side; ``retransmits`` belongs to the sender only."""
-
+class _TotalsRequired(TypedDict):
     bytes: int | None
     bits_per_second: float | None
-    seconds: NotRequired[float | None]
-    retransmits: NotRequired[int | None]
+
+
+class Totals(_TotalsRequired, total=False):
+    """The totals of one side; ``retransmits`` belongs to the sender only."""
+
+    seconds: float | None
+    retransmits: int | None
 
 
 class UdpFigures(TypedDict, total=False):
@@ -75,7 +81,8 @@ class UdpFigures(TypedDict, total=False):
     lost_packets: int | None
     packets: int | None
     lost_percent: float | None
-    out_of_order: int  # iperf3 text, when it printed the count
+    out_of_order: int  # when the tool printed the count
+    sent_packets: int | None  # iperf2 text -e: the sender's packet count
 
 
 class CpuFigures(TypedDict, total=False):
@@ -85,29 +92,35 @@ class CpuFigures(TypedDict, total=False):
     remote_percent: float | None
 
 
-class StreamTotals(TypedDict):
-    """The totals of one stream."""
-
+class _StreamTotalsRequired(TypedDict):
     id: str | int
     sent: Totals | None
     received: Totals | None
-    udp: NotRequired[UdpFigures | None]  # iperf3 JSON, UDP
-    role: NotRequired[str]  # iperf3 text --bidir: TX-C, RX-C, TX-S, RX-S
 
 
-class Interval(TypedDict):
-    """One interval of the summed series."""
+class StreamTotals(_StreamTotalsRequired, total=False):
+    """The totals of one stream."""
 
+    udp: UdpFigures | None  # iperf3 JSON, UDP
+    role: str  # iperf3 text --bidir: TX-C, RX-C, TX-S, RX-S
+
+
+class _IntervalRequired(TypedDict):
     start: float
     end: float
     bytes: int
     bits_per_second: float
-    retransmits: NotRequired[int | None]
-    omitted: NotRequired[bool]
 
 
-class IperfResult(TypedDict):
-    """One normalized iperf result (schema_version 1); see the module docstring."""
+class Interval(_IntervalRequired, total=False):
+    """One interval of the summed series."""
+
+    retransmits: int | None
+    omitted: bool
+
+
+class _ResultRequired(TypedDict):
+    """The schema's properties, every one required."""
 
     schema_version: int
     tool: Tool
@@ -132,32 +145,37 @@ class IperfResult(TypedDict):
     complete: bool
     warnings: list[str]
     error: str | None
-    # Beyond the schema (it allows extra keys):
-    reverse_sent: NotRequired[Totals | None]
-    reverse_received: NotRequired[Totals | None]
-    reverse_udp: NotRequired[UdpFigures | None]
-    reverse_per_stream: NotRequired[list[StreamTotals]]
-    reverse_intervals: NotRequired[list[Interval]]
-    bidir_sum: NotRequired[Totals | None]
-    raw: NotRequired[str]
-    server_output: NotRequired[IperfResult | None]
-    server_output_text: NotRequired[str]
-    peer_version: NotRequired[str]
-    timestamp_local: NotRequired[str]
-    connect_times: NotRequired[dict[str, Any]]
-    bounceback: NotRequired[dict[str, Any] | None]
-    csv_endpoints: NotRequired[list[dict[str, Any]]]
-    labels: NotRequired[dict[str, Any]]
-    source: NotRequired[str]
+
+
+class IperfResult(_ResultRequired, total=False):
+    """One normalized iperf result (schema_version 1); see the module docstring.
+
+    The keys declared here are beyond the schema (it allows extra keys) and not always present.
+    """
+
+    reverse_sent: Totals | None
+    reverse_received: Totals | None
+    reverse_udp: UdpFigures | None
+    reverse_per_stream: list[StreamTotals]
+    reverse_intervals: list[Interval]
+    bidir_sum: Totals | None
+    raw: str
+    server_output: IperfResult | None
+    server_output_text: str
+    peer_version: str
+    timestamp_local: str
+    connect_times: dict[str, Any]
+    bounceback: dict[str, Any] | None
+    csv_endpoints: list[dict[str, Any]]
+    labels: dict[str, Any]
+    source: str
 
 
 # Keys of IperfResult that are the collection's own conventions, not schema properties.
 EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__)
 
 
-class PairRecord(TypedDict):
-    """One pair of one paired run, as ``_paired.build_record`` records it."""
-
+class _PairRecordRequired(TypedDict):
     pair: int
     server: str
     client: str
@@ -175,7 +193,12 @@ class PairRecord(TypedDict):
     late_by: float | None
     arrived_at: float | None
     command: str | None
-    raw: NotRequired[str]  # the client's own output, kept when the pair failed
+
+
+class PairRecord(_PairRecordRequired, total=False):
+    """One pair of one paired run, as ``_paired._pair_record`` records it."""
+
+    raw: str  # the client's own output, kept when the pair failed
 
 
 class RunRecord(TypedDict):
