@@ -127,8 +127,8 @@ def test_a_bidir_result_uses_the_declared_extras() -> None:
 
 
 def test_result_from_copies_a_mapping_and_refuses_anything_else() -> None:
-    original = {"bits_per_second": 1.0}
-    copied = result_from(original)
+    original: dict[str, Any] = {"bits_per_second": 1.0}
+    copied: Mapping[str, Any] | None = result_from(original)
     assert copied == original and copied is not original
     assert result_from(None) is None
     assert result_from(["not", "a", "result"]) is None
