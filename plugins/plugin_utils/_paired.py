@@ -5,7 +5,7 @@
 
 Plain data in, plain data out; no Ansible import, no clock, no I/O. The role calls these
 through the filters ``paired_test_plan`` and ``paired_test_record``. Summaries, knees, CSV and
-the report files come from the collection's one report builder, ``_report.py`` (the role
+the report files come from the collection's one report builder, ``report/`` (the role
 writes its report through the ``esxilab.iperf.report`` role).
 
 * ``build_plan()`` expands the tests into the ordered list of runs (tests x streams x

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The paired_test_* filters: registration, documentation, and thin glue over _paired.py (plan, record)
-and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (_report.py)."""
+and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (plugin_utils/report/)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The paired_test backend: plan expansion, preflight problems, run records; and those run records
-summarized, tabulated and written by the one report builder (``_report.py``), which replaced the
+summarized, tabulated and written by the one report builder (``plugin_utils/report/``), which replaced the
 summary, CSV and report sections of ``_paired.py`` (the assertions on them are kept here, retargeted).
 
 Run records are built from registered task results shaped as Ansible registers a looped task
@@ -32,7 +32,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     build_plan,
     build_record,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     RESULT_COLUMNS,
     ReportError,
     build_report,
