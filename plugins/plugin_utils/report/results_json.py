@@ -60,7 +60,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "errors": run.errors,
         "warnings": run.warnings,
         "source": run.source,
-        "record": run.record,
+        "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
     }
 
 
@@ -78,7 +78,7 @@ def _result_doc(row: ResultRow) -> dict[str, Any]:
         "percent_of_line_rate": row.percent_of_line_rate,
         "error": row.error,
         "result": row.result,
-        "record": row.record,
+        "record": None if row.record is None else {k: v for k, v in row.record.items() if k != "result"},
     }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import IperfResult, RunRecord
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import IperfResult, PairRecord, RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     DEFAULT_TEST,
     ReportError,
@@ -38,7 +38,7 @@ class ResultRow:
     address: str | None = None
     port: int | None = None
     started_at: float | None = None
-    record: dict[str, Any] | None = None  # paired_test: the pair as recorded, without its result
+    record: PairRecord | None = None  # paired_test: the pair as recorded (results.json: without its result)
 
     @property
     def percent_of_line_rate(self) -> float | None:
@@ -74,7 +74,7 @@ class RunRow:
     complete: bool = False
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    record: dict[str, Any] | None = None  # paired_test: the run record as recorded, without its pairs
+    record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
 
     @property
     def percent_of_line_rate(self) -> float | None:
@@ -203,7 +203,7 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
                 address=pair.get("address"),
                 port=as_int(pair.get("port")),
                 started_at=as_number(pair.get("started_at")),
-                record={str(k): v for k, v in pair.items() if k != "result"},
+                record=pair,
             )
         )
     errors = [str(e) for e in record.get("errors") or []]
@@ -226,7 +226,7 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
         complete=bool(record.get("complete", total is not None)),
         errors=errors,
         warnings=[str(w) for w in record.get("warnings") or []],
-        record={str(k): v for k, v in record.items() if k != "pairs"},
+        record=record,
     )
 
 
