@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import Protocol
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Protocol, StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
     IperfResult,
     Totals,
@@ -160,7 +160,7 @@ class _Line:
     shape: str = "plain"
     retransmits: int | None = None
     omitted: bool = False
-    udp: dict[str, Any] | None = None
+    udp: UdpFigures | None = None
     bb: dict[str, Any] | None = None
 
     @property
@@ -529,24 +529,24 @@ class _Parser:
             self.warnings.append(f"{unreadable} report line(s) could not be read and were skipped")
 
     # ----------------------------------------------------------------- assemble
-    def _udp_of(self, line: _Line | None) -> dict[str, Any] | None:
+    def _udp_of(self, line: _Line | None) -> UdpFigures | None:
         if line is None or line.udp is None:
             return None
-        return dict(line.udp)
+        return line.udp.copy()
 
     def _build_direction(
         self, direction: str, transfers: list[_Transfer], sums: list[_Line], *, sums_mixed: bool = False
     ) -> dict[str, Any]:
         """Totals, per-stream items, intervals and UDP figures of one direction."""
         sender = self.sends(direction)
-        per_stream: list[dict[str, Any]] = []
+        per_stream: list[StreamTotals] = []
         notes: list[str] = []
         complete = True
         for tr in transfers:
             fin = tr.final()
             own = fin.totals(sender=sender) if fin else None
             peer = tr.report.totals(sender=False) if tr.report else None
-            item: dict[str, Any] = {
+            item: StreamTotals = {
                 "id": tr.num if tr.num is not None else f"#{tr.order}",
                 "sent": own if sender else None,
                 "received": peer if sender else own,
@@ -587,7 +587,7 @@ class _Parser:
             total_line = transfers[0].final() if transfers else None
         own_total = total_line.totals(sender=sender) if total_line else None
         peer_total: Totals | None = None
-        udp_total: dict[str, Any] | None = None
+        udp_total: UdpFigures | None = None
         if sender:
             if len(transfers) == 1 and transfers[0].report is not None:
                 peer_total = transfers[0].report.totals(sender=False)

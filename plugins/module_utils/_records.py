@@ -81,7 +81,7 @@ class UdpFigures(TypedDict, total=False):
     lost_packets: int | None
     packets: int | None
     lost_percent: float | None
-    out_of_order: int  # when the tool printed the count
+    out_of_order: int | None  # when the tool printed the count
     sent_packets: int | None  # iperf2 text -e: the sender's packet count
 
 
