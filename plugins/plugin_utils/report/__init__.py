@@ -23,7 +23,7 @@ What lives where (one concern per file; the arrows are the imports):
 * ``csv_tables.py`` -- ``results.csv`` / ``summary.csv`` (``results_csv``, ``summary_csv``);
 * ``markdown.py`` -- ``summary.md`` (``to_markdown``);
 * ``console.py`` -- the compact table printed at the end of the play (``table_lines``);
-* ``plot_specs.py`` -- what to draw, as plain data (``plot_specs``, ``PlotSpec``);
+* ``plot_data.py`` -- what to draw, as plain data (``plot_specs``, ``PlotSpec``);
 * ``plots.py`` -- draws the specs as PNG with matplotlib, optional (``render_all``);
 * ``files.py`` -- writes a report directory with its manifest, never overwriting what is not
   ours (``write_report``).
@@ -79,7 +79,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables im
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_specs import PlotSpec, Series, plot_specs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec, Series, plot_specs
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import summary_doc, to_json
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, read_runs
 

@@ -28,7 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_specs import PlotSpec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
 
 
 def _table(header: Sequence[str], align: str, rows: Iterable[Sequence[str]]) -> list[str]:
