@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The normalized iperf result (schema_version 1) and helpers every parser shares.
 
-The contract is ``docs/schema/iperf-result.schema.json``. In short:
+The contract is ``docs/schema/iperf-result.schema.json``; its type is ``IperfResult``
+(``_records.py``), which ``new_result()`` returns and every parser fills. In short:
 
 * rates are bit/s (1000-based), byte counts are bytes, times are seconds;
 * a figure the source output does not carry is ``None`` -- never guessed;
