@@ -4,10 +4,10 @@
 """Action plugin ``esxilab.iperf.paired_test_report`` (deprecated): a thin shim over the report builder.
 
 Documentation: the module file of the same name. The file contents come from the collection's
-one report builder, ``plugin_utils/_report.py`` (the ``results.json``, ``results.csv`` and
+one report builder, ``plugin_utils/report/`` (the ``results.json``, ``results.csv`` and
 ``summary.csv`` of ``esxilab.iperf.report_write``, under this module's file names); this file only
 validates the arguments and writes the files. Ownership (never overwrite a file that is not ours
-unless ``force``) and the manifest are ``plugin_utils/_files.py``'s ``write_report``.
+unless ``force``) and the manifest are ``plugin_utils/report/files.py``'s ``write_report``.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_report import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     ReportError,
     build_report,
     results_csv,
     summary_csv,
     to_json,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
 
 # The options are those of the module's DOCUMENTATION (one declaration).
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)

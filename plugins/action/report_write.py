@@ -4,10 +4,10 @@
 """Action plugin ``esxilab.iperf.report_write``: write an iperf report directory on the controller.
 
 Documentation: the module file of the same name. The content comes from
-``plugin_utils/_report.py`` (tables, Markdown, CSV, plot specifications) and
-``plugin_utils/_plots.py`` (PNG with matplotlib, optional); this file validates the
+``plugin_utils/report/`` (tables, Markdown, CSV, plot specifications, and ``plots.py``:
+PNG with matplotlib, optional); this file validates the
 arguments and writes the files. No module runs and the host is not contacted.
-The directory is the report: ``plugin_utils/_files.py``'s ``write_report`` refuses a non-empty
+The directory is the report: ``plugin_utils/report/files.py``'s ``write_report`` refuses a non-empty
 directory that holds no report of ours unless ``force``, and removes the files (PNG plots) the
 previous report there wrote and this one does not.
 """
@@ -22,9 +22,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_write import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import ReportDirError, write_report
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._plots import matplotlib_problem, render_all
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     FILES,
     ReportError,
     build_report,
@@ -35,6 +33,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
     to_json,
     to_markdown,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
 
 _NAME = "esxilab.iperf.report_write"
 

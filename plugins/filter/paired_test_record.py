@@ -211,19 +211,20 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_record
 
 _NAME = "esxilab.iperf.paired_test_record"
 
 
-def paired_test_record(run: Any, reports: Any, barrier: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def paired_test_record(run: Any, reports: Any, barrier: Mapping[str, Any] | None = None) -> RunRecord:
     """Build the record of one run (see the DOCUMENTATION above)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
         raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
     if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
     try:
-        record: dict[str, Any] = build_record(run, list(reports), barrier=barrier)
+        record = build_record(run, list(reports), barrier=barrier)
     except (PairedTestError, KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     return record

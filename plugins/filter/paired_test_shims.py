@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The deprecated filters ``paired_test_summary`` and ``paired_test_csv``: thin shims over ``_report.py``.
+"""The deprecated filters ``paired_test_summary`` and ``paired_test_csv``: thin shims over the report builder.
 
 Their documentation is in ``paired_test_summary.yml`` and ``paired_test_csv.yml`` next to this
 file. They live in a file of another name on purpose: ansible-core loads every filter file of
@@ -18,7 +18,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     ReportError,
     build_report,
     results_csv,

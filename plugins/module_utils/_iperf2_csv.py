@@ -65,8 +65,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -131,7 +132,7 @@ class _Row:
     udp: bool
     role: str | None  # "sender" / "receiver" when the layout says it
     retransmits: int | None = None
-    udp_figures: dict[str, Any] | None = None
+    udp_figures: UdpFigures | None = None
 
     @property
     def seconds(self) -> float:
@@ -321,7 +322,7 @@ class _Parser:
             group.role = None
 
     # ----------------------------------------------------------------- assemble
-    def assemble(self) -> Result:
+    def assemble(self) -> IperfResult:
         result = self.result
         result["side"] = self.side
         result["protocol"] = "udp" if any(r.udp for r in self.rows) else "tcp"
@@ -390,20 +391,20 @@ class _Parser:
         udp_proto = any(r.udp for r in self.rows)
         notes: list[str] = []
         complete = True
-        per_stream: list[dict[str, Any]] = []
+        per_stream: list[StreamTotals] = []
         for group in streams:
             fin = final_of(group.own)
             own = fin.totals(sender=sender) if fin else None
             peer = group.report.totals(sender=False) if group.report else None
             ident = group.key[1] if group.key[1] is not None else f"#{group.order}"
-            item: dict[str, Any] = {
+            item: StreamTotals = {
                 "id": ident,
                 "sent": own if sender else None,
                 "received": peer if sender else own,
             }
             if udp_proto:
                 source = group.report if sender else fin
-                item["udp"] = dict(source.udp_figures) if source and source.udp_figures else _empty_udp()
+                item["udp"] = source.udp_figures.copy() if source and source.udp_figures else _empty_udp()
             per_stream.append(item)
             if fin is None:
                 complete = False
@@ -428,14 +429,14 @@ class _Parser:
             series = [r for r in streams[0].own if r is not total] if streams else []
         own_total = total.totals(sender=sender) if total else None
         peer_total: Totals | None = None
-        udp: dict[str, Any] | None = None
+        udp: UdpFigures | None = None
         if sender:
             report = streams[0].report if len(streams) == 1 else next((g.report for g in sums if g.report), None)
             if report is not None:
                 peer_total = report.totals(sender=False)
-                udp = dict(report.udp_figures) if report.udp_figures else None
+                udp = report.udp_figures.copy() if report.udp_figures else None
         elif total is not None and total.udp_figures:
-            udp = dict(total.udp_figures)
+            udp = total.udp_figures.copy()
         intervals = [
             {
                 "start": r.start,
@@ -488,11 +489,11 @@ class _Parser:
             self.result["timestamp_local"] = wall
 
 
-def _empty_udp() -> dict[str, Any]:
+def _empty_udp() -> UdpFigures:
     return {"jitter_ms": None, "lost_packets": None, "packets": None, "lost_percent": None}
 
 
-def parse_iperf2_csv(text: str, *, side: Side | None = None) -> Result:
+def parse_iperf2_csv(text: str, *, side: Side | None = None) -> IperfResult:
     """Parse iperf2 ``-y C`` output into a normalized result (see the module docstring).
 
     ``side`` may be given by callers that know whose output this is; the CSV never says.

@@ -67,8 +67,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Protocol, StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -86,6 +87,13 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitEr
 __all__ = ["parse_iperf2_text", "split_iperf2_text"]
 
 Side = Literal["client", "server"]
+
+
+def _protocol(word: str) -> Protocol:
+    """``TCP`` / ``UDP`` of a banner (the patterns match nothing else)."""
+    return "udp" if word.upper() == "UDP" else "tcp"
+
+
 C2S = "c2s"
 S2C = "s2c"
 
@@ -152,7 +160,7 @@ class _Line:
     shape: str = "plain"
     retransmits: int | None = None
     omitted: bool = False
-    udp: dict[str, Any] | None = None
+    udp: UdpFigures | None = None
     bb: dict[str, Any] | None = None
 
     @property
@@ -297,7 +305,7 @@ class _Parser:
         self.sum_ooo: int | None = None
         self.sum_threads: int | None = None
         self.errors: list[str] = []
-        self.protocol: str | None = None
+        self.protocol: Protocol | None = None
         self.bounceback = False
 
     # ----------------------------------------------------------------- pass 1
@@ -310,13 +318,13 @@ class _Parser:
             if match:
                 if client_pos is None:
                     client_pos = pos
-                self.protocol = self.protocol or match.group("proto").lower()
+                self.protocol = self.protocol or _protocol(match.group("proto"))
                 continue
             match = _SERVER_BANNER_RE.match(stripped)
             if match:
                 if server_pos is None:
                     server_pos = pos
-                    self.protocol = self.protocol or match.group("proto").lower()
+                    self.protocol = self.protocol or _protocol(match.group("proto"))
                 first = int(match.group("port"))
                 last = int(match.group("last")) if match.group("last") else first
                 self.listen_ports.append((first, last))
@@ -521,24 +529,24 @@ class _Parser:
             self.warnings.append(f"{unreadable} report line(s) could not be read and were skipped")
 
     # ----------------------------------------------------------------- assemble
-    def _udp_of(self, line: _Line | None) -> dict[str, Any] | None:
+    def _udp_of(self, line: _Line | None) -> UdpFigures | None:
         if line is None or line.udp is None:
             return None
-        return dict(line.udp)
+        return line.udp.copy()
 
     def _build_direction(
         self, direction: str, transfers: list[_Transfer], sums: list[_Line], *, sums_mixed: bool = False
     ) -> dict[str, Any]:
         """Totals, per-stream items, intervals and UDP figures of one direction."""
         sender = self.sends(direction)
-        per_stream: list[dict[str, Any]] = []
+        per_stream: list[StreamTotals] = []
         notes: list[str] = []
         complete = True
         for tr in transfers:
             fin = tr.final()
             own = fin.totals(sender=sender) if fin else None
             peer = tr.report.totals(sender=False) if tr.report else None
-            item: dict[str, Any] = {
+            item: StreamTotals = {
                 "id": tr.num if tr.num is not None else f"#{tr.order}",
                 "sent": own if sender else None,
                 "received": peer if sender else own,
@@ -579,7 +587,7 @@ class _Parser:
             total_line = transfers[0].final() if transfers else None
         own_total = total_line.totals(sender=sender) if total_line else None
         peer_total: Totals | None = None
-        udp_total: dict[str, Any] | None = None
+        udp_total: UdpFigures | None = None
         if sender:
             if len(transfers) == 1 and transfers[0].report is not None:
                 peer_total = transfers[0].report.totals(sender=False)
@@ -635,7 +643,7 @@ class _Parser:
             "notes": notes,
         }
 
-    def assemble(self) -> Result:
+    def assemble(self) -> IperfResult:
         result = self.result
         result["side"] = self.forced_side or self._stated_side()
         if self.protocol is None:
@@ -818,7 +826,7 @@ def split_iperf2_text(text: str, *, side: Side | None = None) -> list[str]:
     return ["\n".join([*preamble, *piece]) + "\n" for piece in pieces]
 
 
-def parse_iperf2_text(text: str, *, side: Side | None = None) -> Result:
+def parse_iperf2_text(text: str, *, side: Side | None = None) -> IperfResult:
     """Parse iperf2 human-readable output into a normalized result (see the module docstring).
 
     ``side`` may be given by callers that know whose output this is (it overrides the

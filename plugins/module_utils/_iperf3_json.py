@@ -45,9 +45,10 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Endpoint, Interval, StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
     IperfParseError,
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -238,7 +239,7 @@ def _totals(obj: Any, *, with_retransmits: bool = False, seconds: Any = None) ->
     return make_totals(nbytes, bps, secs, retransmits)
 
 
-def _udp(obj: Any) -> dict[str, Any] | None:
+def _udp(obj: Any) -> UdpFigures | None:
     if not isinstance(obj, Mapping) or not any(
         k in obj for k in ("jitter_ms", "lost_packets", "packets", "lost_percent")
     ):
@@ -275,7 +276,7 @@ def _timestamp(start: Mapping[str, Any]) -> str | None:
         return None
 
 
-def _endpoint(host: Any, port: Any) -> dict[str, Any] | None:
+def _endpoint(host: Any, port: Any) -> Endpoint | None:
     if host is None and port is None:
         return None
     return {
@@ -426,7 +427,7 @@ class _Doc:
 
     # ----- totals
 
-    def direction_totals(self, forward: bool) -> tuple[Totals | None, Totals | None, dict[str, Any] | None]:
+    def direction_totals(self, forward: bool) -> tuple[Totals | None, Totals | None, UdpFigures | None]:
         """``(sent, received, udp)`` of the client-to-server (``forward``) or the other direction."""
         end = self.end
         suffix = "" if forward else _REVERSE_SUFFIX
@@ -491,9 +492,9 @@ class _Doc:
         flag = _flag(obj)
         return flag is None or flag is self.is_client
 
-    def per_stream(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        forward: list[dict[str, Any]] = []
-        reverse: list[dict[str, Any]] = []
+    def per_stream(self) -> tuple[list[StreamTotals], list[StreamTotals]]:
+        forward: list[StreamTotals] = []
+        reverse: list[StreamTotals] = []
         server = self.result["side"] == "server"
         for entry in _seq(self.end.get("streams")):
             entry = _map(entry)
@@ -504,7 +505,12 @@ class _Doc:
                 sent = _totals(udp_obj)
                 if server and not self.local_sends(is_forward) and _is_zero_placeholder(udp_obj):
                     sent = None
-                item: dict[str, Any] = {"id": sid, "sent": sent, "received": None, "udp": _udp(udp_obj)}
+                item: StreamTotals = {
+                    "id": _stream_id(sid, len(forward) + len(reverse) + 1),
+                    "sent": sent,
+                    "received": None,
+                    "udp": _udp(udp_obj),
+                }
             else:
                 snd, rcv = _map(entry.get("sender")), _map(entry.get("receiver"))
                 first = snd or rcv
@@ -525,18 +531,16 @@ class _Doc:
                             received = None
                     elif _is_zero_placeholder(snd):
                         sent = None
-                item = {"id": sid, "sent": sent, "received": received}
-            if isinstance(item["id"], bool) or not isinstance(item["id"], int | str):
-                item["id"] = len(forward) + len(reverse) + 1
+                item = {"id": _stream_id(sid, len(forward) + len(reverse) + 1), "sent": sent, "received": received}
             (forward if is_forward else reverse).append(item)
         return forward, reverse
 
     # ----- intervals
 
-    def interval_series(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def interval_series(self) -> tuple[list[Interval], list[Interval]]:
         bidir = self.result["bidir"]
-        forward: list[dict[str, Any]] = []
-        reverse: list[dict[str, Any]] = []
+        forward: list[Interval] = []
+        reverse: list[Interval] = []
         skipped = 0
         rev_key = "sum" + _REVERSE_SUFFIX
         check_order = bidir and self.result["side"] is not None
@@ -629,7 +633,14 @@ class _Doc:
         return seen and nonzero_retransmits
 
 
-def _interval(obj: Any) -> dict[str, Any] | None:
+def _stream_id(value: Any, fallback: int) -> int | str:
+    """The stream's socket number as iperf3 printed it, else its position (1-based)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return fallback
+    return value
+
+
+def _interval(obj: Any) -> Interval | None:
     if not isinstance(obj, Mapping):
         return None
     start, end = obj.get("start"), obj.get("end")
@@ -666,7 +677,7 @@ def _drop_retransmits(items: Iterable[Mapping[str, Any] | None], key: str | None
             target["retransmits"] = None
 
 
-def _parse_document(doc: Mapping[str, Any], raw: str | None) -> Result:
+def _parse_document(doc: Mapping[str, Any], raw: str | None) -> IperfResult:
     p = _Doc(doc)
     result = p.result
     p.header()
@@ -700,7 +711,7 @@ def _parse_document(doc: Mapping[str, Any], raw: str | None) -> Result:
             why = p.untrusted_retransmits(forward)
             if why is None:
                 continue
-            had_any = (totals or {}).get("retransmits") is not None or any(
+            had_any = (totals.get("retransmits") if totals else None) is not None or any(
                 i.get("retransmits") is not None for i in series
             )
             _drop_retransmits([totals])
@@ -740,19 +751,22 @@ def _note_byte_limited_receiver(p: _Doc) -> None:
     """
     sent, received = p.result["sent"], p.result["received"]
     limit = p.test_start.get("bytes") or p.test_start.get("blocks")
-    if not limit or not sent or not received or not sent.get("bytes") or received.get("bytes") is None:
+    if not limit or not sent or not received:
+        return
+    sent_bytes, received_bytes = sent["bytes"], received["bytes"]
+    if not sent_bytes or received_bytes is None:
         return
     unit = "bytes" if p.test_start.get("bytes") else "blocks"
-    if received["bytes"] == 0:
+    if received_bytes == 0:
         p.warn(
             f"byte-limited run (-n/-k {limit} {unit}): the receiver counted 0 bytes; the sender's rate "
-            f"({sent['bytes']} bytes in {sent.get('seconds')} s) only times the writes into the socket, "
+            f"({sent_bytes} bytes in {sent.get('seconds')} s) only times the writes into the socket, "
             "not the network"
         )
-    elif p.result["protocol"] == "tcp" and received["bytes"] < sent["bytes"]:
+    elif p.result["protocol"] == "tcp" and received_bytes < sent_bytes:
         p.warn(
-            f"byte-limited run (-n/-k {limit} {unit}): the receiver counted {received['bytes']} of the "
-            f"{sent['bytes']} bytes sent before the test ended, so the received rate covers only part "
+            f"byte-limited run (-n/-k {limit} {unit}): the receiver counted {received_bytes} of the "
+            f"{sent_bytes} bytes sent before the test ended, so the received rate covers only part "
             "of the transfer"
         )
 
@@ -764,15 +778,18 @@ def _completeness(p: _Doc) -> bool:
         p.warn("the document has no end summary: the run did not finish")
         return False
     complete = True
-    directions = [("", True)]
+    directions = [True]
     if result["bidir"]:
-        directions.append(("reverse_", False))
-    for prefix, forward in directions:
+        directions.append(False)
+    for forward in directions:
         label = "" if forward else " of the server-to-client direction"
         if p.lost_forward and forward:
             complete = False
             continue
-        sent, received = result[prefix + "sent"], result[prefix + "received"]
+        if forward:
+            sent, received = result["sent"], result["received"]
+        else:
+            sent, received = result.get("reverse_sent"), result.get("reverse_received")
         server_peer_sends = result["side"] == "server" and not p.local_sends(forward)
         if sent is None:
             if not server_peer_sends:  # else the placeholder warning already says why
@@ -816,7 +833,7 @@ def document_problem(doc: Any) -> str | None:
     )
 
 
-def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict: bool = False) -> Result:
+def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict: bool = False) -> IperfResult:
     """Parse an iperf3 ``-J`` document: ``doc`` already decoded, or ``None`` to decode ``raw``.
 
     Never raises for bad input: undecodable or truncated text gives a result with ``error``
@@ -859,14 +876,14 @@ def _lost_duplicates(doc: Mapping[str, Any]) -> bool:
     return _Doc(doc)._mixed_roles()
 
 
-def _not_a_document(raw: str, message: str) -> Result:
+def _not_a_document(raw: str, message: str) -> IperfResult:
     result = new_result("iperf3", "json")
     result["error"] = message
     result["raw"] = raw
     return finalize(result)
 
 
-def _broken_document(text: str, exc: Exception) -> Result:
+def _broken_document(text: str, exc: Exception) -> IperfResult:
     """A result from text that does not decode: the members before the cut, and an error."""
     members = _salvage_members(text) if isinstance(exc, ValueError) else {}
     tool_error = _error_text(members.pop("error", None))
@@ -891,7 +908,7 @@ def _broken_document(text: str, exc: Exception) -> Result:
     return finalize(result)
 
 
-def parse_iperf3_json_stream(text: str) -> Result:
+def parse_iperf3_json_stream(text: str) -> IperfResult:
     """Parse iperf3 3.17+ ``--json-stream`` output: one ``{"event": ..., "data": ...}`` per line.
 
     Events ``start``, ``interval``, ``end``, ``error``, ``server_output_json`` and

@@ -46,8 +46,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Interval, Side, StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
-    Result,
+    IperfResult,
     Totals,
     finalize,
     make_totals,
@@ -403,7 +404,7 @@ def _select(lines: list[_Data], role: str | None) -> tuple[list[_Data], int]:
 class _Segment:
     """State while reading the lines of one test."""
 
-    def __init__(self, lines: list[str], forced_side: str | None) -> None:
+    def __init__(self, lines: list[str], forced_side: Side | None) -> None:
         self.lines = lines
         self.forced_side = forced_side
         self.result = new_result("iperf3", "text")
@@ -453,7 +454,7 @@ class _Segment:
 
     # -- main ------------------------------------------------------------------------
 
-    def parse(self) -> Result:
+    def parse(self) -> IperfResult:
         result = self.result
         udp = self._is_udp()
         result["protocol"] = "udp" if udp else "tcp"
@@ -604,7 +605,7 @@ class _Segment:
 
     # -- assembling ------------------------------------------------------------------
 
-    def _side(self, summary: list[_Data]) -> str | None:
+    def _side(self, summary: list[_Data]) -> Side | None:
         if self.forced_side:
             return self.forced_side
         if self.roles_seen:
@@ -659,11 +660,11 @@ class _Segment:
                 received = make_totals(receiver.nbytes, receiver.bps, receiver.seconds, None)
         return sent, received
 
-    def _udp(self, pick: _Pick, role: str | None) -> dict[str, object]:
+    def _udp(self, pick: _Pick, role: str | None) -> UdpFigures:
         line = pick.receiver if pick.receiver is not None and pick.receiver.udp_rx else None
         if line is None and pick.combined is not None and pick.combined.udp_rx:
             line = pick.combined
-        udp: dict[str, object] = {
+        udp: UdpFigures = {
             "jitter_ms": None if line is None else line.jitter_ms,
             "lost_packets": None if line is None else line.lost,
             "packets": None if line is None else line.total,
@@ -675,11 +676,11 @@ class _Segment:
                 udp["out_of_order"] = self.out_of_order[key]
         return udp
 
-    def _series(self, intervals: list[_Data], role: str | None) -> list[dict[str, object]]:
+    def _series(self, intervals: list[_Data], role: str | None) -> list[Interval]:
         chosen, nids = _select(intervals, role)
         if not chosen and nids > 1:
             self.warnings.append("several streams but no [SUM] interval lines: the interval series is left empty")
-        series: list[dict[str, object]] = []
+        series: list[Interval] = []
         for data in chosen:
             series.append(
                 {
@@ -753,7 +754,7 @@ class _Segment:
             role = lines[0].role if lines else interval_role.get(sid)
             placeholder_possible = side == "server" and (result["reverse"] or role == "TX-S")
             sent, received = self._totals(pick, moved, placeholder_possible, notes)
-            item: dict[str, object] = {"id": sid, "sent": sent, "received": received}
+            item: StreamTotals = {"id": sid, "sent": sent, "received": received}
             if role is not None:
                 item["role"] = role
             result["per_stream"].append(item)
@@ -774,13 +775,15 @@ class _Segment:
             moved = any(d.nbytes > 0 for d in intervals if d.role == role)
             placeholder_possible = side == "server" and (result["reverse"] or role == "TX-S")
             sent, received = self._totals(pick, moved, placeholder_possible, notes)
-            result[f"{prefix}sent"] = sent
-            result[f"{prefix}received"] = received
-            if udp:
-                result[f"{prefix}udp"] = self._udp(pick, role)
             if prefix:
+                result["reverse_sent"], result["reverse_received"] = sent, received
+                if udp:
+                    result["reverse_udp"] = self._udp(pick, role)
                 result["reverse_intervals"] = self._series(intervals, role)
             else:
+                result["sent"], result["received"] = sent, received
+                if udp:
+                    result["udp"] = self._udp(pick, role)
                 result["intervals"] = self._series(intervals, role)
             summary_complete = summary_complete and self._expected_lines_present(pick, side, role, server_sending)
         if untagged_note:
@@ -862,18 +865,18 @@ def _iso_time(match: re.Match[str]) -> str | None:
     return moment.isoformat()
 
 
-def _parse_segment(lines: list[str], forced_side: str | None = None) -> tuple[Result, bool]:
+def _parse_segment(lines: list[str], forced_side: Side | None = None) -> tuple[IperfResult, bool]:
     segment = _Segment(lines, forced_side)
     result = segment.parse()
     return result, segment.has_content
 
 
-def _has_figures(result: Result) -> bool:
+def _has_figures(result: IperfResult) -> bool:
     keys = ("sent", "received", "intervals", "reverse_sent", "reverse_received", "reverse_intervals")
     return any(result.get(key) for key in keys)
 
 
-def parse_iperf3_text(text: str) -> Result:
+def parse_iperf3_text(text: str) -> IperfResult:
     """Parse the human-readable output of one iperf3 run (client or server side).
 
     The result follows ``docs/schema/iperf-result.schema.json``; see the module

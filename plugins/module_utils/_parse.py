@@ -10,6 +10,8 @@ Multi-test logs: a server that ran several tests prints a ``Server listening`` b
 before each. ``parse_all()`` splits the log at those banners and returns one result per
 test that holds any figure. ``parse()`` returns the last such test (the most recent run)
 and says in ``warnings`` how many tests the log held, so nothing is silently dropped.
+``parse_result()`` / ``parse_results()`` are the same returning the typed ``IperfResult``
+(``_records.py``); ``parse()`` / ``parse_all()`` hand it to the Ansible layer as plain data.
 
 Refused with ``IperfParseError`` (never turned into an empty result): text that is neither
 tool's output, and JSON that is not an iperf3 ``-J`` document (for example
@@ -33,9 +35,9 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import 
     parse_iperf3_json_stream,
 )
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_text import parse_iperf3_text
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, IperfResult, Result, plain
 
-__all__ = ["detect", "parse", "parse_all", "split_tests"]
+__all__ = ["detect", "parse", "parse_all", "parse_result", "parse_results", "split_tests"]
 
 _IPERF2_CSV_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d+)?,|^time,srcaddress,")
 # Phrases only one of the tools prints (from iperf3 src/iperf_locale.c and iperf2 src/Locale.c).
@@ -106,7 +108,7 @@ def detect(text: str) -> tuple[str, str]:
     return tool, kind
 
 
-def _parse_one(text: str) -> Result:
+def _parse_one(text: str) -> IperfResult:
     tool, kind, note = _detect(text)
     if kind == "json":
         result = parse_iperf3_json(None, text, strict=True)
@@ -142,14 +144,14 @@ def split_tests(text: str) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(cuts) if text[a:b].strip()]
 
 
-def _has_figures(result: Result) -> bool:
-    return bool(result.get("sent") or result.get("received") or result.get("intervals") or result.get("error"))
+def _has_figures(result: IperfResult) -> bool:
+    return bool(result["sent"] or result["received"] or result["intervals"] or result["error"])
 
 
-def parse_all(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> list[Result]:
+def parse_results(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> list[IperfResult]:
     """Parse every test found in ``data``; see the module docstring for multi-test logs."""
     if isinstance(data, Mapping):
-        return [parse(data, keep_raw=keep_raw)]
+        return [parse_result(data, keep_raw=keep_raw)]
     text = _as_text(data)
     pieces = split_tests(text)
     results = [_parse_one(piece) for piece in pieces]
@@ -158,26 +160,36 @@ def parse_all(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) 
         kept = [(pieces[-1], results[-1])]
     out = []
     for piece, result in kept:
-        if keep_raw or result.get("error"):
+        if keep_raw or result["error"]:
             result.setdefault("raw", piece)
         out.append(result)
     return out
 
 
-def parse(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> Result:
+def parse_result(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> IperfResult:
     """Parse one iperf output (text, bytes, or a decoded iperf3 JSON document) into a result.
 
     ``keep_raw`` puts the input text under ``raw``; it is always kept when ``error`` is set.
     """
     if isinstance(data, Mapping):
         result = parse_iperf3_json(data, None, strict=True)
-        if keep_raw or result.get("error"):
+        if keep_raw or result["error"]:
             result.setdefault("raw", json.dumps(data))
         return result
-    results = parse_all(data, keep_raw=keep_raw)
+    results = parse_results(data, keep_raw=keep_raw)
     result = results[-1]
     if len(results) > 1:
         result["warnings"].append(
             f"this log holds {len(results)} tests; this is the last one (use all=true / parse_all for every test)"
         )
     return result
+
+
+def parse_all(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> list[Result]:
+    """``parse_results()`` as plain data, for the Ansible layer."""
+    return [plain(result) for result in parse_results(data, keep_raw=keep_raw)]
+
+
+def parse(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> Result:
+    """``parse_result()`` as plain data, for the Ansible layer."""
+    return plain(parse_result(data, keep_raw=keep_raw))

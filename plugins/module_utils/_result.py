@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The normalized iperf result (schema_version 1) and helpers every parser shares.
 
-The contract is ``docs/schema/iperf-result.schema.json``. In short:
+The contract is ``docs/schema/iperf-result.schema.json``; its type is ``IperfResult``
+(``_records.py``), which ``new_result()`` returns and every parser fills. In short:
 
 * rates are bit/s (1000-based), byte counts are bytes, times are seconds;
 * a figure the source output does not carry is ``None`` -- never guessed;
@@ -23,25 +24,29 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, cast
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import Format, IperfResult, Tool, Totals
 
 __all__ = [
     "SCHEMA_VERSION",
     "IperfParseError",
+    "IperfResult",
     "Result",
     "Totals",
     "error_result",
     "finalize",
     "make_totals",
     "new_result",
+    "plain",
 ]
 
 SCHEMA_VERSION = 1
 
+# The result as the Ansible layer handles it (action plugins return it, filters pass it on):
+# plain data. The parsers build and return the typed ``IperfResult`` (_records.py); ``plain()``
+# is the one place where it becomes a ``Result``.
 Result = dict[str, Any]
-Totals = dict[str, Any]
-Tool = Literal["iperf2", "iperf3"]
-Format = Literal["json", "text", "csv"]
 
 
 class IperfParseError(ValueError):
@@ -52,7 +57,12 @@ class IperfParseError(ValueError):
     """
 
 
-def new_result(tool: Tool, fmt: Format) -> Result:
+def plain(result: IperfResult) -> Result:
+    """The typed result as plain data for the Ansible layer: the same object, not a copy."""
+    return cast("Result", result)
+
+
+def new_result(tool: Tool, fmt: Format) -> IperfResult:
     """Return a result with every required key present and every figure unknown."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -100,14 +110,14 @@ def _usable(totals: Totals | None) -> bool:
     return bool(totals) and totals is not None and totals.get("bits_per_second") is not None
 
 
-def finalize(result: Result) -> Result:
+def finalize(result: IperfResult) -> IperfResult:
     """Apply the headline rule and derive ``duration`` from the totals it uses.
 
     A receiver total of zero bytes while the sender moved data is not usable: the run was cut
     short, so the headline falls back to the sender and ``complete`` becomes false.
     """
-    sent = result.get("sent")
-    received = result.get("received")
+    sent = result["sent"]
+    received = result["received"]
     if (
         _usable(received)
         and received is not None
@@ -129,14 +139,14 @@ def finalize(result: Result) -> Result:
     else:
         headline = None
     result["bits_per_second"] = None if headline is None else headline["bits_per_second"]
-    if result.get("duration") is None and headline is not None:
+    if result["duration"] is None and headline is not None:
         result["duration"] = headline.get("seconds")
-    if result.get("error"):
+    if result["error"]:
         result["complete"] = False
     return result
 
 
-def error_result(tool: Tool, fmt: Format, raw: str, message: str) -> Result:
+def error_result(tool: Tool, fmt: Format, raw: str, message: str) -> IperfResult:
     """A result for output that holds no measurement, with the raw text kept beside it."""
     result = new_result(tool, fmt)
     result["error"] = message

@@ -5,7 +5,7 @@
 
 Plain data in, plain data out; no Ansible import, no clock, no I/O. The role calls these
 through the filters ``paired_test_plan`` and ``paired_test_record``. Summaries, knees, CSV and
-the report files come from the collection's one report builder, ``_report.py`` (the role
+the report files come from the collection's one report builder, ``report/`` (the role
 writes its report through the ``esxilab.iperf.report`` role).
 
 * ``build_plan()`` expands the tests into the ordered list of runs (tests x streams x
@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import PairRecord, RunRecord, result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
 
 __all__ = [
@@ -678,7 +679,7 @@ def _failure_of(report: Mapping[str, Any] | None, run: int) -> str | None:
     return None
 
 
-def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> dict[str, Any]:
+def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> PairRecord:
     server_report = reports.get(pair["server"])
     client_report = reports.get(pair["client"])
     server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
@@ -686,7 +687,7 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
     stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
     endpoint = f"{pair['address']}:{pair['port']}"
 
-    record: dict[str, Any] = {
+    record: PairRecord = {
         "pair": pair["pair"],
         "server": pair["server"],
         "client": pair["client"],
@@ -724,8 +725,7 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         if isinstance(barrier, Mapping):
             record["late_by"] = barrier.get("late_by")
             record["arrived_at"] = barrier.get("arrived_at")
-        result = client_item.get("result")
-        record["result"] = dict(result) if isinstance(result, Mapping) else None
+        record["result"] = result_from(client_item.get("result"))
 
     error: str | None = None
     if server_item is None:
@@ -744,17 +744,23 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         error = f"the client on {pair['client']} -> {endpoint} failed: {_message(client_item)}"
     elif client_item.get("skipped"):
         error = f"the client on {pair['client']} was skipped: {_message(client_item)}"
-    elif record["result"] is None:
+    elif (result := record["result"]) is None:
         error = f"the client on {pair['client']} returned no result"
-    elif record["result"].get("bits_per_second") is None:
-        detail = record["result"].get("error") or "; ".join(record["result"].get("warnings") or []) or "no figure"
+    elif result.get("bits_per_second") is None:
+        detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
         error = f"the result of the client on {pair['client']} has no throughput figure: {detail}"
     record["error"] = error
     record["ok"] = error is None
     # Keep what the tool printed when the run failed: the normalized result may not hold it.
     if error is not None and client_item is not None and client_item.get("raw"):
-        record["raw"] = client_item.get("raw")
+        record["raw"] = client_item["raw"]
     return record
+
+
+def _headline(pair: PairRecord) -> float | None:
+    """The usable rate of a pair: its result's headline when the pair is ok (then both are set)."""
+    result = pair["result"]
+    return result["bits_per_second"] if pair["ok"] and result is not None else None
 
 
 def build_record(
@@ -762,7 +768,7 @@ def build_record(
     reports: Sequence[Any],
     *,
     barrier: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> RunRecord:
     """The record of one run, from the per-host reports registered during it.
 
     ``reports`` holds one item per host of the play (``None`` for a host with nothing to
@@ -788,7 +794,7 @@ def build_record(
         if isinstance(report, Mapping) and isinstance(report.get("host"), str):
             by_host[report["host"]] = report
     pairs = [_pair_record(pair, by_host, number) for pair in run["pairs"]]
-    rates = [p["result"]["bits_per_second"] for p in pairs if p["ok"]]
+    rates = [rate for p in pairs if (rate := _headline(p)) is not None]
     ok = all(p["ok"] for p in pairs)
     total = math.fsum(rates) if ok else None
     starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
@@ -804,7 +810,7 @@ def build_record(
         )
     for p in pairs:
         result = p["result"]
-        if p["ok"] and not result.get("complete"):
+        if p["ok"] and result is not None and not result.get("complete"):
             detail = "; ".join(result.get("warnings") or []) or "see its warnings"
             warnings.append(f"pair {p['pair']}: the result is incomplete ({detail})")
         if p["server_stop"] in ("failed", "unreachable"):
@@ -834,7 +840,7 @@ def build_record(
         "pairs": pairs,
         "total_bits_per_second": total,
         "ok": ok,
-        "complete": ok and all(p["result"].get("complete") for p in pairs),
+        "complete": ok and all(p["result"] is not None and bool(p["result"].get("complete")) for p in pairs),
         "failed_pairs": sum(not p["ok"] for p in pairs),
         "errors": errors,
         "warnings": warnings,

@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
 from tests.collection_path import SCHEMA
 
 IPERF = "/usr/bin/iperf"
@@ -113,12 +114,12 @@ def run_pair(
     return Run(client.stdout + client.stderr, server_out, client.returncode)
 
 
-def valid(result: dict[str, Any]) -> dict[str, Any]:
+def valid(result: IperfResult) -> Result:
     errors = [f"{list(e.path)}: {e.message}" for e in VALIDATOR.iter_errors(result)]
     assert not errors, errors
     assert result["tool"] == "iperf2"
     assert result["error"] is None, result["error"]
-    return result
+    return plain(result)
 
 
 def text(output: str) -> dict[str, Any]:

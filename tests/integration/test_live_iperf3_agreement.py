@@ -255,4 +255,7 @@ def test_text_and_json_agree_on_the_same_run(mode: Mode, pairing: str) -> None:
         assert from_text["tool_version"] == "3.12"
         assert from_text["timestamp"] is not None and from_text["timestamp"].endswith("+00:00")
         if text_side == "client":
-            assert from_text["cpu"] is not None and from_text["cpu"]["local_percent"] > 0
+            cpu = from_text["cpu"]
+            assert cpu is not None
+            local_percent = cpu.get("local_percent")
+            assert local_percent is not None and local_percent > 0

@@ -24,6 +24,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import parse_iperf3_json
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import Result, plain
 from tests.collection_path import SCHEMA
 
 IPERF3 = "/usr/bin/iperf3"
@@ -77,7 +78,7 @@ def _server(port: int) -> Iterator[subprocess.Popen[bytes]]:
                 server.wait(timeout=5)
 
 
-def _run(port: int, *args: str) -> tuple[str, dict[str, Any]]:
+def _run(port: int, *args: str) -> tuple[str, Result]:
     with _server(port):
         client = subprocess.run(
             [IPERF3, "-c", HOST, "-p", str(port), "-J", *args],
@@ -90,7 +91,7 @@ def _run(port: int, *args: str) -> tuple[str, dict[str, Any]]:
     result = parse_iperf3_json(None, client.stdout)
     errors = [f"{list(e.path)}: {e.message}" for e in VALIDATOR.iter_errors(result)]
     assert not errors, errors
-    return client.stdout, result
+    return client.stdout, plain(result)
 
 
 def _rate_matches(totals: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import 
     file_mode,
     report_paths,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import ReportError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import ReportError
 
 RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,

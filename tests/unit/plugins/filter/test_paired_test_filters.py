@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The paired_test_* filters: registration, documentation, and thin glue over _paired.py (plan, record)
-and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (_report.py)."""
+and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (plugin_utils/report/)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import pa
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_seconds import paired_test_seconds
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_shims import paired_test_csv, paired_test_summary
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from tests.collection_path import REPO
 
 PLUGINS = [
@@ -85,7 +86,7 @@ def test_plan_filter_errors_are_filter_errors() -> None:
         paired_test_plan([{"name": "t", "pairs": TESTS[0]["pairs"], "x": 1}])
 
 
-def _record(index: int = 0) -> dict[str, Any]:
+def _record(index: int = 0) -> RunRecord:
     run = paired_test_plan(TESTS)["runs"][index]
     client = {"item": run["pairs"][0], "started_at": 10.0, "result": {"bits_per_second": 5.0e8, "complete": True}}
     reports = [
@@ -93,8 +94,7 @@ def _record(index: int = 0) -> dict[str, Any]:
         {"host": "h2", "clients": {"results": [client]}},
         None,
     ]
-    record: dict[str, Any] = paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
-    return record
+    return paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
 
 
 def test_record_summary_and_csv_filters() -> None:

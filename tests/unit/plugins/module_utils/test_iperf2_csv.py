@@ -16,6 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
@@ -38,10 +39,10 @@ def udp(value: Udp) -> dict[str, Any]:
     return {"jitter_ms": value[0], "lost_packets": value[1], "packets": value[2], "lost_percent": value[3]}
 
 
-def valid(result: dict[str, Any]) -> dict[str, Any]:
+def valid(result: IperfResult) -> Result:
     errors = sorted(VALIDATOR.iter_errors(result), key=str)
     assert not errors, [e.message for e in errors]
-    return result
+    return plain(result)
 
 
 def _udp_core(value: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -221,10 +222,14 @@ def test_tast_per_stream_sender_and_receiver_views() -> None:
     (item,) = result["per_stream"]
     assert item["sent"] == totals((393577800, 314824870.0, 10.0, None))
     assert item["received"] == totals((392785470, 320693067.0, 9.8, None))
-    assert item["udp"]["out_of_order"] == 0
+    udp = item["udp"]
+    assert udp is not None
+    assert udp["out_of_order"] == 0
     (rev,) = result["reverse_per_stream"]
     assert rev["id"] == 4
-    assert rev["udp"]["lost_packets"] == 3822
+    reverse_udp = rev["udp"]
+    assert reverse_udp is not None
+    assert reverse_udp["lost_packets"] == 3822
 
 
 # --------------------------------------------------------------------------- snippets

@@ -19,6 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
@@ -84,10 +85,10 @@ def dig(result: dict[str, Any], path: str) -> Any:
     return value
 
 
-def valid(result: dict[str, Any]) -> dict[str, Any]:
+def valid(result: IperfResult) -> Result:
     errors = sorted(VALIDATOR.iter_errors(result), key=str)
     assert not errors, [e.message for e in errors]
-    return result
+    return plain(result)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import 
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError
+from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, IperfResult, Result, plain
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
@@ -36,16 +36,17 @@ def _read(name: str) -> str:
     return (FIXTURES / name).read_bytes().decode("utf-8")
 
 
-def _valid(result: dict[str, Any]) -> dict[str, Any]:
+def _valid(result: IperfResult) -> Result:
     errors = sorted(VALIDATOR.iter_errors(result), key=lambda e: list(e.path))
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
-    if isinstance(result.get("server_output"), dict):
-        _valid(result["server_output"])
+    server_output = result.get("server_output")
+    if isinstance(server_output, dict):
+        _valid(server_output)
     for key in ("reverse_sent", "reverse_received"):
         if key in result:
             sub = VALIDATOR.schema["$defs"]["totals"]
             assert not list(Draft202012Validator(sub).iter_errors(result[key])), key
-    return result
+    return plain(result)
 
 
 def _parse_file(path: Path) -> dict[str, Any]:

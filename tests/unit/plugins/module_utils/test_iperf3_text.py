@@ -12,6 +12,7 @@ printed (``"5.24 MBytes"``, ``"4.39 Mbits/sec"``) and converted here by the unit
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -561,14 +562,14 @@ def _read(name: str) -> str:
     return (FIXTURES / name).read_bytes().decode("utf-8")
 
 
-def assert_schema_valid(result: dict[str, Any]) -> None:
+def assert_schema_valid(result: Mapping[str, Any]) -> None:
     errors = sorted(VALIDATOR.iter_errors(result), key=lambda e: list(e.path))
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
     if "server_output" in result:
         assert_schema_valid(result["server_output"])
 
 
-def assert_totals(actual: dict[str, Any] | None, expected: Tot | None) -> None:
+def assert_totals(actual: Mapping[str, Any] | None, expected: Tot | None) -> None:
     if expected is None:
         assert actual is None
         return
@@ -580,7 +581,7 @@ def assert_totals(actual: dict[str, Any] | None, expected: Tot | None) -> None:
     assert actual["retransmits"] == retransmits
 
 
-def assert_interval(actual: dict[str, Any], expected: Iv) -> None:
+def assert_interval(actual: Mapping[str, Any], expected: Iv) -> None:
     start, end, printed_bytes, printed_rate, retransmits, omitted = expected
     assert actual["start"] == pytest.approx(start)
     assert actual["end"] == pytest.approx(end)
@@ -590,7 +591,7 @@ def assert_interval(actual: dict[str, Any], expected: Iv) -> None:
     assert actual["omitted"] is omitted
 
 
-def assert_udp(actual: dict[str, Any] | None, expected: Udp | None) -> None:
+def assert_udp(actual: Mapping[str, Any] | None, expected: Udp | None) -> None:
     if expected is None:
         assert actual is None
         return
@@ -629,8 +630,8 @@ def test_fixture_figures(case: Expect) -> None:
         assert result["cpu"] is None
     else:
         assert result["cpu"] == {"local_percent": case.cpu[0], "remote_percent": case.cpu[1]}
-    for key, endpoint in (("local", case.local), ("remote", case.remote)):
-        assert result[key] == (None if endpoint is None else {"host": endpoint[0], "port": endpoint[1]})
+    for actual, endpoint in ((result["local"], case.local), (result["remote"], case.remote)):
+        assert actual == (None if endpoint is None else {"host": endpoint[0], "port": endpoint[1]})
     assert len(result["intervals"]) == case.n_intervals
     if case.first is not None and case.last is not None:
         assert_interval(result["intervals"][0], case.first)
@@ -693,6 +694,7 @@ def test_bidir_reverse_intervals_and_roles() -> None:
 def test_bidir_server_output_block_is_a_server_result() -> None:
     result = parse_iperf3_text(_read("iperf3-3.7to3.9-text-client-tcp-bidir-get-server-output-PARTIAL-hbarta.txt"))
     server = result["server_output"]
+    assert server is not None
     assert_schema_valid(server)
     assert server["side"] == "server"
     assert server["bidir"] is True
@@ -713,7 +715,9 @@ def test_bidir_server_output_block_is_a_server_result() -> None:
 
 def test_loss_percent_formats() -> None:
     result = parse_iperf3_text(_read("iperf3-ge3.7-text-client-udp-bidir-1e02pct-tast.txt"))
-    assert result["reverse_udp"]["lost_percent"] == 100.0  # printed "(1e+02%)"
+    reverse_udp = result["reverse_udp"]
+    assert reverse_udp is not None
+    assert reverse_udp["lost_percent"] == 100.0  # printed "(1e+02%)"
     lines = _read("iperf3-3.1-text-server-udp-nan-pct-TRUNCATED-issue314.txt")
     assert "0/0 (nan%)" in lines
     assert parse_iperf3_text(lines)["intervals"][-1]["bytes"] == 0
@@ -813,7 +817,9 @@ def test_esxi_complete_run_has_no_retransmit_figures() -> None:
     assert result["complete"] is True
     assert_totals(result["sent"], tot("2.06 GBytes", "5.90 Gbits/sec", 3.0, None))
     assert_totals(result["received"], tot("2.06 GBytes", "5.89 Gbits/sec", 3.0, None))
-    assert result["per_stream"][0]["sent"]["retransmits"] is None
+    first_sent = result["per_stream"][0]["sent"]
+    assert first_sent is not None
+    assert first_sent["retransmits"] is None
 
 
 _SIGITP_SENT = {
@@ -924,6 +930,7 @@ FK_BYTE_RATES = _text(
 def test_f_k_byte_rates_are_converted_to_bits() -> None:
     result = parse_iperf3_text(FK_BYTE_RATES)
     assert_schema_valid(result)
+    assert result["sent"] is not None and result["received"] is not None
     assert result["sent"]["bits_per_second"] == 2773516 * 1024 * 8
     assert result["received"]["bits_per_second"] == 2765665 * 1024 * 8
     assert result["bits_per_second"] == 2765665 * 1024 * 8
@@ -1030,6 +1037,7 @@ def test_zero_receiver_totals_mean_cut_short() -> None:
     assert result["complete"] is False
     assert result["bits_per_second"] == rate("350 Mbits/sec")
     assert_totals(result["sent"], tot("1.02 GBytes", "350 Mbits/sec", 25.0, 755))
+    assert result["received"] is not None
     assert result["received"]["bytes"] == 0
     assert any("cut short" in w for w in result["warnings"])
 
@@ -1099,6 +1107,7 @@ def test_get_server_output_312_layout() -> None:
     assert len(result["intervals"]) == 3
     assert [i["retransmits"] for i in result["intervals"]] == [7, 0, 1]
     server = result["server_output"]
+    assert server is not None
     assert server["side"] == "server"
     assert server["sent"] is None
     assert_totals(server["received"], tot("5.62 GBytes", "24.1 Gbits/sec", 2.0))

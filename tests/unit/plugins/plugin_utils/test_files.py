@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._files import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import (
     MANIFEST,
     ReportDirError,
     read_manifest,

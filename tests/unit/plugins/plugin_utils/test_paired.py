@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The paired_test backend: plan expansion, preflight problems, run records; and those run records
-summarized, tabulated and written by the one report builder (``_report.py``), which replaced the
+summarized, tabulated and written by the one report builder (``plugin_utils/report/``), which replaced the
 summary, CSV and report sections of ``_paired.py`` (the assertions on them are kept here, retargeted).
 
 Run records are built from registered task results shaped as Ansible registers a looped task
@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     BUILTIN_DEFAULTS,
     MAX_RUNS,
@@ -31,7 +32,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     build_plan,
     build_record,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     RESULT_COLUMNS,
     ReportError,
     build_report,
@@ -486,6 +487,8 @@ def test_record_sums_the_pairs_and_keeps_their_results() -> None:
     assert record["start_spread"] == pytest.approx(0.0066)
     first, second = record["pairs"]
     assert (first["server"], first["client"], first["address"], first["port"]) == ("vm1", "vm2", "198.18.1.1", 5201)
+    assert first["result"] is not None and first["result"]["received"] is not None
+    assert second["result"] is not None and second["result"]["sent"] is not None
     assert first["result"]["received"]["bytes"] == 485969880
     assert second["result"]["sent"]["retransmits"] == 281
     assert (first["started_at"], first["late_by"], first["server_pid"], first["server_stop"]) == (
@@ -517,7 +520,9 @@ def test_a_failed_client_makes_the_total_null_never_a_partial_sum() -> None:
     ]
     assert record["warnings"] == ["1 of 2 pair(s) failed: total_bits_per_second is null (no partial sum)"]
     assert record["pairs"][0]["ok"] is True
-    assert record["pairs"][0]["result"]["bits_per_second"] == RATE_A
+    first_result = record["pairs"][0]["result"]
+    assert first_result is not None
+    assert first_result["bits_per_second"] == RATE_A
     assert record["pairs"][1]["raw"] == failed["raw"]
     assert record["pairs"][1]["server_stop"] == "stopped"
 
@@ -686,7 +691,7 @@ def test_summary_rejects_what_is_not_a_run_record() -> None:
 # -- CSV and report files: the run records through the report builder ------------------------------
 
 
-def _two_runs() -> list[dict[str, Any]]:
+def _two_runs() -> list[RunRecord]:
     run = _plan_run()
     ok = build_record(run, _reports(run, {1: _client(RESULT_A, 100.5), 2: _client(RESULT_B, 100.5)}), barrier=BARRIER)
     second = dict(run, run=2, repetition=2, pairs=[dict(p, run=2) for p in run["pairs"]])

@@ -24,8 +24,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _plots
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     NA,
     ReportError,
     Unit,
@@ -39,6 +38,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import (
     to_json,
     to_markdown,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import plots as _plots
 from tests.collection_path import FIXTURES
 
 # "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec  4811/0  0 ..." (5 one-second intervals, Rtry 0)

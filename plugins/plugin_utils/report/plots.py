@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Draw the plot specifications of ``_report.py`` as PNG with matplotlib (Agg, no display).
+"""Draw the plot specifications of ``plot_data.py`` as PNG with matplotlib (Agg, no display).
 
 matplotlib is an optional controller requirement: ``matplotlib_problem()`` says why it cannot
 be used (``None`` when it can), and nothing here raises for a missing library. Drawing uses
@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._report import PlotSpec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
 
 __all__ = ["INSTALL_HINT", "matplotlib_problem", "render_all", "render_png"]
 

@@ -1,0 +1,239 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The shapes handed between the layers: the normalized result, the pair record, the run record.
+
+One place for the three record types, checked by ``mypy --strict``:
+
+* ``IperfResult`` -- one normalized iperf result (``schema_version`` 1). The contract is
+  ``docs/schema/iperf-result.schema.json``: every key the schema requires is a required key
+  here (a figure the output does not carry is ``None``); the extra keys some parsers add
+  (``reverse_*`` for ``--bidir``, ``raw``, ``server_output``, ``labels``, ...) are the
+  optional keys (required keys in a ``_...Required`` base, the optional ones in a
+  ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
+  fill it (``_result.new_result``); ``_parse.parse()`` hands it to the Ansible layer
+  (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``_result.plain``), and
+  ``result_from()`` takes it back from Ansible for ``_paired`` and the report.
+  ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
+  properties equal, and checks every recorded output's result against both.
+* ``PairRecord`` -- one pair of one paired run (``_paired._pair_record``): who served, who
+  sent, when the client started, the client's ``IperfResult`` and why the pair failed.
+* ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``_paired.build_record``, the
+  ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
+  its ``PairRecord`` items and ``total_bits_per_second``. The report builder
+  (``plugin_utils/report/``) reads a list of run records and/or results.
+
+Private module: not part of the collection's public API. Lives in ``module_utils`` because
+the parsers (module_utils) build ``IperfResult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
+
+__all__ = [
+    "CpuFigures",
+    "Endpoint",
+    "Format",
+    "Interval",
+    "IperfResult",
+    "PairRecord",
+    "Protocol",
+    "RunRecord",
+    "Side",
+    "StreamTotals",
+    "Tool",
+    "Totals",
+    "UdpFigures",
+    "result_from",
+]
+
+Tool = Literal["iperf2", "iperf3"]
+Format = Literal["json", "text", "csv"]
+Side = Literal["client", "server"]
+Protocol = Literal["tcp", "udp"]
+
+
+class Endpoint(TypedDict):
+    """One end of the connection (``local`` / ``remote``)."""
+
+    host: str | None
+    port: int | None
+
+
+class _TotalsRequired(TypedDict):
+    bytes: int | None
+    bits_per_second: float | None
+
+
+class Totals(_TotalsRequired, total=False):
+    """The totals of one side; ``retransmits`` belongs to the sender only."""
+
+    seconds: float | None
+    retransmits: int | None
+
+
+class UdpFigures(TypedDict, total=False):
+    """UDP figures of the receiver (each ``None`` when the output does not carry it)."""
+
+    jitter_ms: float | None
+    lost_packets: int | None
+    packets: int | None
+    lost_percent: float | None
+    out_of_order: int | None  # when the tool printed the count
+    sent_packets: int | None  # iperf2 text -e: the sender's packet count
+
+
+class CpuFigures(TypedDict, total=False):
+    """CPU use in percent, as the tool printed it."""
+
+    local_percent: float | None
+    remote_percent: float | None
+
+
+class _StreamTotalsRequired(TypedDict):
+    id: str | int
+    sent: Totals | None
+    received: Totals | None
+
+
+class StreamTotals(_StreamTotalsRequired, total=False):
+    """The totals of one stream."""
+
+    udp: UdpFigures | None  # iperf3 JSON, UDP
+    role: str  # iperf3 text --bidir: TX-C, RX-C, TX-S, RX-S
+
+
+class _IntervalRequired(TypedDict):
+    start: float
+    end: float
+    bytes: int
+    bits_per_second: float
+
+
+class Interval(_IntervalRequired, total=False):
+    """One interval of the summed series."""
+
+    retransmits: int | None
+    omitted: bool
+
+
+class _ResultRequired(TypedDict):
+    """The schema's properties, every one required."""
+
+    schema_version: int
+    tool: Tool
+    tool_version: str | None
+    format: Format
+    side: Side | None
+    protocol: Protocol
+    reverse: bool
+    bidir: bool
+    local: Endpoint | None
+    remote: Endpoint | None
+    timestamp: str | None
+    duration: float | None
+    streams: int
+    sent: Totals | None
+    received: Totals | None
+    bits_per_second: float | None
+    udp: UdpFigures | None
+    cpu: CpuFigures | None
+    per_stream: list[StreamTotals]
+    intervals: list[Interval]
+    complete: bool
+    warnings: list[str]
+    error: str | None
+
+
+class IperfResult(_ResultRequired, total=False):
+    """One normalized iperf result (schema_version 1); see the module docstring.
+
+    The keys declared here are beyond the schema (it allows extra keys) and not always present.
+    """
+
+    reverse_sent: Totals | None
+    reverse_received: Totals | None
+    reverse_udp: UdpFigures | None
+    reverse_per_stream: list[StreamTotals]
+    reverse_intervals: list[Interval]
+    bidir_sum: Totals | None
+    raw: str
+    server_output: IperfResult | None
+    server_output_text: str
+    peer_version: str
+    timestamp_local: str
+    connect_times: dict[str, Any]
+    bounceback: dict[str, Any] | None
+    csv_endpoints: list[dict[str, Any]]
+    labels: dict[str, Any]
+    source: str
+
+
+# Keys of IperfResult that are the collection's own conventions, not schema properties.
+EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__)
+
+
+class _PairRecordRequired(TypedDict):
+    pair: int
+    server: str
+    client: str
+    address: str | None
+    port: int
+    sender: str
+    receiver: str
+    started_at: float | None
+    result: IperfResult | None
+    ok: bool
+    error: str | None
+    tool_version: str | None
+    server_pid: int | None
+    server_stop: str | None
+    late_by: float | None
+    arrived_at: float | None
+    command: str | None
+
+
+class PairRecord(_PairRecordRequired, total=False):
+    """One pair of one paired run, as ``_paired._pair_record`` records it."""
+
+    raw: str  # the client's own output, kept when the pair failed
+
+
+class RunRecord(TypedDict):
+    """One run of ``esxilab.iperf.paired_test``, as ``_paired.build_record`` records it."""
+
+    run: int
+    test: str
+    streams: int
+    sweep: bool
+    direction: str
+    swapped: bool
+    repetition: int
+    tool: str | None
+    protocol: str | None
+    duration: float | None
+    labels: dict[str, Any]
+    start_at: float | None
+    start_delay: float | None
+    barrier_margin: float | None
+    delay_shortfall: float
+    start_spread: float | None
+    pairs: list[PairRecord]
+    total_bits_per_second: float | None
+    ok: bool
+    complete: bool
+    failed_pairs: int
+    errors: list[str]
+    warnings: list[str]
+
+
+def result_from(value: Any) -> IperfResult | None:
+    """A normalized result that came back through Ansible (``iperf_run`` registered it) as an ``IperfResult``.
+
+    The one place where plain data becomes a result: a copy of the mapping, ``None`` when it is
+    not one. Not validated (this collection's parsers made it), so readers of a result from
+    Ansible still read its figures with ``.get()``.
+    """
+    return cast("IperfResult", dict(value)) if isinstance(value, Mapping) else None

@@ -1,0 +1,114 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The collection's one report builder: runs -> rows, statistics, knees, comparison, Markdown, CSV, plots.
+
+Every summary of iperf runs comes from here: the ``esxilab.iperf.report`` role and the
+``esxilab.iperf.paired_test`` role (which writes its report through the report role and reads
+its ``paired_test_summary`` / ``paired_test_sweeps`` facts back from ``results.json``), and the
+deprecated shims ``paired_test_summary``, ``paired_test_csv`` and ``paired_test_report``.
+
+What lives where (one concern per file; the arrows are the imports):
+
+* ``base.py`` -- constants (``FILES``, ``NA``, ``REPORT_FORMAT``), ``ReportError``, units
+  (``Unit``, ``pick_unit``, ``format_rate``) and text formatting, including ``md_text`` /
+  ``md_code`` (text from the input made safe for ``summary.md``);
+* ``rows.py`` -- the input read into rows: ``read_runs()`` turns run records (``RunRecord``)
+  and/or normalized results (``IperfResult``, both in ``module_utils/_records.py``) into
+  ``RunRow`` items with one ``ResultRow`` per pair;
+* ``groups.py`` -- grouping, statistics and knees (``Group``, ``Sweep``, ``build_groups``);
+* ``comparison.py`` -- the groups side by side by one label (``Comparison``);
+* ``build.py`` -- ``build_report()`` and the ``Report`` every file is rendered from;
+* ``results_json.py`` -- ``results.json`` (``to_json``, ``summary_doc``);
+* ``csv_tables.py`` -- ``results.csv`` / ``summary.csv`` (``results_csv``, ``summary_csv``);
+* ``markdown.py`` -- ``summary.md`` (``to_markdown``);
+* ``console.py`` -- the compact table printed at the end of the play (``table_lines``);
+* ``plot_data.py`` -- what to draw, as plain data (``plot_specs``, ``PlotSpec``);
+* ``plots.py`` -- draws the specs as PNG with matplotlib, optional (``render_all``);
+* ``files.py`` -- writes a report directory with its manifest, never overwriting what is not
+  ours (``write_report``).
+
+Plain data in, plain data out: apart from ``plots.py`` (matplotlib) and ``files.py`` (the
+directory), no file here imports Ansible or matplotlib, reads a clock or does I/O. The action
+``report_write`` calls ``build_report()`` once, then renders the files from the ``Report``.
+
+Input (``runs``) is either the run records of ``esxilab.iperf.paired_test``
+(``paired_test_results``: ``RunRecord`` items, each with its ``PairRecord`` items) or plain
+normalized results carrying ``labels``; both may be mixed. A plain result is one run of its
+own; its test, streams, direction and repetition come from its labels (``test``,
+``streams``, ``direction``, ``repetition``), else from the result itself. A run record's own
+fields (barrier, start spread, server stop, sender and receiver, ...) are kept in
+``results.json`` as ``record`` of the run (without its pairs) and of each result (the pair
+without its result).
+
+Honesty rules: every figure comes from the results (a run's figure is the record's
+``total_bits_per_second`` or the result's headline ``bits_per_second``); a run without a
+usable figure is skipped by the statistics and shown as ``n/a``, never as 0. A percentage
+of line rate is given only when a line rate is known (label ``line_rate_bps`` or
+``link_speed_mbps`` of the run, else the report's ``line_rate_bps``).
+
+Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from the input is
+HTML-escaped in ``summary.md`` (``md_text``), and CSV cells go through ``_common.csv_safe``.
+
+The builder's names below are the package's interface, imported from here; ``plots`` and
+``files`` (the effects) are imported as modules.
+
+Private package: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+    FILES,
+    NA,
+    REPORT_FORMAT,
+    REPORT_VERSION,
+    ReportError,
+    Unit,
+    format_rate,
+    pick_unit,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report, build_report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.console import table_lines
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables import (
+    RESULT_COLUMNS,
+    SUMMARY_COLUMNS,
+    results_csv,
+    summary_csv,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec, Series, plot_specs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import summary_doc, to_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, read_runs
+
+__all__ = [
+    "FILES",
+    "NA",
+    "REPORT_FORMAT",
+    "REPORT_VERSION",
+    "RESULT_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "Comparison",
+    "Group",
+    "PlotSpec",
+    "Report",
+    "ReportError",
+    "ResultRow",
+    "RunRow",
+    "Series",
+    "Sweep",
+    "Unit",
+    "build_report",
+    "format_rate",
+    "pick_unit",
+    "plot_specs",
+    "read_runs",
+    "results_csv",
+    "summary_csv",
+    "summary_doc",
+    "table_lines",
+    "to_json",
+    "to_markdown",
+]

@@ -1,0 +1,129 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The report as a whole: ``build_report()`` reads the runs, groups them, finds the knees and the comparison,
+and returns the ``Report`` every file is rendered from.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+    ReportError,
+    Unit,
+    as_number,
+    label_text,
+    pick_unit,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison, build_comparison
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep, build_groups, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, kind_name, read_runs
+
+
+@dataclass
+class Report:
+    """Everything the files are rendered from."""
+
+    name: str
+    title: str
+    environment: dict[str, Any]
+    line_rate_bps: float | None
+    compare_by: str | None
+    knee_tolerance: float
+    generated_at: str | None
+    runs: list[RunRow]
+    groups: list[Group]
+    sweeps: list[Sweep]
+    comparison: Comparison | None
+    unit: Unit
+
+    @property
+    def results(self) -> list[ResultRow]:
+        return [r for run in self.runs for r in run.results]
+
+    @property
+    def tests(self) -> list[str]:
+        return in_order(run.test for run in self.runs)
+
+    @property
+    def failed_runs(self) -> list[RunRow]:
+        return [run for run in self.runs if run.bits_per_second is None]
+
+    @property
+    def has_line_rate(self) -> bool:
+        return any(run.line_rate_bps is not None for run in self.runs)
+
+    def tools(self) -> list[tuple[str, str | None, int]]:
+        """``(tool, version, number of results)`` seen in the results, in order of appearance."""
+        counts: dict[tuple[str, str | None], int] = {}
+        for row in self.results:
+            tool = row.field("tool")
+            if not isinstance(tool, str):
+                continue
+            version = row.field("tool_version")
+            key = (tool, version if isinstance(version, str) else None)
+            counts[key] = counts.get(key, 0) + 1
+        return [(tool, version, count) for (tool, version), count in counts.items()]
+
+
+def build_report(
+    runs: Any,
+    *,
+    name: str = "iperf",
+    title: str | None = None,
+    environment: Mapping[str, Any] | None = None,
+    line_rate_bps: float | None = None,
+    compare_by: str | None = None,
+    knee_tolerance: float = 0.05,
+    generated_at: str | None = None,
+) -> Report:
+    """Read ``runs`` and compute the groups, sweeps and comparison of the report."""
+    if not isinstance(name, str) or not name.strip():
+        raise ReportError(f"name must be a non-empty string, got {name!r}")
+    if line_rate_bps is not None:
+        rate = as_number(line_rate_bps)
+        if rate is None or rate <= 0:
+            raise ReportError(
+                f"line_rate_bps must be a positive number of bit/s (10 Gbit/s = 10000000000), got {line_rate_bps!r}"
+            )
+        line_rate_bps = rate
+    if isinstance(knee_tolerance, bool) or not isinstance(knee_tolerance, int | float):
+        raise ReportError(f"knee_tolerance must be a fraction such as 0.05, got {knee_tolerance!r}")
+    if not 0.0 <= knee_tolerance < 1.0:
+        raise ReportError(f"knee_tolerance must be a fraction in [0, 1), e.g. 0.05, got {knee_tolerance!r}")
+    if environment is not None and not isinstance(environment, Mapping):
+        raise ReportError(f"environment must be a dictionary, got {kind_name(environment)}")
+    label = compare_by.strip() if isinstance(compare_by, str) and compare_by.strip() else None
+
+    rows = read_runs(runs, line_rate_bps=line_rate_bps)
+    if not rows:
+        raise ReportError(
+            "runs is empty: there is no run to report, so no report is written; pass paired_test_results or "
+            "normalized results (check that the runs were registered, and that the list given is the right one)"
+        )
+    if label is not None:
+        for run in rows:
+            value = run.labels.get(label)
+            run.compare = None if value is None or value == "" else label_text(value)
+    groups, sweeps = build_groups(rows, float(knee_tolerance))
+    comparison = build_comparison(label, rows, groups) if label is not None else None
+    unit = pick_unit([run.bits_per_second for run in rows] + [r.bits_per_second for run in rows for r in run.results])
+    return Report(
+        name=name.strip(),
+        title=title.strip() if isinstance(title, str) and title.strip() else f"iperf report: {name.strip()}",
+        environment=dict(environment or {}),
+        line_rate_bps=line_rate_bps,
+        compare_by=label,
+        knee_tolerance=float(knee_tolerance),
+        generated_at=generated_at,
+        runs=rows,
+        groups=groups,
+        sweeps=sweeps,
+        comparison=comparison,
+        unit=unit,
+    )

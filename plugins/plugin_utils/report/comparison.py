@@ -1,0 +1,93 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The comparison by one label (``compare_by``, e.g. ``nic``: e1000 vs vmxnet3): the groups of each label value
+side by side for the same conditions.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, in_order, streams_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow
+
+
+@dataclass
+class ComparisonRow:
+    """One row of the comparison: the groups of each label value for the same conditions."""
+
+    key: dict[str, Any]  # test (when per test), direction, swapped, streams
+    cells: dict[str, Group | None]
+
+
+@dataclass
+class Comparison:
+    """Groups side by side by the value of one label (``nic``: e1000 vs vmxnet3)."""
+
+    label: str
+    values: list[str]
+    per_test: bool
+    rows: list[ComparisonRow]
+    left_out: int  # runs without the label
+
+    def delta(self, row: ComparisonRow, value: str) -> float | None:
+        """``value``'s mean relative to the first value's, in percent."""
+        base = row.cells.get(self.values[0])
+        other = row.cells.get(value)
+        if base is None or other is None or base.mean is None or other.mean is None or base.mean <= 0:
+            return None
+        return (other.mean / base.mean - 1.0) * 100.0
+
+
+def build_comparison(label: str, runs: Sequence[RunRow], groups: Sequence[Group]) -> Comparison:
+    labelled = [g for g in groups if g.compare is not None]
+    values = in_order(run.compare for run in runs if run.compare is not None)
+    left_out = sum(run.compare is None for run in runs)
+    values_per_test: dict[str, set[str]] = {}
+    for group in labelled:
+        values_per_test.setdefault(group.test, set()).add(str(group.compare))
+    # Tests are the variants (test "vmxnet3" has nic=vmxnet3 only): compare across tests.
+    per_test = any(len(v) > 1 for v in values_per_test.values()) and label != "test"
+    dimensions = [d for d in (("test",) if per_test else ()) + ("direction", "swapped", "streams") if d != label]
+    rows: dict[tuple[Any, ...], ComparisonRow] = {}
+    for group in labelled:
+        key = {name: getattr(group, name) for name in dimensions}
+        marker = tuple(key.values())
+        if marker not in rows:
+            rows[marker] = ComparisonRow(key=key, cells=dict.fromkeys(values))
+        cells = rows[marker].cells
+        if cells.get(str(group.compare)) is None:
+            cells[str(group.compare)] = group
+        else:  # two tests give the same conditions and value: keep both apart, per test
+            return _build_comparison_per_test(label, runs, groups, values, left_out)
+    ordered = sorted(rows.values(), key=lambda r: _row_order(r, dimensions, groups))
+    return Comparison(label=label, values=values, per_test=per_test, rows=ordered, left_out=left_out)
+
+
+def _build_comparison_per_test(
+    label: str, runs: Sequence[RunRow], groups: Sequence[Group], values: list[str], left_out: int
+) -> Comparison:
+    dimensions = [d for d in ("test", "direction", "swapped", "streams") if d != label]
+    rows: dict[tuple[Any, ...], ComparisonRow] = {}
+    for group in (g for g in groups if g.compare is not None):
+        key = {name: getattr(group, name) for name in dimensions}
+        row = rows.setdefault(tuple(key.values()), ComparisonRow(key=key, cells=dict.fromkeys(values)))
+        row.cells[str(group.compare)] = group
+    ordered = sorted(rows.values(), key=lambda r: _row_order(r, dimensions, groups))
+    return Comparison(label=label, values=values, per_test=True, rows=ordered, left_out=left_out)
+
+
+def _row_order(row: ComparisonRow, dimensions: Sequence[str], groups: Sequence[Group]) -> tuple[Any, ...]:
+    tests = in_order(g.test for g in groups)
+    directions = in_order((g.direction, g.swapped) for g in groups)
+    key = row.key
+    return (
+        tests.index(key["test"]) if "test" in key else 0,
+        directions.index((key.get("direction"), key.get("swapped"))) if "direction" in key else 0,
+        streams_order(key.get("streams")) if "streams" in key else (0, 0),
+    )

@@ -1,0 +1,84 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The compact table printed at the end of the play (``table_lines()``, the ``table`` of ``report_write``).
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+    FILES,
+    NA,
+    as_number,
+    format_rate,
+    label_text,
+    pct,
+    signed_pct,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+
+
+def _columns(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def table_lines(report: Report, *, directory: str | None = None, plots_note: str | None = None) -> list[str]:
+    """The compact summary for a ``debug`` task: one line per summary group, knees, where the files are."""
+    unit = report.unit
+    failed = len(report.failed_runs)
+    head = f"{report.title}: {len(report.runs)} run(s)" + (f", {failed} without a usable figure" if failed else "")
+    lines = [head]
+    if report.groups:
+        with_compare = report.compare_by is not None
+        with_rate = report.has_line_rate
+        header = ["test", "direction", "streams"]
+        if with_compare:
+            header.append(str(report.compare_by))
+        header += ["runs", f"mean {unit.name}", "+/-95% CI", "min", "max"]
+        if with_rate:
+            header.append("% line")
+        rows = [header]
+        for group in report.groups:
+            count = int(group.stats.get("count") or 0)
+            row = [
+                group.test,
+                group.direction_text,
+                (NA if group.streams is None else str(group.streams)) + ("*" if group.knee == group.streams else ""),
+            ]
+            if with_compare:
+                row.append(group.compare or NA)
+            row += [
+                f"{count}/{len(group.runs)}",
+                format_rate(group.mean, unit),
+                format_rate(group.half_width, unit),
+                format_rate(as_number(group.stats.get("min")), unit),
+                format_rate(as_number(group.stats.get("max")), unit),
+            ]
+            if with_rate:
+                row.append(pct(group.percent_of_line_rate))
+            rows.append(row)
+        right = [False, False, True] + ([False] if with_compare else []) + [True] * (len(header) - 3 - with_compare)
+        lines += _columns(rows, right)
+        if any(s.knee is not None for s in report.sweeps):
+            lines.append(f"* knee: the smallest stream count within {report.knee_tolerance * 100:g} % of the best mean")
+    if report.comparison is not None and len(report.comparison.values) > 1:
+        comparison = report.comparison
+        for compared in comparison.rows:
+            deltas = [f"{v} {signed_pct(comparison.delta(compared, v))}" for v in comparison.values[1:]]
+            # e.g. direction=forward, streams=1 (swapped only when true)
+            where = ", ".join(f"{k}={label_text(v)}" for k, v in compared.key.items() if k != "swapped" or v)
+            lines.append(f"{comparison.label} vs {comparison.values[0]} ({where}): {', '.join(deltas)}")
+    if plots_note:
+        lines.append(f"plots: {plots_note}")
+    if directory:
+        lines.append(f"report: {directory.rstrip('/')}/{FILES['markdown']}")
+    return lines

@@ -1,0 +1,164 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``results.csv`` (one row per result) and ``summary.csv`` (one row per summary group); cells go through
+``_common.csv_cell``.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS, plain_data
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
+
+RESULT_COLUMNS = (
+    "run",
+    "test",
+    "direction",
+    "swapped",
+    "streams",
+    "repetition",
+    "pair",
+    "server",
+    "client",
+    "address",
+    "port",
+    "started_at",
+    "tool",
+    "tool_version",
+    "protocol",
+    "side",
+    "bits_per_second",
+    "line_rate_bps",
+    "percent_of_line_rate",
+    "sent_bytes",
+    "sent_bits_per_second",
+    "received_bytes",
+    "received_bits_per_second",
+    "duration",
+    "retransmits",
+    "jitter_ms",
+    "lost_percent",
+    "complete",
+    "error",
+    "run_bits_per_second",
+)
+SUMMARY_COLUMNS = (
+    "test",
+    "direction",
+    "swapped",
+    "streams",
+    "compare",
+    "runs",
+    "count",
+    "skipped",
+    "mean",
+    "median",
+    "stdev",
+    "ci95_low",
+    "ci95_high",
+    "ci95_half_width",
+    "min",
+    "max",
+    "line_rate_bps",
+    "percent_of_line_rate",
+    "knee",
+)
+
+
+def _cell(value: Any) -> Any:
+    """``csv_cell``, plus lists and mappings as compact JSON and ``str`` subclasses as plain ``str``."""
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(plain_data(value), sort_keys=True, separators=(",", ":"))
+    return str(value) if isinstance(value, str) else csv_cell(value)
+
+
+def _label_columns(report: Report) -> list[str]:
+    keys = in_order(str(k) for row in report.results for k in row.labels if str(k) not in RUN_LABELS)
+    return [f"label.{k}" for k in keys]
+
+
+def results_csv(report: Report) -> str:
+    """``results.csv``: one row per result; figures from the result, ``None`` as an empty cell.
+
+    Floats are written exactly (``repr``). A failed pair has its ``error`` and empty figures.
+    ``label.<key>`` columns hold the labels other than the run's identity.
+    """
+    label_columns = _label_columns(report)
+    rows = []
+    for run in report.runs:
+        for row in run.results:
+            usable = row.bits_per_second is not None
+            udp = row.field("udp") if isinstance(row.field("udp"), Mapping) else {}
+            retransmits = row.field("sent.retransmits")
+            item: dict[str, Any] = {
+                "run": run.run,
+                "test": run.test,
+                "direction": run.direction,
+                "swapped": run.swapped,
+                "streams": run.streams,
+                "repetition": run.repetition,
+                "pair": row.pair,
+                "server": row.server,
+                "client": row.client,
+                "address": row.address,
+                "port": row.port,
+                "started_at": row.started_at,
+                "tool": row.field("tool"),
+                "tool_version": row.field("tool_version"),
+                "protocol": row.field("protocol"),
+                "side": row.field("side"),
+                "bits_per_second": row.bits_per_second,
+                "line_rate_bps": row.line_rate_bps,
+                "percent_of_line_rate": row.percent_of_line_rate,
+                "sent_bytes": row.field("sent.bytes") if usable else None,
+                "sent_bits_per_second": row.field("sent.bits_per_second") if usable else None,
+                "received_bytes": row.field("received.bytes") if usable else None,
+                "received_bits_per_second": row.field("received.bits_per_second") if usable else None,
+                "duration": row.field("duration") if usable else None,
+                "retransmits": retransmits if usable else None,
+                "jitter_ms": udp.get("jitter_ms") if usable else None,
+                "lost_percent": udp.get("lost_percent") if usable else None,
+                "complete": bool(row.field("complete")),
+                "error": row.error,
+                "run_bits_per_second": run.bits_per_second,
+            }
+            for column in label_columns:
+                item[column] = row.labels.get(column[len("label.") :])
+            rows.append(item)
+    return csv_text((*RESULT_COLUMNS, *label_columns), rows, _cell)
+
+
+def summary_csv(report: Report) -> str:
+    """``summary.csv``: one row per test, direction, swap, streams value and compared label value."""
+    rows = []
+    for group in report.groups:
+        ci95 = group.stats.get("ci95") or {}
+        rows.append(
+            {
+                "test": group.test,
+                "direction": group.direction,
+                "swapped": group.swapped,
+                "streams": group.streams,
+                "compare": group.compare,
+                "runs": len(group.runs),
+                **{k: group.stats.get(k) for k in ("count", "skipped", "mean", "median", "stdev", "min", "max")},
+                "ci95_low": ci95.get("low"),
+                "ci95_high": ci95.get("high"),
+                "ci95_half_width": ci95.get("half_width"),
+                "line_rate_bps": group.line_rate_bps,
+                "percent_of_line_rate": group.percent_of_line_rate,
+                "knee": group.knee,
+            }
+        )
+    columns = list(SUMMARY_COLUMNS)
+    if report.compare_by is None:
+        columns.remove("compare")
+    return csv_text(columns, rows, _cell)

@@ -1,0 +1,158 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Grouping, statistics and knees: the runs of one test, direction, swap, streams value and compared label value
+make a ``Group`` (its statistics from ``_stats.summarize``); a family of groups over several stream counts makes a
+``Sweep`` with its knee (``_stats.knee``).
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import ReportError, as_number
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, percent_of
+
+
+@dataclass
+class Group:
+    """The runs of one test, direction, swap, streams value and compared label value."""
+
+    test: str
+    direction: str
+    swapped: bool
+    streams: int | None
+    compare: str | None
+    runs: list[RunRow]
+    stats: dict[str, Any]
+    line_rate_bps: float | None
+    knee: int | None = None
+    sweep: bool = False
+
+    @property
+    def mean(self) -> float | None:
+        return as_number(self.stats.get("mean"))
+
+    @property
+    def half_width(self) -> float | None:
+        return as_number((self.stats.get("ci95") or {}).get("half_width"))
+
+    @property
+    def percent_of_line_rate(self) -> float | None:
+        return percent_of(self.mean, self.line_rate_bps)
+
+    @property
+    def direction_text(self) -> str:
+        return f"{self.direction} (swapped)" if self.swapped else self.direction
+
+    @property
+    def family(self) -> tuple[str, str, bool, str | None]:
+        return (self.test, self.direction, self.swapped, self.compare)
+
+
+@dataclass
+class Sweep:
+    """The groups of one test, direction, swap and label value over several stream counts."""
+
+    test: str
+    direction: str
+    swapped: bool
+    compare: str | None
+    groups: list[Group]
+    knee: int | None
+    best_streams: int | None
+    best_bits_per_second: float | None
+    tolerance: float
+
+    @property
+    def line_rate_bps(self) -> float | None:
+        rates = {g.line_rate_bps for g in self.groups}
+        return rates.pop() if len(rates) == 1 else None
+
+    @property
+    def direction_text(self) -> str:
+        return f"{self.direction} (swapped)" if self.swapped else self.direction
+
+
+def in_order(values: Iterable[Any]) -> list[Any]:
+    seen: dict[Any, None] = {}
+    for value in values:
+        seen.setdefault(value, None)
+    return list(seen)
+
+
+def streams_order(value: int | None) -> tuple[int, int]:
+    return (1, 0) if value is None else (0, value)
+
+
+def common_value(values: Iterable[float | None]) -> float | None:
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def build_groups(runs: Sequence[RunRow], tolerance: float) -> tuple[list[Group], list[Sweep]]:
+    buckets: dict[tuple[str, str, bool, int | None, str | None], list[RunRow]] = {}
+    for run in runs:
+        buckets.setdefault((run.test, run.direction, run.swapped, run.streams, run.compare), []).append(run)
+    tests = in_order(run.test for run in runs)
+    groups: list[Group] = []
+    for test in tests:
+        keys = [k for k in buckets if k[0] == test]
+        families = in_order((k[1], k[2], k[4]) for k in keys)
+        for direction, swapped, compare in families:
+            for key in sorted(
+                (k for k in keys if (k[1], k[2], k[4]) == (direction, swapped, compare)),
+                key=lambda k: streams_order(k[3]),
+            ):
+                members = buckets[key]
+                try:
+                    stats = summarize([r.bits_per_second for r in members])
+                except StatsError as exc:  # pragma: no cover - figures are checked by as_number
+                    raise ReportError(f"test {test!r}: {exc}") from exc
+                stats["key"] = "bits_per_second"
+                groups.append(
+                    Group(
+                        test=test,
+                        direction=direction,
+                        swapped=swapped,
+                        streams=key[3],
+                        compare=compare,
+                        runs=members,
+                        stats=stats,
+                        line_rate_bps=common_value(r.line_rate_bps for r in members),
+                    )
+                )
+    sweeps: list[Sweep] = []
+    for family in in_order(g.family for g in groups):
+        family_groups = [g for g in groups if g.family == family and g.streams is not None]
+        if len({g.streams for g in family_groups}) < 2:
+            continue
+        points = {g.streams: g.mean for g in family_groups if g.streams is not None}
+        try:
+            found = knee(points, tolerance)
+        except StatsError as exc:
+            raise ReportError(f"test {family[0]!r}: {exc}") from exc
+        usable = {x: v for x, v in points.items() if v is not None}
+        best = max(usable, key=lambda x: (usable[x], -x)) if usable else None
+        for group in family_groups:
+            group.knee = found
+            group.sweep = True
+        sweeps.append(
+            Sweep(
+                test=family[0],
+                direction=family[1],
+                swapped=family[2],
+                compare=family[3],
+                groups=family_groups,
+                knee=found,
+                best_streams=best,
+                best_bits_per_second=usable[best] if best is not None else None,
+                tolerance=tolerance,
+            )
+        )
+    return groups, sweeps

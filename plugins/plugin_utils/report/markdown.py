@@ -1,0 +1,314 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``summary.md``: header, environment, tables per test (with knees), comparison, plots, runs. Text from the
+input goes through ``md_text`` / ``md_code``.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+    FILES,
+    NA,
+    UNIT_TEXT,
+    Unit,
+    as_number,
+    format_rate,
+    label_text,
+    md_code,
+    md_text,
+    pct,
+    rate_with_unit,
+    signed_pct,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
+
+
+def _table(header: Sequence[str], align: str, rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown table; ``align`` holds ``l`` or ``r`` per column."""
+    marks = {"l": "---", "r": "--:"}
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks[a] for a in align) + " |"]
+    lines.extend("| " + " | ".join(md_text(c) for c in row) + " |" for row in rows)
+    return lines
+
+
+def _flatten(prefix: str, value: Any, out: list[tuple[str, str]], tables: list[tuple[str, list[Any]]]) -> None:
+    if isinstance(value, Mapping):
+        if not value and prefix:
+            out.append((prefix, "{}"))
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), item, out, tables)
+    elif isinstance(value, list | tuple) and value and all(isinstance(v, Mapping) for v in value):
+        tables.append((prefix, list(value)))
+    elif isinstance(value, list | tuple):
+        out.append((prefix, ", ".join(label_text(v) for v in value)))
+    else:
+        out.append((prefix, label_text(value)))
+
+
+def _environment_md(report: Report) -> list[str]:
+    lines = ["## Environment", ""]
+    scalars: list[tuple[str, str]] = []
+    tables: list[tuple[str, list[Any]]] = []
+    _flatten("", report.environment, scalars, tables)
+    if scalars:
+        lines += _table(["Item", "Value"], "ll", scalars)
+        lines.append("")
+    for name, items in tables:
+        columns = in_order(str(k) for item in items for k in item)
+        lines += [f"{md_code(name)}:", ""]
+        lines += _table(
+            [md_text(c) for c in columns], "l" * len(columns), ([label_text(i.get(c)) for c in columns] for i in items)
+        )
+        lines.append("")
+    if not scalars and not tables:
+        lines += ["No environment was given (role variable `report_environment`).", ""]
+    tools = report.tools()
+    if tools:
+        seen = "; ".join(
+            f"{md_text(tool)} {md_text(version)}: {count} result{'s' if count != 1 else ''}"
+            if version
+            else f"{md_text(tool)}, version not printed: {count} result{'s' if count != 1 else ''}"
+            for tool, version, count in tools
+        )
+        lines += [f"Tools in the results: {seen}.", ""]
+    return lines
+
+
+def _group_row(report: Report, group: Group, with_compare: bool, with_rate: bool) -> list[str]:
+    unit = report.unit
+    stats = group.stats
+    ci95 = stats.get("ci95") or {}
+    low, high = as_number(ci95.get("low")), as_number(ci95.get("high"))
+    count, total = int(stats.get("count") or 0), len(group.runs)
+    row = [group.direction_text, NA if group.streams is None else str(group.streams)]
+    if with_compare:
+        row.append(group.compare or NA)
+    row += [
+        str(total) if count == total else f"{count} of {total}",
+        format_rate(group.mean, unit),
+        format_rate(as_number(stats.get("median")), unit),
+        format_rate(as_number(stats.get("stdev")), unit),
+        NA if low is None or high is None else f"{format_rate(low, unit)} - {format_rate(high, unit)}",
+        format_rate(as_number(stats.get("min")), unit),
+        format_rate(as_number(stats.get("max")), unit),
+    ]
+    if with_rate:
+        row.append(pct(group.percent_of_line_rate))
+    if group.sweep and group.knee is not None and group.streams == group.knee:
+        row[1] += " (knee)"
+    return row
+
+
+def _tests_md(report: Report) -> list[str]:
+    unit = report.unit.name
+    with_compare = report.compare_by is not None
+    with_rate = report.has_line_rate
+    lines = ["## Results by test", ""]
+    lines.append(
+        f"Throughput in {unit} ({UNIT_TEXT[unit]}). Runs: the runs with a usable figure, of all runs (a run without "
+        f"one is left out of the statistics, never counted as 0). 95 % CI: Student t interval of the mean, {NA} "
+        "below 2 runs."
+        + ("" if with_rate else " No line rate is known (set `report_line_rate_bps` or a `line_rate_bps` label).")
+    )
+    lines.append("")
+    header = ["Direction", "Streams"]
+    if with_compare:
+        header.append(md_text(str(report.compare_by)))
+    header += ["Runs", f"Mean ({unit})", "Median", "Stdev", "95 % CI", "Min", "Max"]
+    if with_rate:
+        header.append("% of line rate")
+    for test in report.tests:
+        groups = [g for g in report.groups if g.test == test]
+        runs = [r for r in report.runs if r.test == test]
+        lines += [f"### Test {md_code(test)}", ""]
+        facts = []
+        protocols = in_order(r.protocol for r in runs if r.protocol)
+        if protocols:
+            facts.append("protocol " + ", ".join(protocols))
+        pairs = in_order(len(r.results) for r in runs if r.source == "paired_test")
+        if pairs:
+            facts.append("pairs per run " + ", ".join(str(p) for p in pairs))
+        rate = common_value(r.line_rate_bps for r in runs)
+        if rate is not None:
+            facts.append(f"line rate {rate_with_unit(rate)}")
+        facts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+        sentence = "; ".join(facts)
+        lines += [sentence[:1].upper() + sentence[1:] + ".", ""]
+        lines += _table(
+            header,
+            "ll" + ("l" if with_compare else "") + "r" * (len(header) - 2 - with_compare),
+            (_group_row(report, g, with_compare, with_rate) for g in groups),
+        )
+        lines.append("")
+        for sweep in (s for s in report.sweeps if s.test == test):
+            where = sweep.direction_text + (
+                f", {md_text(report.compare_by)}={md_text(sweep.compare)}" if sweep.compare else ""
+            )
+            if sweep.knee is None:
+                lines.append(f"Knee ({where}): {NA} - no stream count has a usable figure.")
+            else:
+                lines.append(
+                    f"Knee ({where}): **{sweep.knee} stream{'s' if sweep.knee != 1 else ''}** - the smallest stream "
+                    f"count whose mean is within {sweep.tolerance * 100:g} % of the best mean "
+                    f"({rate_with_unit(sweep.best_bits_per_second)} at {sweep.best_streams} "
+                    f"stream{'s' if sweep.best_streams != 1 else ''})."
+                )
+            lines.append("")
+    return lines
+
+
+def _comparison_md(report: Report) -> list[str]:
+    comparison = report.comparison
+    if comparison is None:
+        return []
+    unit = report.unit
+    lines = [f"## Comparison by {md_code(comparison.label)}", ""]
+    if not comparison.values:
+        return [*lines, f"No run has the label {md_code(comparison.label)}; nothing to compare.", ""]
+    lines.append(
+        f"Mean ± half width of the 95 % CI in {unit.name} (n = runs with a figure)"
+        + ("; % of line rate" if report.has_line_rate else "")
+        + f". The last column(s): difference of the means relative to {md_text(comparison.label)}="
+        f"{md_text(comparison.values[0])}."
+    )
+    lines.append("")
+    dims = [k for k in ("test", "direction", "streams") if k in comparison.rows[0].key] if comparison.rows else []
+    header = [d.capitalize() for d in dims]
+    header += [f"{md_text(comparison.label)}={md_text(v)}" for v in comparison.values]
+    header += [f"{md_text(v)} vs {md_text(comparison.values[0])}" for v in comparison.values[1:]]
+    rows = []
+    for row in comparison.rows:
+        cells = []
+        for dim in dims:
+            value = row.key.get(dim)
+            if dim == "direction":
+                cells.append(f"{value}{' (swapped)' if row.key.get('swapped') else ''}")
+            else:
+                cells.append(NA if value is None else str(value))
+        for value in comparison.values:
+            cells.append(_compare_cell(row.cells.get(value), unit, report.has_line_rate))
+        cells += [signed_pct(comparison.delta(row, v)) for v in comparison.values[1:]]
+        rows.append(cells)
+    lines += _table(header, "l" * len(dims) + "r" * (len(header) - len(dims)), rows)
+    lines.append("")
+    if comparison.left_out:
+        lines += [
+            f"{comparison.left_out} run(s) without the label {md_code(comparison.label)} are not in this comparison.",
+            "",
+        ]
+    return lines
+
+
+def _compare_cell(group: Group | None, unit: Unit, with_rate: bool) -> str:
+    if group is None:
+        return "-"
+    if group.mean is None:
+        return f"{NA} (n=0)"
+    text = format_rate(group.mean, unit)
+    if group.half_width is not None:
+        text += f" ± {format_rate(group.half_width, unit)}"
+    text += f" (n={group.stats['count']}"
+    if with_rate and group.percent_of_line_rate is not None:
+        text += f", {pct(group.percent_of_line_rate)} %"
+    return text + ")"
+
+
+def _runs_md(report: Report) -> list[str]:
+    unit = report.unit
+    with_compare = report.compare_by is not None
+    with_rate = report.has_line_rate
+    udp = any(r.protocol == "udp" for r in report.runs)
+    header = ["Run", "Test", "Direction", "Streams", "Rep."]
+    if with_compare:
+        header.append(md_text(str(report.compare_by)))
+    header += ["Pairs", f"Throughput ({unit.name})"]
+    if with_rate:
+        header.append("% of line rate")
+    header.append("Retr.")
+    if udp:
+        header.append("Loss %")
+    header.append("Status")
+    rows = []
+    for run in report.runs:
+        row = [
+            str(run.run),
+            run.test,
+            run.direction_text,
+            NA if run.streams is None else str(run.streams),
+            NA if run.repetition is None else str(run.repetition),
+        ]
+        if with_compare:
+            row.append(run.compare or NA)
+        row += [str(len(run.results)), format_rate(run.bits_per_second, unit)]
+        if with_rate:
+            row.append(pct(run.percent_of_line_rate))
+        row.append(NA if run.retransmits is None else str(run.retransmits))
+        if udp:
+            row.append(pct(run.lost_percent))
+        if run.bits_per_second is None:
+            row.append("failed")
+        else:
+            row.append("ok" if run.complete else "incomplete")
+        rows.append(row)
+    lines = ["## Runs", ""]
+    lines += _table(
+        header, "rllrr" + ("l" if with_compare else "") + "r" * (len(header) - 6 - with_compare) + "l", rows
+    )
+    lines.append("")
+    problems = [f"run {run.run} ({run.test}): {error}" for run in report.runs for error in run.errors]
+    notes = [f"run {run.run} ({run.test}): {w}" for run in report.runs for w in run.warnings]
+    if problems:
+        lines += ["### Failed runs", "", *[f"- {md_text(p)}" for p in problems], ""]
+    if notes:
+        lines += ["### Warnings", "", *[f"- {md_text(n)}" for n in notes], ""]
+    return lines
+
+
+def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str | None = None) -> str:
+    """``summary.md``: header, environment, tables per test (with knees), comparison, plots, runs.
+
+    ``plots`` are the plots that were written (referenced by file name, next to summary.md);
+    ``plots_note`` says why plots are missing (for example matplotlib is not installed).
+    """
+    failed = len(report.failed_runs)
+    results = report.results
+    summary = (
+        f"Report {md_code(report.name)}"
+        + (f", generated {md_text(report.generated_at)}" if report.generated_at else "")
+        + f": {len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
+        + (f" ({failed} without a usable figure)" if failed else "")
+        + f", {len(results)} result{'s' if len(results) != 1 else ''}"
+        + f", {len(report.tests)} test{'s' if len(report.tests) != 1 else ''}."
+        + (f" Line rate: {rate_with_unit(report.line_rate_bps)}." if report.line_rate_bps else "")
+    )
+    lines = [f"# {md_text(report.title)}", "", summary, ""]
+    lines += _environment_md(report)
+    lines += _tests_md(report)
+    lines += _comparison_md(report)
+    lines += ["## Plots", ""]
+    if plots_note:
+        lines += [f"Plots: {md_text(plots_note)}", ""]
+    for kind, heading in (("sweep", "Sweeps"), ("compare", "Comparison"), ("timeseries", "Time series")):
+        chosen = [p for p in plots if p.kind == kind]
+        if chosen:
+            lines += [f"### {heading}", ""]
+            for plot in chosen:
+                lines += [f"![{md_text(plot.caption or plot.title)}]({plot.file})", ""]
+    if not plots and not plots_note:
+        lines += ["No plot: the results hold no figure to draw.", ""]
+    lines += _runs_md(report)
+    lines += [
+        "---",
+        "",
+        f"Files: {', '.join(FILES.values())}{' and the PNG plots' if plots else ''}. Written by esxilab.iperf.report.",
+        "",
+    ]
+    return "\n".join(lines)

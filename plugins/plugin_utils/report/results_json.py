@@ -1,0 +1,147 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``results.json``: every normalized result with its labels, the environment, the runs, the summary, the sweeps
+and the comparison (``summary_doc()``: the summary and sweeps alone).
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import REPORT_FORMAT, REPORT_VERSION, plain_data
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow
+
+
+def _stats_doc(stats: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: stats.get(k) for k in ("count", "skipped", "mean", "median", "min", "max", "stdev", "cv", "sum", "ci95")}
+
+
+def _group_doc(group: Group) -> dict[str, Any]:
+    return {
+        "test": group.test,
+        "direction": group.direction,
+        "swapped": group.swapped,
+        "streams": group.streams,
+        "compare": group.compare,
+        "runs": [run.run for run in group.runs],
+        "stats": _stats_doc(group.stats),
+        "line_rate_bps": group.line_rate_bps,
+        "percent_of_line_rate": group.percent_of_line_rate,
+        "sweep": group.sweep,
+        "knee": group.knee,
+    }
+
+
+def _run_doc(run: RunRow) -> dict[str, Any]:
+    return {
+        "run": run.run,
+        "test": run.test,
+        "direction": run.direction,
+        "swapped": run.swapped,
+        "streams": run.streams,
+        "repetition": run.repetition,
+        "compare": run.compare,
+        "labels": run.labels,
+        "protocol": run.protocol,
+        "pairs": len(run.results),
+        "bits_per_second": run.bits_per_second,
+        "line_rate_bps": run.line_rate_bps,
+        "percent_of_line_rate": run.percent_of_line_rate,
+        "retransmits": run.retransmits,
+        "complete": run.complete,
+        "errors": run.errors,
+        "warnings": run.warnings,
+        "source": run.source,
+        "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
+    }
+
+
+def _result_doc(row: ResultRow) -> dict[str, Any]:
+    return {
+        "run": row.run,
+        "pair": row.pair,
+        "server": row.server,
+        "client": row.client,
+        "address": row.address,
+        "port": row.port,
+        "started_at": row.started_at,
+        "labels": row.labels,
+        "line_rate_bps": row.line_rate_bps,
+        "percent_of_line_rate": row.percent_of_line_rate,
+        "error": row.error,
+        "result": row.result,
+        "record": None if row.record is None else {k: v for k, v in row.record.items() if k != "result"},
+    }
+
+
+def _comparison_doc(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "label": comparison.label,
+        "values": comparison.values,
+        "per_test": comparison.per_test,
+        "left_out_runs": comparison.left_out,
+        "rows": [
+            {
+                **row.key,
+                "means": {v: (g.mean if g else None) for v, g in row.cells.items()},
+                "ci95_half_width": {v: (g.half_width if g else None) for v, g in row.cells.items()},
+                "delta_percent": {v: comparison.delta(row, v) for v in comparison.values[1:]},
+            }
+            for row in comparison.rows
+        ],
+    }
+
+
+def _sweep_doc(sweep: Sweep) -> dict[str, Any]:
+    return {
+        "test": sweep.test,
+        "direction": sweep.direction,
+        "swapped": sweep.swapped,
+        "compare": sweep.compare,
+        "points": [
+            {"streams": g.streams, "mean": g.mean, "ci95_half_width": g.half_width, "count": g.stats["count"]}
+            for g in sweep.groups
+        ],
+        "knee": sweep.knee,
+        "best_streams": sweep.best_streams,
+        "best_bits_per_second": sweep.best_bits_per_second,
+        "tolerance": sweep.tolerance,
+    }
+
+
+def summary_doc(report: Report) -> dict[str, Any]:
+    """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
+    result: dict[str, Any] = plain_data(
+        {"summary": [_group_doc(g) for g in report.groups], "sweeps": [_sweep_doc(s) for s in report.sweeps]}
+    )
+    return result
+
+
+def to_json(report: Report) -> str:
+    """``results.json``: format, version, the options, environment, runs, results, summary, sweeps, comparison."""
+    document = {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "name": report.name,
+        "title": report.title,
+        "generated_at": report.generated_at,
+        "environment": report.environment,
+        "line_rate_bps": report.line_rate_bps,
+        "compare_by": report.compare_by,
+        "knee_tolerance": report.knee_tolerance,
+        "unit": report.unit.name,
+        "runs": [_run_doc(run) for run in report.runs],
+        "results": [_result_doc(row) for row in report.results],
+        "summary": [_group_doc(group) for group in report.groups],
+        "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
+        "comparison": _comparison_doc(report.comparison) if report.comparison else None,
+    }
+    return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"

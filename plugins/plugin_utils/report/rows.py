@@ -1,0 +1,301 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The report's input read into rows: ``read_runs()`` turns run records (``RunRecord``) and/or normalized results
+(``IperfResult``) into ``RunRow`` items, each with one ``ResultRow`` per pair.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._records import IperfResult, PairRecord, RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+    DEFAULT_TEST,
+    ReportError,
+    as_int,
+    as_number,
+)
+
+
+@dataclass
+class ResultRow:
+    """One normalized result: one pair of a paired run, or one plain result."""
+
+    run: int
+    pair: int | None
+    labels: dict[str, Any]
+    result: IperfResult | None
+    bits_per_second: float | None  # the usable headline; None when the result has none
+    line_rate_bps: float | None
+    error: str | None = None
+    server: str | None = None
+    client: str | None = None
+    address: str | None = None
+    port: int | None = None
+    started_at: float | None = None
+    record: PairRecord | None = None  # paired_test: the pair as recorded (results.json: without its result)
+
+    @property
+    def percent_of_line_rate(self) -> float | None:
+        return percent_of(self.bits_per_second, self.line_rate_bps)
+
+    def field(self, path: str) -> Any:
+        """A field of the result by dotted path (``sent.bytes``, ``udp.jitter_ms``), or ``None``."""
+        current: Any = self.result
+        for part in path.split("."):
+            if not isinstance(current, Mapping):
+                return None
+            current = current.get(part)
+        return current
+
+
+@dataclass
+class RunRow:
+    """One run: the unit the statistics are made of."""
+
+    run: int
+    test: str
+    direction: str
+    swapped: bool
+    streams: int | None
+    repetition: int | None
+    labels: dict[str, Any]
+    bits_per_second: float | None
+    line_rate_bps: float | None
+    results: list[ResultRow]
+    source: str  # paired_test | result
+    compare: str | None = None
+    protocol: str | None = None
+    complete: bool = False
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
+
+    @property
+    def percent_of_line_rate(self) -> float | None:
+        return percent_of(self.bits_per_second, self.line_rate_bps)
+
+    @property
+    def retransmits(self) -> int | None:
+        """The sum of the senders' retransmits over the pairs, when every pair has the figure."""
+        if self.bits_per_second is None or not self.results:
+            return None
+        values: list[int] = []
+        for row in self.results:
+            value = row.field("sent.retransmits")
+            if isinstance(value, bool) or not isinstance(value, int):
+                return None
+            values.append(value)
+        return sum(values)
+
+    @property
+    def lost_percent(self) -> float | None:
+        """UDP loss of a run with one result (several pairs: no figure, none is summed here)."""
+        if len(self.results) != 1 or self.bits_per_second is None:
+            return None
+        return as_number(self.results[0].field("udp.lost_percent"))
+
+    @property
+    def direction_text(self) -> str:
+        return f"{self.direction} (swapped)" if self.swapped else self.direction
+
+
+def percent_of(value: float | None, line_rate: float | None) -> float | None:
+    if value is None or line_rate is None or line_rate <= 0:
+        return None
+    return value / line_rate * 100.0
+
+
+def _line_rate_of(labels: Mapping[str, Any]) -> float | None:
+    """``line_rate_bps`` (bit/s) or ``link_speed_mbps`` (Mb/s, as esxi_vmknic reports) of labels."""
+    rate = as_number(labels.get("line_rate_bps"))
+    if rate is not None and rate > 0:
+        return rate
+    speed = as_number(labels.get("link_speed_mbps"))
+    if speed is not None and speed > 0:
+        return speed * 1e6
+    return None
+
+
+def kind_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _is_paired_record(item: Mapping[str, Any]) -> bool:
+    pairs = item.get("pairs")
+    return "total_bits_per_second" in item and isinstance(pairs, Sequence) and not isinstance(pairs, str)
+
+
+def _is_result(item: Mapping[str, Any]) -> bool:
+    return "bits_per_second" in item and ("tool" in item or "schema_version" in item or "error" in item)
+
+
+def _direction_of(result: IperfResult) -> str:
+    if result.get("bidir"):
+        return "bidir"
+    return "reverse" if result.get("reverse") else "forward"
+
+
+def _result_error(result: IperfResult) -> str | None:
+    error = result.get("error")
+    if isinstance(error, str) and error.strip():
+        return " ".join(error.split())
+    if result.get("bits_per_second") is None:
+        warnings = [str(w) for w in result.get("warnings") or [] if w]
+        return "no throughput figure" + (f": {'; '.join(warnings)}" if warnings else "")
+    return None
+
+
+def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> RunRow:
+    where = f"run {index + 1}"
+    run_no = as_int(record.get("run")) or index + 1
+    test = str(record.get("test") or DEFAULT_TEST)
+    direction = str(record.get("direction") or "forward")
+    swapped = bool(record.get("swapped", False))
+    streams = as_int(record.get("streams"))
+    repetition = as_int(record.get("repetition"))
+    run_labels = dict(record.get("labels") or {})
+    line_rate = _line_rate_of(run_labels) or default_rate
+    total = record.get("total_bits_per_second")
+    if total is not None and as_number(total) is None:
+        raise ReportError(f"{where}: total_bits_per_second must be a number or null, got {kind_name(total)} {total!r}")
+    identity = {
+        "test": test,
+        "run": run_no,
+        "streams": streams,
+        "direction": direction,
+        "swapped": swapped,
+        "repetition": repetition,
+    }
+    results: list[ResultRow] = []
+    protocols: list[str] = []
+    for position, pair in enumerate(record.get("pairs") or []):
+        if not isinstance(pair, Mapping):
+            raise ReportError(f"{where}: pairs[{position}] must be a dictionary, got {kind_name(pair)}")
+        raw = pair.get("result")
+        result = raw if isinstance(raw, Mapping) else None  # a result from Ansible: its figures are read with .get
+        pair_no = as_int(pair.get("pair")) or position + 1
+        result_labels = result.get("labels") if result is not None else None
+        labels = {**run_labels, **dict(result_labels or {}), **identity, "pair": pair_no}
+        ok = bool(pair.get("ok", result is not None))
+        headline = as_number(result.get("bits_per_second")) if result is not None and ok else None
+        error = pair.get("error") or (None if result is None else _result_error(result))
+        if error is None and headline is None:
+            error = "no result" if result is None else "the pair failed"
+        if isinstance(result, Mapping) and isinstance(result.get("protocol"), str):
+            protocols.append(result["protocol"])
+        results.append(
+            ResultRow(
+                run=run_no,
+                pair=pair_no,
+                labels=labels,
+                result=result,
+                bits_per_second=headline,
+                line_rate_bps=_line_rate_of(labels) or line_rate,
+                error=None if error is None else " ".join(str(error).split()),
+                server=pair.get("server"),
+                client=pair.get("client"),
+                address=pair.get("address"),
+                port=as_int(pair.get("port")),
+                started_at=as_number(pair.get("started_at")),
+                record=pair,
+            )
+        )
+    errors = [str(e) for e in record.get("errors") or []]
+    if total is None and not errors:
+        errors = [f"pair {r.pair}: {r.error}" for r in results if r.error] or ["no usable figure"]
+    protocol = record.get("protocol") if isinstance(record.get("protocol"), str) else None
+    return RunRow(
+        run=run_no,
+        test=test,
+        direction=direction,
+        swapped=swapped,
+        streams=streams,
+        repetition=repetition,
+        labels={**run_labels, **identity},
+        bits_per_second=as_number(total),
+        line_rate_bps=line_rate,
+        results=results,
+        source="paired_test",
+        protocol=protocol or (protocols[0] if protocols else None),
+        complete=bool(record.get("complete", total is not None)),
+        errors=errors,
+        warnings=[str(w) for w in record.get("warnings") or []],
+        record=record,
+    )
+
+
+def _from_result(index: int, result: IperfResult, default_rate: float | None) -> RunRow:
+    labels = dict(result.get("labels") or {})
+    run_no = index + 1
+    streams = as_int(labels.get("streams"))
+    if streams is None:
+        seen = as_int(result.get("streams"))
+        streams = seen if seen else None
+    direction = labels.get("direction")
+    direction = str(direction) if isinstance(direction, str) and direction else _direction_of(result)
+    swapped = labels.get("swapped") is True
+    test = labels.get("test")
+    test = str(test) if test not in (None, "") else DEFAULT_TEST
+    line_rate = _line_rate_of(labels) or default_rate
+    headline = as_number(result.get("bits_per_second"))
+    error = _result_error(result)
+    row = ResultRow(
+        run=run_no,
+        pair=as_int(labels.get("pair")),
+        labels=labels,
+        result=result,
+        bits_per_second=headline,
+        line_rate_bps=line_rate,
+        error=error,
+    )
+    protocol = result.get("protocol")
+    return RunRow(
+        run=run_no,
+        test=test,
+        direction=direction,
+        swapped=swapped,
+        streams=streams,
+        repetition=as_int(labels.get("repetition")),
+        labels=labels,
+        bits_per_second=headline,
+        line_rate_bps=line_rate,
+        results=[row],
+        source="result",
+        protocol=protocol if isinstance(protocol, str) else None,
+        complete=bool(result.get("complete")) and headline is not None,
+        errors=[error] if error and headline is None else [],
+        warnings=[str(w) for w in result.get("warnings") or []],
+    )
+
+
+def read_runs(runs: Any, *, line_rate_bps: float | None = None) -> list[RunRow]:
+    """Turn ``paired_test_results`` records and/or normalized results into run rows."""
+    if isinstance(runs, str | bytes | Mapping) or not isinstance(runs, Sequence):
+        raise ReportError(
+            f"runs must be a list (paired_test_results, or normalized results with labels), got {kind_name(runs)}"
+        )
+    rows: list[RunRow] = []
+    for index, item in enumerate(runs):
+        if not isinstance(item, Mapping):
+            raise ReportError(f"runs[{index}] must be a dictionary (a run record or a result), got {kind_name(item)}")
+        # The one place where the report's input becomes typed: a run record or a result, told apart by their
+        # keys. Both came through Ansible and are not validated beyond that, so their fields are read with
+        # .get() and checked where they are used.
+        if _is_paired_record(item):
+            rows.append(_from_paired(index, cast("RunRecord", item), line_rate_bps))
+        elif _is_result(item):
+            rows.append(_from_result(index, cast("IperfResult", item), line_rate_bps))
+        else:
+            keys = ", ".join(sorted(str(k) for k in item)[:12]) or "none"
+            raise ReportError(
+                f"runs[{index}] is neither a run record of paired_test_results (pairs, total_bits_per_second) nor "
+                f"a normalized result (tool, bits_per_second); its keys: {keys}. Pass paired_test_results, or "
+                "results from esxilab.iperf.iperf_parse / iperf_facts / iperf_run"
+            )
+    return rows
