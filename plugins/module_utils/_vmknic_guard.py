@@ -80,7 +80,7 @@ def management_scope(state: HostNetworkState) -> ManagementScope:
             add("vmknic", vmk.device, f"on the default TCP/IP stack, and {unread}", True)
     if state.portgroup(MANAGEMENT_PORTGROUP) is not None:
         add("portgroup", MANAGEMENT_PORTGROUP, "management port group", False)
-    for (kind, device), _ in list(why.items()):
+    for kind, device in list(why):
         adapter = state.vmknic(device) if kind == "vmknic" else None
         if adapter is None:
             continue
@@ -96,14 +96,14 @@ def management_scope(state: HostNetworkState) -> ManagementScope:
                 add("switch", other.name, f"it carries {device}{unread_note}", unsure)
                 for pnic in other.uplinks:
                     add("pnic", pnic, f"uplink of {other.label}, which carries {device}", unsure)
-    for (kind, name), _ in list(why.items()):
+    for kind, name in list(why):
         pg = state.portgroup(name) if kind == "portgroup" else None
         if pg is None:
             continue
         unsure = ("portgroup", name) in uncertain
         reason = f"it carries port group {name}" if unsure else "it carries the management port group"
         add("vswitch", pg.vswitch, reason, unsure)
-    for (kind, name), _ in list(why.items()):
+    for kind, name in list(why):
         vs = state.vswitch(name) if kind == "vswitch" else None
         if vs is None:
             continue

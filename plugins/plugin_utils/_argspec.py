@@ -86,7 +86,7 @@ def _fragment_options(fragment: str) -> Mapping[str, Any]:
     """The options a documentation fragment of this collection adds (none for other collections')."""
     if not fragment.startswith(_OWN_FRAGMENT):
         return {}
-    name, _, variable = fragment[len(_OWN_FRAGMENT) :].partition(".")
+    name, _dot, variable = fragment[len(_OWN_FRAGMENT) :].partition(".")
     try:
         holder = importlib.import_module(_FRAGMENTS + name).ModuleDocFragment
     except (ImportError, AttributeError) as exc:

@@ -232,7 +232,7 @@ def parse_output(directory: str, text: str) -> JournalState:
         line = raw.rstrip("\r")
         if not line.startswith(_MARK):
             continue
-        kind, _, rest = line[len(_MARK) :].partition(":")
+        kind, _colon, rest = line[len(_MARK) :].partition(":")
         if kind == "refused":
             raise JournalError(
                 f"journal directory {directory}: {rest}. Fix: remove it (or point journal_dir elsewhere) so that"
@@ -243,7 +243,7 @@ def parse_output(directory: str, text: str) -> JournalState:
         if kind == "absent":
             exists = False
         elif kind == "entry":
-            key, _, value = rest.partition("=")
+            key, _equals, value = rest.partition("=")
             values[key] = value
         elif kind == "file":
             files.append(rest)
@@ -392,7 +392,7 @@ def record_script(
             f'( set -C; {{ cat "$d/files" 2>/dev/null; for _p in {words}; do grep -qxF "$_p" "$d/files" 2>/dev/null'
             ' || printf \'%s\\n\' "$_p"; done; } >"$_t" ) && mv -f "$_t" "$d/files" || _fail "cannot write files"',
         ]
-    window = any(key.startswith(("firewall.", "exec.")) for key, _ in entries)
+    window = any(key.startswith(("firewall.", "exec.")) for key, _value in entries)
     if window and deadline_seconds > 0:
         lines += [
             '_t="$d/.tmp.$$"; rm -f "$_t"',

@@ -80,7 +80,7 @@ def test_the_readme_lab_section_runs_verbatim(default_lab: None, fresh_home: Pat
     assert proc.returncode == 0, output[-4000:]
     recaps = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)", output, re.M)
     assert recaps, output[-2000:]
-    assert all(unreachable == "0" and failed == "0" for _, unreachable, failed in recaps), output[-4000:]
+    assert all(unreachable == "0" and failed == "0" for _host, unreachable, failed in recaps), output[-4000:]
     assert output.count("PLAY RECAP") == block.count("ansible-playbook ")
     # nothing was installed into the (fresh) home: the checkout itself was the collection
     assert not (fresh_home / ".ansible" / "collections").exists()

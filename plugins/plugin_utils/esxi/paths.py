@@ -4,7 +4,8 @@
 """Where iperf lives on an ESXi host: the paths the install, journal and run code probe.
 
 Sources: the shipped iperf3 path is the one VMware's "Troubleshooting the vSAN Network" page
-names (vSAN Network Design, https://techdocs.broadcom.com/us/en/vmware-cis/vcf/vcf-9-0-and-later/9-0/vsan-deployment-administration-and-monitoring/vsan-network-design/troubleshooting-the-vsan-network.html);
+names (vSAN Network Design, techdocs.broadcom.com, VCF 9.0 "vSAN Deployment, Administration and
+Monitoring" > "vSAN Network Design");
 its listener error and the ``.copy`` / security-domain workarounds are the subject of Dell KB
 000212752 "VxRail: iperf3 error - unable to start listener for connections: Operation not
 permitted". The iperf2 path is where the V-Front community VIB ``iperf-2.0.5-1`` installs

@@ -574,7 +574,7 @@ def test_any_vds_uplink_is_refused_even_without_management_on_it() -> None:
     join_dvs(host, "DSwitch-vmotion", DVS_UUID, ["vmnic3"], move="vmk1")  # vmk1 is tagged vmotion
     message = refusal(read(host), vswitch={"name": "vSwitch2", "uplinks": ["vmnic3"]})
     assert "physical NIC vmnic3 is an uplink of distributed switch DSwitch-vmotion. This module never" in message
-    assert "management" not in message.split("(")[0]
+    assert "management" not in message.split("(", maxsplit=1)[0]
 
 
 def test_an_nsx_switch_uplink_is_refused() -> None:

@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import 
 )
 
 
-def _write(directory: Path, contents: dict[str, bytes | None], **kwargs: Any) -> Any:
+def _write(directory: Path, contents: dict[str, bytes | None], key: str = "report", **kwargs: Any) -> Any:
     options: dict[str, Any] = {
         "mode": 0o644,
         "dir_mode": 0o755,
@@ -28,10 +28,8 @@ def _write(directory: Path, contents: dict[str, bytes | None], **kwargs: Any) ->
         "force": False,
         "whole_dir": True,
         "prefix": ".test-",
-        "key": "report",
     }
     options.update(kwargs)
-    key = options.pop("key")
     return write_report(str(directory), key, contents, **options)
 
 
