@@ -31,11 +31,11 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse_all
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
-from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_all
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import ESXI_PATHS, describe_tool
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -306,7 +306,7 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
 
 
 def tool_facts(probes: Sequence[ToolProbe]) -> list[dict[str, Any]]:
-    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``_tools.describe_tool``)."""
+    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``iperf.tools.describe_tool``)."""
     return [describe_tool(p.path, p.output, p.rc, problem=p.problem) for p in probes]
 
 

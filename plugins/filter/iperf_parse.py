@@ -203,8 +203,8 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse, parse_all
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse, parse_all
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
 
 _NAME = "esxilab.iperf.iperf_parse"
 

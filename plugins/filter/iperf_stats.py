@@ -120,7 +120,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import StatsError, summarize
 
 _NAME = "esxilab.iperf.iperf_stats"
 

@@ -211,8 +211,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
 
 _NAME = "esxilab.iperf.paired_test_record"
 

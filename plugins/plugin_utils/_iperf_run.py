@@ -42,11 +42,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, Result
-from ansible_collections.esxilab.iperf.plugins.module_utils._tools import ESXI_PATHS, describe_tool, version_tuple
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import ESXI_PATHS, describe_tool, version_tuple
 
 __all__ = [
     "ARGUMENT_SPEC",

@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import PairRecord, RunRecord, result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
 
 __all__ = [
     "BUILTIN_DEFAULTS",

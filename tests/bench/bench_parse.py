@@ -39,11 +39,11 @@ from tests.collection_path import ensure_collection_path  # noqa: E402
 
 ensure_collection_path()
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import parse_iperf3_json  # noqa: E402
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import parse_iperf3_json  # noqa: E402
 
 _dispatch_parse: Callable[[str], Any] | None
 try:
-    from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse as _imported_parse
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse as _imported_parse
 except ImportError as exc:  # a sibling parser of the dispatcher is not written yet
     _dispatch_parse = None
     _DISPATCH_MISSING = str(exc)

@@ -25,9 +25,12 @@ from typing import Any, Literal
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import (
+    parse_iperf2_text,
+    split_iperf2_text,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfResult, Result, plain
 from tests.collection_path import SCHEMA
 
 IPERF = "/usr/bin/iperf"

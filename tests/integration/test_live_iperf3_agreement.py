@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import parse_iperf3_json
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_text import parse_iperf3_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import parse_iperf3_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_text import parse_iperf3_text
 
 IPERF3 = "/usr/bin/iperf3"
 HOST = "127.0.0.1"

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import parse_iperf3_json
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import parse_iperf3_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import Result, plain
 from tests.collection_path import SCHEMA
 
 IPERF3 = "/usr/bin/iperf3"

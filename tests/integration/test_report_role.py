@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from tests.collection_path import FIXTURES, ensure_collection_path
 
 pytestmark = pytest.mark.slow

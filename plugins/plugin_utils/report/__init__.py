@@ -14,7 +14,7 @@ What lives where (one concern per file; the arrows are the imports):
   (``Unit``, ``pick_unit``, ``format_rate``) and text formatting, including ``md_text`` /
   ``md_code`` (text from the input made safe for ``summary.md``);
 * ``rows.py`` -- the input read into rows: ``read_runs()`` turns run records (``RunRecord``)
-  and/or normalized results (``IperfResult``, both in ``module_utils/_records.py``) into
+  and/or normalized results (``IperfResult``, both in ``plugin_utils/iperf/records.py``) into
   ``RunRow`` items with one ``ResultRow`` per pair;
 * ``groups.py`` -- grouping, statistics and knees (``Group``, ``Sweep``, ``build_groups``);
 * ``comparison.py`` -- the groups side by side by one label (``Comparison``);

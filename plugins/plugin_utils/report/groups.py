@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Grouping, statistics and knees: the runs of one test, direction, swap, streams value and compared label value
-make a ``Group`` (its statistics from ``_stats.summarize``); a family of groups over several stream counts makes a
-``Sweep`` with its knee (``_stats.knee``).
+make a ``Group`` (its statistics from ``iperf.stats.summarize``); a family of groups over several stream counts makes a
+``Sweep`` with its knee (``iperf.stats.knee``).
 
 Private module: not part of the collection's public API.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._stats import StatsError, knee, summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import ReportError, as_number
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, percent_of
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import IperfResult, PairRecord, RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import IperfResult, PairRecord, RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     DEFAULT_TEST,
     ReportError,

@@ -20,8 +20,8 @@ from ansible.playbook.task import Task
 
 from ansible_collections.esxilab.iperf.plugins.action import report_write as action
 from ansible_collections.esxilab.iperf.plugins.action.report_write import ActionModule
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
 from ansible_collections.esxilab.iperf.plugins.modules import report_write as module_doc
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from tests.collection_path import FIXTURES
 
 # "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver" (one interval)

@@ -21,7 +21,7 @@ from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import pa
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_seconds import paired_test_seconds
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_shims import paired_test_csv, paired_test_summary
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
 from tests.collection_path import REPO
 
 PLUGINS = [

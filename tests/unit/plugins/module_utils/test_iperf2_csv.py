@@ -15,8 +15,8 @@ from typing import Any, TypeAlias
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfResult, Result, plain
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))

@@ -6,7 +6,7 @@
 Expected figures were copied by hand from the fixture files. Printed amounts are written as
 printed (``"6.47 GBytes"``, ``"926 Mbits/sec"``) and converted here by the unit rule
 (bytes 1024-based, bit rates 1000-based, byte rates 1024-based bytes x 8), independently of
-``_units.py``.
+``iperf/units.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ from typing import Any, TypeAlias
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfResult, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import (
+    parse_iperf2_text,
+    split_iperf2_text,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfResult, Result, plain
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))

@@ -18,13 +18,18 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import (
     _duplicate_sums_possible,
     document_problem,
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, IperfResult, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
+    IperfParseError,
+    IperfResult,
+    Result,
+    plain,
+)
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))

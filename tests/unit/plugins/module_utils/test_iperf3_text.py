@@ -6,7 +6,7 @@
 Expected figures were copied by hand from the fixture files. Printed amounts are written as
 printed (``"5.24 MBytes"``, ``"4.39 Mbits/sec"``) and converted here by the unit rule
 (bytes 1024-based, bit rates 1000-based, byte rates 1024-based bytes x 8), independently of
-``_units.py``.
+``iperf/units.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_text import parse_iperf3_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_text import parse_iperf3_text
 from tests.collection_path import FIXTURES, SCHEMA
 
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))

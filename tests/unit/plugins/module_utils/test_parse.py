@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import detect, parse, parse_all, split_tests
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import SCHEMA_VERSION, IperfParseError, new_result
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import detect, parse, parse_all, split_tests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
+    SCHEMA_VERSION,
+    IperfParseError,
+    new_result,
+)
 from tests.collection_path import FIXTURES, SCHEMA
 
 ALL_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.name != "README.md")

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The record types of ``_records.py`` against their contracts, so neither can drift from the other.
+"""The record types of ``iperf/records.py`` against their contracts, so neither can drift from the other.
 
 * ``IperfResult`` and its parts against ``docs/schema/iperf-result.schema.json``: the required
   keys are the schema's required properties, the schema has no property the type lacks, and the
@@ -22,8 +22,8 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_record as record_plugin
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse_results
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_results
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
     EXTRA_RESULT_KEYS,
     CpuFigures,
     Endpoint,
@@ -36,7 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._records import (
     UdpFigures,
     result_from,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError
 from tests.collection_path import FIXTURES, SCHEMA
 
 SCHEMA_DOC: dict[str, Any] = json.loads(SCHEMA.read_text())

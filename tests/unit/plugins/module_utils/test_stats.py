@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._stats import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import (
     StatsError,
     knee,
     resolve_key,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._tools import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import (
     describe_tool,
     parse_version_output,
     supports,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitError, parse_bytes, parse_rate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
 
 _BYTE_LABELS = ("Byte", "KByte", "MByte", "GByte", "TByte")
 _BIT_LABELS = ("bit", "Kbit", "Mbit", "Gbit", "Tbit")

@@ -22,8 +22,6 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     BUILTIN_DEFAULTS,
     MAX_RUNS,
@@ -32,6 +30,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     build_plan,
     build_record,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     RESULT_COLUMNS,
     ReportError,

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     NA,
     ReportError,

@@ -45,8 +45,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import Endpoint, Interval, StreamTotals, UdpFigures
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
+    Endpoint,
+    Interval,
+    StreamTotals,
+    UdpFigures,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfParseError,
     IperfResult,
     Totals,

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parser for the human-readable output of iperf3 3.0 - 3.21 (client and server side).
 
-``parse_iperf3_text(text)`` returns one normalized result (see ``_result.py`` and the
+``parse_iperf3_text(text)`` returns one normalized result (see ``iperf/result.py`` and the
 schema). Every figure comes from a line iperf3 printed; what the text does not carry is
 ``None``. The format facts used here are documented in ``tests/fixtures/iperf/README.md``
 section 3 (checked against ``src/iperf_locale.c`` / ``src/iperf_api.c`` of 3.0.11 - 3.21).
@@ -46,15 +46,20 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import Interval, Side, StreamTotals, UdpFigures
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
+    Interval,
+    Side,
+    StreamTotals,
+    UdpFigures,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfResult,
     Totals,
     finalize,
     make_totals,
     new_result,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitError, parse_bytes, parse_rate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
 
 __all__ = ["parse_iperf3_text"]
 

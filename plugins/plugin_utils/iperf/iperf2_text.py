@@ -66,23 +66,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import Protocol, StreamTotals, UdpFigures
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import Protocol, StreamTotals, UdpFigures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfResult,
     Totals,
     finalize,
     make_totals,
     new_result,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._textutil import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil import (
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
     final_of,
     known_count,
     known_float,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._units import UnitError, parse_bytes, parse_rate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
 
 __all__ = ["parse_iperf2_text", "split_iperf2_text"]
 

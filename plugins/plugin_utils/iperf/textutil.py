@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Text helpers shared by the iperf2 parsers (``_iperf2_text.py`` and ``_iperf2_csv.py``).
+"""Text helpers shared by the iperf2 parsers (``iperf/iperf2_text.py`` and ``iperf/iperf2_csv.py``).
 
 * ``UNKNOWN_U32`` / ``known_count()`` -- iperf2 prints ``-1`` for an unknown figure, and 2.2.x
   prints that ``-1`` as the unsigned 32-bit ``4294967295``; both become ``None``.

@@ -11,7 +11,7 @@ before each. ``parse_all()`` splits the log at those banners and returns one res
 test that holds any figure. ``parse()`` returns the last such test (the most recent run)
 and says in ``warnings`` how many tests the log held, so nothing is silently dropped.
 ``parse_result()`` / ``parse_results()`` are the same returning the typed ``IperfResult``
-(``_records.py``); ``parse()`` / ``parse_all()`` hand it to the Ansible layer as plain data.
+(``iperf/records.py``); ``parse()`` / ``parse_all()`` hand it to the Ansible layer as plain data.
 
 Refused with ``IperfParseError`` (never turned into an empty result): text that is neither
 tool's output, and JSON that is not an iperf3 ``-J`` document (for example
@@ -28,14 +28,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_csv import parse_iperf2_csv
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf2_text import parse_iperf2_text, split_iperf2_text
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_json import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv import parse_iperf2_csv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import (
+    parse_iperf2_text,
+    split_iperf2_text,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import (
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._iperf3_text import parse_iperf3_text
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import IperfParseError, IperfResult, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_text import parse_iperf3_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
+    IperfParseError,
+    IperfResult,
+    Result,
+    plain,
+)
 
 __all__ = ["detect", "parse", "parse_all", "parse_result", "parse_results", "split_tests"]
 

@@ -11,8 +11,8 @@ One place for the three record types, checked by ``mypy --strict``:
   (``reverse_*`` for ``--bidir``, ``raw``, ``server_output``, ``labels``, ...) are the
   optional keys (required keys in a ``_...Required`` base, the optional ones in a
   ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
-  fill it (``_result.new_result``); ``_parse.parse()`` hands it to the Ansible layer
-  (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``_result.plain``), and
+  fill it (``iperf.result.new_result``); ``iperf.parse.parse()`` hands it to the Ansible layer
+  (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``iperf.result.plain``), and
   ``result_from()`` takes it back from Ansible for ``_paired`` and the report.
   ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Statistics over repeated iperf runs: summary, Student-t confidence interval, sweep knee.
 
-``summarize()`` takes plain numbers or normalized results (``_result.py``) and returns
+``summarize()`` takes plain numbers or normalized results (``iperf/result.py``) and returns
 count, mean, median, min, max, sample standard deviation, coefficient of variation, a
 two-sided Student-t confidence interval and the sum. A result whose figure is ``None``
 (the run measured nothing usable) is *skipped* and counted in ``skipped``; it is never

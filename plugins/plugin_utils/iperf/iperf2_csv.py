@@ -65,15 +65,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import StreamTotals, UdpFigures
-from ansible_collections.esxilab.iperf.plugins.module_utils._result import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import StreamTotals, UdpFigures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfResult,
     Totals,
     finalize,
     make_totals,
     new_result,
 )
-from ansible_collections.esxilab.iperf.plugins.module_utils._textutil import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil import (
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
     UNKNOWN_U32,

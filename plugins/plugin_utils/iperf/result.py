@@ -4,7 +4,7 @@
 """The normalized iperf result (schema_version 1) and helpers every parser shares.
 
 The contract is ``docs/schema/iperf-result.schema.json``; its type is ``IperfResult``
-(``_records.py``), which ``new_result()`` returns and every parser fills. In short:
+(``iperf/records.py``), which ``new_result()`` returns and every parser fills. In short:
 
 * rates are bit/s (1000-based), byte counts are bytes, times are seconds;
 * a figure the source output does not carry is ``None`` -- never guessed;
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ansible_collections.esxilab.iperf.plugins.module_utils._records import Format, IperfResult, Tool, Totals
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import Format, IperfResult, Tool, Totals
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -44,7 +44,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 # The result as the Ansible layer handles it (action plugins return it, filters pass it on):
-# plain data. The parsers build and return the typed ``IperfResult`` (_records.py); ``plain()``
+# plain data. The parsers build and return the typed ``IperfResult`` (iperf/records.py); ``plain()``
 # is the one place where it becomes a ``Result``.
 Result = dict[str, Any]
 
