@@ -469,6 +469,9 @@ def test_fault_then_every_way_back_restores_the_host(
         said = f"{host}: put back" in recovery_log
         if way == "restore.yml" and by_release[release].left != "nothing" and not said:
             problems.append("restore.yml did not say what it put back")
+        reported = f"{host}: an earlier run left" in recovery_log
+        if way == "next run" and by_release[release].left != "nothing" and not reported:
+            problems.append("the next run did not report the unfinished window it put back")
         by_release[release].results[way] = "restored" if not problems else "FAILED"
         if problems:
             failures.append(f"{host} ({release}, {way}): {'; '.join(problems)}")
