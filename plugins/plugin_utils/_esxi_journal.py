@@ -47,12 +47,13 @@ import re
 import shlex
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -81,28 +82,8 @@ _VIB_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
 
 
-class Output(Protocol):
-    """What ``execute`` returns (the backends' ``CommandOutput``)."""
-
-    @property
-    def rc(self) -> int: ...
-
-    @property
-    def stdout(self) -> str: ...
-
-    @property
-    def stderr(self) -> str: ...
-
-
-Execute = Callable[[str], Output]
-
-
-class JournalError(Exception):
-    """The journal cannot be used; ``message`` names the cause and the fix."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class JournalError(HostError):
+    """The journal cannot be used; ``message`` names the cause and the fix (the caller adds the module's name)."""
 
 
 @dataclass(frozen=True, slots=True)

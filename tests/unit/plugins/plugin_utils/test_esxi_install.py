@@ -25,10 +25,10 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import (
     UPLOAD_PLACEHOLDER,
-    CommandOutput,
     EsxiInstallError,
     run,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
 
