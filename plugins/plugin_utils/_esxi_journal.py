@@ -54,6 +54,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -384,7 +385,8 @@ def record_script(
             '[ "$_old" -gt "$_new" ] && _new=$_old',
             '_put deadline "$_new"',
             "if ! _ours; then",
-            "  if command -v setsid >/dev/null 2>&1; then { set +m; } 2>/dev/null; _ss=setsid;"
+            WHICH,
+            "  if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid;"
             " else { set -m; } 2>/dev/null; _ss=; fi",
             '  ( trap \'\' HUP; exec $_ss sh "$d/deadman.sh" "$d" ) </dev/null >/dev/null 2>&1 &',
             '  _put deadman.pid "$!"',

@@ -10,29 +10,17 @@ plugin passes in (``_low_level_execute_command``), so the whole flow is unit-tes
 fake host. No Ansible import: the scripts need only a POSIX shell (busybox ``ash`` on ESXi,
 ``dash``/``bash`` on Linux) and no Python on the host.
 
-Output protocol of every script: a *marker line* ``@@ESXILAB:<token> <name> <args>`` starts a
-section, the lines up to the next marker are its text. Markers are printed with a newline in
-front (``printf '\\n%s\\n'``) so a section always starts on a fresh line; the reader removes
-exactly that one newline again, so a section holds the command output byte for byte.
+Output protocol of every script: the host layer's framing (``plugin_utils/host/framing.py``)
+with the tag ``@@ESXILAB:<token>``: a marker line ``@@ESXILAB:<token> <name> <args>`` starts a
+section, the lines up to the next marker are its text, byte for byte.
 
-Remote files live in a *private directory* ``<state_dir>/esxilab-iperf-<uid>`` (``state_dir``
-default ``/tmp``, ``uid`` the numeric user id the scripts run as), created with ``mkdir -m 700`` and
-refused when it is a symbolic link, not a directory, owned by another user or open to others
-(:func:`state_snippet`). In it: ``esxilab-iperf-<port>[-<bind>].pid`` (key=value lines ``pid``,
-``guard``, ``tool``, ``port``, ``bind``, ``binary``, written with ``printf '%s\\n'`` arguments),
-``esxilab-iperf-<port>[-<bind>].log`` (the server's own output) and the client's
-``esxilab-iperf-<shell pid>.out/.err/.timedout``. Every file is removed first and then created under
-``set -C`` (noclobber: ``O_EXCL``), so nothing is written through a link. Paths are derived from
-the file *names* (checked against :data:`PIDFILE_NAME_RE`), never from file content; a recorded
-pid counts as our server only while its command line still shows ``<binary> -s -p <port>``
-(:func:`is_our_server`), checked again by the stop script right before any ``kill``. A *guard* shell
-started next to each server kills it after ``server_timeout`` seconds and removes the pidfile once
-the server is gone, so a forgotten server dies by itself.
+Remote files live in a *private directory* ``<state_dir>/esxilab-iperf-<uid>``; how it is made,
+checked and used, and how a server is told from another process: ``state.py``.
 
 The package is cut by concern: ``common`` (types, constants, the error, the framing bound to
-a token), ``options`` (which option applies to which mode, ranges, formats), ``state`` (the
-private directory, pidfiles, process checks), ``probe`` (the host's tools and binaries, choosing
-one, listening sockets), ``argv`` (iperf command lines), ``scripts`` (the shell scripts),
+a token), ``options`` (which option applies to which mode, ranges, formats, and the iperf command lines
+they become), ``state`` (the private directory, pidfiles, process checks), ``probe`` (the host's
+tools and binaries, choosing one, listening sockets), ``scripts`` (the shell scripts),
 ``diagnosis`` (a failure in iperf's own words -> cause and fix), ``interpret`` (the client's
 output -> the task result) and ``flow`` (server, client, stop). This file re-exports what the
 action plugin and the tests use.

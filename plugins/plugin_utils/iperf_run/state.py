@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The module's private state directory on the host, its pidfiles, and the process checks.
 
+Remote files live in a *private directory* ``<state_dir>/esxilab-iperf-<uid>`` (``state_dir``
 default ``/tmp``, ``uid`` the numeric user id the scripts run as), created with ``mkdir -m 700`` and
 refused when it is a symbolic link, not a directory, owned by another user or open to others
 (:func:`state_snippet`). In it: ``esxilab-iperf-<port>[-<bind>].pid`` (key=value lines ``pid``,
