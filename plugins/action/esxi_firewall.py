@@ -14,11 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import (
-    ARGUMENT_SPEC,
-    MUTUALLY_EXCLUSIVE,
-    run,
-)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 
 
@@ -26,8 +22,8 @@ class ActionModule(HostAction):
     """Set the ESXi firewall's enabled state, default action and rulesets with esxcli."""
 
     NAME = "esxilab.iperf.esxi_firewall"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    MUTUALLY_EXCLUSIVE = MUTUALLY_EXCLUSIVE
+    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = backend.MUTUALLY_EXCLUSIVE
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
-        return run(args, self.execute, check_mode=self.check_mode, journal=self.journal(args, task_vars))
+        return backend.run(args, self.execute, check_mode=self.check_mode, journal=self.journal(args, task_vars))

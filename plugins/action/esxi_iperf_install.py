@@ -18,11 +18,7 @@ from typing import Any
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import (
-    ARGUMENT_SPEC,
-    MUTUALLY_EXCLUSIVE,
-    run,
-)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
 
@@ -34,8 +30,8 @@ class ActionModule(HostAction):
     # not on every run (ActionBase makes one up front for TRANSFERS_FILES plugins)
     TRANSFERS_FILES = False
     NAME = "esxilab.iperf.esxi_iperf_install"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    MUTUALLY_EXCLUSIVE = MUTUALLY_EXCLUSIVE
+    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = backend.MUTUALLY_EXCLUSIVE
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
         local_upload: str | None = None
@@ -45,7 +41,7 @@ class ActionModule(HostAction):
             except AnsibleError as exc:
                 raise HostError(f"{self.NAME}: vib_upload: {exc.message}") from exc
         try:
-            return run(
+            return backend.run(
                 args,
                 self.execute,
                 check_mode=self.check_mode,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_journal_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import ARGUMENT_SPEC, run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 
 
@@ -23,10 +23,10 @@ class ActionModule(HostAction):
     """Read, restore or clear the restore journal of an ESXi host."""
 
     NAME = "esxilab.iperf.esxi_journal"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
         journal = self.journal(args, task_vars)
         if journal is None:
             raise JournalError("journal_dir is empty: there is no journal to use")
-        return run(args, journal, self.execute, check_mode=self.check_mode)
+        return backend.run(args, journal, self.execute, check_mode=self.check_mode)

@@ -66,7 +66,7 @@ PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
 # The options are those of the module's DOCUMENTATION (one declaration); ``src`` and ``paths``
 # are taken as they come and checked by hand (``_check_str_list``) for clearer messages than the
 # list type gives.
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
+ARGUMENT_SPEC = _SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
 # How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
 DEFAULT_RAW_MAX_BYTES: int = ARGUMENT_SPEC["raw_max_bytes"]["default"]
 
@@ -421,7 +421,7 @@ class ActionModule(HostAction):
     """Gather ``iperf_tools`` and ``iperf_results`` with plain ``sh`` on the host."""
 
     NAME = _NAME
-    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_SPEC = _SPEC
     MUTUALLY_EXCLUSIVE = (("src", "content"),)
     # a lost connection leaves the host unreachable, as for any module
     CONNECTION_LOSS_AS_OUTPUT = False

@@ -16,31 +16,25 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run import (
-    ARGUMENT_SPEC,
-    MUTUALLY_EXCLUSIVE,
-    REQUIRED_IF,
-    check_raw_args,
-    run,
-)
 
 
 class ActionModule(HostAction):
     """Run iperf2/iperf3 as server, client or stop it, over the host's shell."""
 
     NAME = "esxilab.iperf.iperf_run"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    MUTUALLY_EXCLUSIVE = MUTUALLY_EXCLUSIVE
-    REQUIRED_IF = REQUIRED_IF
+    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = backend.MUTUALLY_EXCLUSIVE
+    REQUIRED_IF = backend.REQUIRED_IF
     # a lost connection leaves the host unreachable, as for any module; stderr is iperf's, as it came
     CONNECTION_LOSS_AS_OUTPUT = False
     DROP_SSH_NOTICE = False
 
     def validate(self) -> dict[str, Any]:
         # before the conversion: Ansible would turn a string extra_args into a list silently
-        check_raw_args(self._task.args)
+        backend.check_raw_args(self._task.args)
         return super().validate()
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
-        return run(args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time)
+        return backend.run(args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time)
