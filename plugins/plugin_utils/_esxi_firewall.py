@@ -235,8 +235,4 @@ def run(
 
 
 def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    """The firewall is back: drop its journal keys (a failure only warns; the values stay true)."""
-    try:
-        journal.clear(["firewall"])
-    except JournalError as exc:
-        result.setdefault("warnings", []).append(f"{_NAME}: the firewall is restored, but {exc.message}")
+    journal.clear_restored("firewall", result, name=_NAME, what="the firewall")

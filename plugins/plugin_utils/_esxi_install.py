@@ -631,11 +631,7 @@ def restore(
 
 
 def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    """The host is back: drop the install keys of the journal (a failure only warns)."""
-    try:
-        journal.clear(["install"])
-    except JournalError as exc:
-        result.setdefault("warnings", []).append(f"{_NAME}: the host is restored, but {exc.message}")
+    journal.clear_restored("install", result, name=_NAME, what="the host")
 
 
 def run(

@@ -485,6 +485,13 @@ class Journal:
     def clear(self, scopes: Sequence[str]) -> JournalState:
         return self._run(clear_script(self.directory, scopes))
 
+    def clear_restored(self, scope: str, result: dict[str, Any], *, name: str, what: str) -> None:
+        """``what`` (of ``scope``) is back: drop its keys; a failure only warns in ``result`` (the values stay true)."""
+        try:
+            self.clear([scope])
+        except JournalError as exc:
+            result.setdefault("warnings", []).append(f"{name}: {what} is restored, but {exc.message}")
+
 
 def journal_from_args(args: Mapping[str, Any], execute: Execute, host: str) -> Journal | None:
     """The journal the options ask for (``journal_dir``, ``journal_copy_dir``, ``deadline``); ``None`` when off."""
