@@ -54,6 +54,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
@@ -76,7 +77,8 @@ DEFAULT_DIR = "/scratch/esxilab-iperf"
 DEFAULT_DEADLINE = 3600
 POLL_SECONDS = 5
 SCOPES = ("firewall", "install")
-_MARK = "esxilab-journal:"
+#: The tag of the journal scripts' marker lines (the host layer's framing, ``host/framing.py``).
+_TAG = "esxilab-journal"
 _RULESET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _VIB_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: Files a restore may remove: only the copies the install makes.
@@ -210,11 +212,8 @@ def parse_output(directory: str, text: str) -> JournalState:
     deadman = ""
     exists = True
     complete = False
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        if not line.startswith(_MARK):
-            continue
-        kind, _, rest = line[len(_MARK) :].partition(":")
+    for section in split_sections(text, _TAG):
+        kind, rest = section.name.rstrip("\r"), section.args.rstrip("\r")
         if kind == "refused":
             raise JournalError(
                 f"journal directory {directory}: {rest}. Fix: remove it (or point journal_dir elsewhere) so that"
@@ -309,13 +308,13 @@ def _prelude(directory: str, *, create: bool) -> str:
     make = (
         'if [ ! -e "$d" ] && [ ! -L "$d" ]; then ( umask 077; mkdir -p "$d" ) || _fail "cannot create it"; fi'
         if create
-        else f'if [ ! -e "$d" ] && [ ! -L "$d" ]; then echo "{_MARK}absent:"; echo "{_MARK}ok:"; exit 0; fi'
+        else f'if [ ! -e "$d" ] && [ ! -L "$d" ]; then {marker(_TAG, "absent")}; {marker(_TAG, "ok")}; exit 0; fi'
     )
     return "\n".join(
         [
             f"d={q}",
-            f'_fail() {{ echo "{_MARK}error:$*"; exit 0; }}',
-            f'_refuse() {{ echo "{_MARK}refused:$*"; exit 0; }}',
+            f"_fail() {{ {marker(_TAG, 'error', '$*')}; exit 0; }}",
+            f"_refuse() {{ {marker(_TAG, 'refused', '$*')}; exit 0; }}",
             make,
             '[ -L "$d" ] && _refuse "it is a symlink"',
             '[ -d "$d" ] || _refuse "it is not a directory"',
@@ -342,15 +341,18 @@ def _report() -> str:
         [
             'for _f in "$d"/firewall.* "$d"/exec.* "$d"/vib; do',
             '  [ -f "$_f" ] || continue',
-            f'  printf \'{_MARK}entry:%s=%s\\n\' "${{_f##*/}}" "$(head -n 1 "$_f")"',
+            "  " + marker(_TAG, "entry", '${_f##*/}=$(head -n 1 "$_f")'),
             "done",
             'if [ -f "$d/files" ]; then while IFS= read -r _l; do',
-            f"  printf '{_MARK}file:%s\\n' \"$_l\"",
+            "  " + marker(_TAG, "file", "$_l"),
             'done <"$d/files"; fi',
             "if _ours; then _r=yes; else _r=no; fi",
-            f'printf \'{_MARK}deadman:running=%s pid=%s deadline=%s\\n\' "$_r" "$(cat "$d/deadman.pid" 2>/dev/null)"'
-            ' "$(cat "$d/deadline" 2>/dev/null)"',
-            f'echo "{_MARK}ok:"',
+            marker(
+                _TAG,
+                "deadman",
+                'running=$_r pid=$(cat "$d/deadman.pid" 2>/dev/null) deadline=$(cat "$d/deadline" 2>/dev/null)',
+            ),
+            marker(_TAG, "ok"),
         ]
     )
 

@@ -14,8 +14,9 @@ A pseudo-terminal (ssh ``-tt``, used with become) turns every ``\\n`` into ``\\r
 every newline of the output has one, that is undone (:func:`undo_pty`), so ``\\r\\n`` inside a
 file read on the host comes back as it was.
 
-Used by ``iperf_run`` (tag ``@@ESXILAB:<token>``, lower-case names) and ``iperf_facts`` (tag
-``ESXILAB_IPERF_<hex>``, upper-case names). Plain data; no Ansible import.
+Used by ``iperf_run`` (tag ``@@ESXILAB:<token>``, lower-case names), ``iperf_facts`` (tag
+``ESXILAB_IPERF_<hex>``, upper-case names) and the restore journal's scripts (tag
+``esxilab-journal``: one-line records, the values in the arguments). Plain data; no Ansible import.
 
 Private module: not part of the collection's public API.
 """
