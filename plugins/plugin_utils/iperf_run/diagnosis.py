@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._esxcli import BUNDLED_IPERF3, BUNDLED_IPERF3_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import Tool
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import EXEC_HINT
 
@@ -92,8 +93,8 @@ def diagnose(
         or line_with(text, "bind failed", "operation not permitted")
     ):
         hint = (
-            "On ESXi the shipped /usr/lib/vmware/vsan/bin/iperf3 may not listen: use the copied binary "
-            "/usr/lib/vmware/vsan/bin/iperf3.copy (binary=...; esxilab.iperf.esxi_iperf_install creates it) "
+            f"On ESXi the shipped {BUNDLED_IPERF3} may not listen: use the copied binary "
+            f"{BUNDLED_IPERF3_COPY} (binary=...; esxilab.iperf.esxi_iperf_install creates it) "
             "or put iperf3 in a security domain that may listen"
         )
         message = f"the server could not listen on {ep}: {strip_prefix(line)}. {hint}"
