@@ -224,7 +224,7 @@ def parse_output(directory: str, text: str) -> JournalState:
         if kind == "absent":
             exists = False
         elif kind == "entry":
-            key, _, value = rest.partition("=")
+            key, _equals, value = rest.partition("=")
             values[key] = value
         elif kind == "file":
             files.append(rest)
@@ -376,7 +376,7 @@ def record_script(
             f'( set -C; {{ cat "$d/files" 2>/dev/null; for _p in {words}; do grep -qxF "$_p" "$d/files" 2>/dev/null'
             ' || printf \'%s\\n\' "$_p"; done; } >"$_t" ) && mv -f "$_t" "$d/files" || _fail "cannot write files"',
         ]
-    window = any(key.startswith(("firewall.", "exec.")) for key, _ in entries)
+    window = any(key.startswith(("firewall.", "exec.")) for key, _value in entries)
     if window and deadline_seconds > 0:
         lines += [
             '_t="$d/.tmp.$$"; rm -f "$_t"',
