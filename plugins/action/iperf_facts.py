@@ -7,13 +7,16 @@ Everything runs on the controller except **one** plain POSIX ``sh`` command per 
 host (busybox ``ash`` on ESXi is enough; no Python there). That command:
 
 1. lists every iperf binary -- the names ``iperf iperf2 iperf3 iperf3.copy iperf.copy`` in each
-   ``$PATH`` directory, the ESXi locations and the user's ``paths`` -- probed with ``[ -x ]``
-   (not ``command -v``, which stops at the first hit and is unreliable on old busybox), and
-   runs ``<binary> -v`` for each (stderr merged: iperf2 prints its banner there);
+   ``$PATH`` directory (the host layer's ``$PATH`` walker, not ``command -v``, which stops at
+   the first hit and is unreliable on old busybox), the ESXi locations and the user's
+   ``paths`` -- probed with ``[ -x ]``, and runs ``<binary> -v`` for each (stderr merged:
+   iperf2 prints its banner there);
 2. expands the ``src`` globs in the host's shell and ``cat``s every file.
 
-The sections of its output are framed by marker lines carrying a random token, so any file
-content passes through unchanged and nothing needs a second round trip.
+The sections of its output are framed by marker lines carrying a random token (the host
+layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
+unchanged and nothing needs a second round trip. The shared ``HostAction`` base validates the
+options against the module's documentation and runs the command.
 
 Pure helpers (script building, output splitting, glob quoting) are module-level functions,
 unit-tested without a connection.
@@ -29,18 +32,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import split_sections, undo_pty
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import PATH_WALK
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import ESXI_PATHS, describe_tool
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import describe_tool
 
 __all__ = [
     "ARGUMENT_SPEC",
     "DEFAULT_RAW_MAX_BYTES",
-    "ESXI_PATHS",
     "PATH_NAMES",
     "ActionModule",
     "FileRead",
@@ -61,7 +67,7 @@ PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
 # The options are those of the module's DOCUMENTATION (one declaration); ``src`` and ``paths``
 # are taken as they come and checked by hand (``_check_str_list``) for clearer messages than the
 # list type gives.
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
+ARGUMENT_SPEC = _SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
 # How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
 DEFAULT_RAW_MAX_BYTES: int = ARGUMENT_SPEC["raw_max_bytes"]["default"]
 
@@ -165,19 +171,10 @@ readf() {
 }
 """
 
-_SCRIPT_PATH_SCAN = r"""set -f
-_ifs=$IFS
-IFS=:
-for _p in $PATH; do
-  IFS=$_ifs
-  [ -n "$_p" ] || continue
-  for _n in %(names)s; do
-    [ -f "$_p/$_n" ] && probe "$_p/$_n" 0
-  done
-done
-IFS=$_ifs
-set +f
-"""
+# Every file called one of PATH_NAMES in a (non-empty) $PATH directory, probed in $PATH order.
+_SCRIPT_PATH_SCAN = (
+    PATH_WALK + '\n_wp() { [ -n "$1" ] && [ -f "$1/$2" ] && probe "$1/$2" 0; return 1; }\n_pathwalk _wp '
+)
 
 
 def build_script(
@@ -192,8 +189,8 @@ def build_script(
         raise ValueError(f"marker must be alphanumeric: {marker!r}")
     parts = [_SCRIPT_HEAD % {"marker": marker}]
     if gather_tools:
-        parts.append(_SCRIPT_PATH_SCAN % {"names": " ".join(PATH_NAMES)})
-        parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_PATHS)
+        parts.append(_SCRIPT_PATH_SCAN + " ".join(PATH_NAMES) + "\n")
+        parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_IPERF_PATHS)
         parts.extend(f"probe {shlex.quote(path)} 1\n" for path in extra_paths)
     for index, pattern in enumerate(sources):
         parts.append(f"printf '\\n%s SRC %s\\n' \"$M\" {index}\n")
@@ -272,26 +269,21 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
     start = stdout.find(f"{marker} START")
     if start < 0:
         return out
-    text = stdout[start:]
-    if text.startswith(f"{marker} START\r\n"):
-        out.tty = True
-        text = text.replace("\r\n", "\n")
-    pattern = re.compile(rf"\n{re.escape(marker)} ([A-Z]+)(?: ([^\n]*))?(?=\n|$)")
-    matches = list(pattern.finditer(text))
+    _text, out.tty = undo_pty(stdout[start:])
+    sections = split_sections(stdout[start:], marker)
     src_index = -1
-    for number, match in enumerate(matches):
-        kind, arg = match.group(1), match.group(2) or ""
-        following = matches[number + 1] if number + 1 < len(matches) else None
-        body = text[match.end() + 1 : following.start()] if following else ""
+    for number, section in enumerate(sections):
+        kind, arg, body = section.name, section.args, section.text
+        following = sections[number + 1] if number + 1 < len(sections) else None
         if kind == "SRC":
             src_index = int(arg)
         elif kind == "DONE":
             out.finished = True
-        elif kind == "TOOL" and following is not None and following.group(1) == "TOOLEND":
-            rc, problem = _end_status(following.group(2) or "")
+        elif kind == "TOOL" and following is not None and following.name == "TOOLEND":
+            rc, problem = _end_status(following.args)
             out.tools.append(ToolProbe(path=arg, output=body, rc=rc, problem=problem))
-        elif kind == "FILE" and following is not None and following.group(1) == "FILEEND":
-            rc, problem = _end_status(following.group(2) or "")
+        elif kind == "FILE" and following is not None and following.name == "FILEEND":
+            rc, problem = _end_status(following.args)
             if problem is None and rc != 0:
                 problem = f"could not be read (cat exit status {rc}{_cat_message(body)})"
             out.files.append(
@@ -306,7 +298,7 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
 
 
 def tool_facts(probes: Sequence[ToolProbe]) -> list[dict[str, Any]]:
-    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``iperf.tools.describe_tool``)."""
+    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``_tools.describe_tool``)."""
     return [describe_tool(p.path, p.output, p.rc, problem=p.problem) for p in probes]
 
 
@@ -426,63 +418,57 @@ def _check_str_list(value: Any, option: str, example: str) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 
-class _Fail(Exception):
-    """Stop the task with ``failed=true`` and this message."""
-
-
-class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type information
+class ActionModule(HostAction):
     """Gather ``iperf_tools`` and ``iperf_results`` with plain ``sh`` on the host."""
 
-    TRANSFERS_FILES = False
+    NAME = _NAME
+    ARGUMENT_SPEC = _SPEC
+    MUTUALLY_EXCLUSIVE = (("src", "content"),)
+    # a lost connection leaves the host unreachable, as for any module
+    CONNECTION_LOSS_AS_OUTPUT = False
+    DROP_SSH_NOTICE = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = dict(super().run(tmp, task_vars))
-        result["changed"] = False
-        try:
-            result.update(self._run())
-        except _Fail as exc:
-            result["failed"] = True
-            result["msg"] = str(exc)
-        except AnsibleActionFail as exc:  # option validation
-            result.update(exc.result)
+        result = super().run(tmp, task_vars)
+        result.setdefault("changed", False)
         return result
 
-    def _options(self) -> dict[str, Any]:
-        args: dict[str, Any]
-        validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("src", "content")]
-        )
-        del validation  # errors raise AnsibleActionFail inside validate_argument_spec
+    def validate(self) -> dict[str, Any]:
+        try:
+            args = super().validate()
+        except AnsibleActionFail as exc:  # an option error is a failed task result, not an exception
+            raise HostError(str(exc.result.get("msg", exc.message)), exc.result) from exc
         try:
             args["src"] = _check_str_list(args.get("src"), "src", "paths or globs on the host")
             args["paths"] = _check_str_list(args.get("paths"), "paths", "absolute paths of iperf binaries")
         except OptionError as exc:
-            raise _Fail(f"{_NAME}: {exc}") from exc
+            raise HostError(f"{_NAME}: {exc}") from exc
         for index, path in enumerate(args["paths"]):
             if not path.startswith("/"):
-                raise _Fail(f"{_NAME}: paths[{index}] must be an absolute path of a binary on the host, got {path!r}")
+                raise HostError(
+                    f"{_NAME}: paths[{index}] must be an absolute path of a binary on the host, got {path!r}"
+                )
         content = args.get("content")
         if content is not None and not isinstance(content, str | Mapping):
-            raise _Fail(
+            raise HostError(
                 f"{_NAME}: content must be the text of iperf output (or a decoded iperf3 -J document), "
                 f"got {type(content).__name__}"
             )
         if args["raw_max_bytes"] < 0:
-            raise _Fail(
+            raise HostError(
                 f"{_NAME}: raw_max_bytes must be 0 (keep no raw text) or a positive number of bytes, "
                 f"got {args['raw_max_bytes']}"
             )
         if self._task.args.get("src") is not None and not args["src"]:
-            raise _Fail(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
+            raise HostError(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
         if not args["gather_tools"] and not args["src"] and content is None:
-            raise _Fail(
+            raise HostError(
                 f"{_NAME}: nothing to do: gather_tools is false and neither src nor content is set; "
                 "set src (files on the host) or content (text), or gather_tools=true"
             )
         return args
 
-    def _run(self) -> dict[str, Any]:
-        args = self._options()
+    def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
         labels: Mapping[str, Any] = args["labels"] or {}
         sources: list[str] = args["src"]
         facts: dict[str, Any] = {}
@@ -492,14 +478,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if args["gather_tools"] or sources:
             marker = f"ESXILAB_IPERF_{uuid.uuid4().hex}"
             script = build_script(marker, gather_tools=args["gather_tools"], extra_paths=args["paths"], sources=sources)
-            res = self._low_level_execute_command(script)
-            probe = parse_probe_output(res.get("stdout", ""), marker)
+            res = self.execute(script)
+            probe = parse_probe_output(res.stdout, marker)
             if not probe.finished:
                 # stdout may hold file content once the script started reading files: show it only before.
-                stdout = "" if f"{marker} START" in res.get("stdout", "") else res.get("stdout", "")
-                shown = (res.get("stderr") or stdout or "").strip()[-500:]
-                raise _Fail(
-                    f"{_NAME}: the probe command did not complete on the host (exit status {res.get('rc')}): "
+                stdout = "" if f"{marker} START" in res.stdout else res.stdout
+                shown = (res.stderr or stdout or "").strip()[-500:]
+                raise HostError(
+                    f"{_NAME}: the probe command did not complete on the host (exit status {res.rc}): "
                     f"{shown or 'no output'}. It needs a POSIX sh with printf, cat and test."
                 )
         if args["gather_tools"]:
@@ -523,7 +509,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             if failures:
                 described = "; ".join(f"{source}: {message}" for source, _raw, message in failures)
                 if mode == "fail":
-                    raise _Fail(
+                    raise HostError(
                         f"{_NAME}: {len(failures)} source(s) could not be read as iperf output: {described}. "
                         "Fix the path or the file, or set on_parse_error=skip (leave them out) "
                         "or on_parse_error=keep (keep an item with error set)."

@@ -14,14 +14,13 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError, failure_from_output
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
     FirewallStatus,
     Ruleset,
@@ -33,11 +32,11 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan i
     FirewallPlan,
     plan_firewall,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError, checked
 
 __all__ = [
     "ARGUMENT_SPEC",
     "MUTUALLY_EXCLUSIVE",
-    "CommandOutput",
     "EsxiFirewallError",
     "desired_from_args",
     "run",
@@ -51,20 +50,8 @@ ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCU
 MUTUALLY_EXCLUSIVE = [("restore", "enabled"), ("restore", "default_action"), ("restore", "rulesets")]
 
 
-@dataclass(frozen=True, slots=True)
-class CommandOutput:
-    rc: int
-    stdout: str
-    stderr: str
-
-
-class EsxiFirewallError(Exception):
-    """Stop the task: ``message`` names the cause and the fix; ``result`` keeps what is known."""
-
-    def __init__(self, message: str, result: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.result = dict(result or {})
+class EsxiFirewallError(HostError):
+    """The firewall backend's :class:`~.host.command.HostError` (``message``, ``result``)."""
 
 
 def _bool_map(value: Any, where: str) -> dict[str, bool]:
@@ -109,16 +96,11 @@ def desired_from_args(args: Mapping[str, Any]) -> FirewallDesired:
     )
 
 
-def _checked(execute: Callable[[str], CommandOutput], command: str) -> str:
-    out = execute(command)
-    failure = failure_from_output(out.stdout + ("\n" + out.stderr if out.stderr else ""), out.rc)
-    if failure is not None:
-        label = f"[{failure.error_class}] " if failure.error_class else ""
-        raise EsxiFirewallError(f"{_NAME}: '{command}' failed (exit status {out.rc}): {label}{failure.message}")
-    return out.stdout
+def _checked(execute: Execute, command: str) -> str:
+    return checked(execute, command, name=_NAME, error=EsxiFirewallError)
 
 
-def _read(execute: Callable[[str], CommandOutput], with_rulesets: bool) -> tuple[FirewallStatus, list[Ruleset]]:
+def _read(execute: Execute, with_rulesets: bool) -> tuple[FirewallStatus, list[Ruleset]]:
     status = parse_firewall_get(_checked(execute, GET))
     rulesets = parse_ruleset_list(_checked(execute, RULESET_LIST)) if with_rulesets else []
     return status, rulesets
@@ -165,7 +147,7 @@ def _merged_restore(args: Mapping[str, Any], recorded: Mapping[str, Any]) -> dic
 
 def run(
     args: Mapping[str, Any],
-    execute: Callable[[str], CommandOutput],
+    execute: Execute,
     *,
     check_mode: bool,
     journal: Journal | None = None,
@@ -255,8 +237,4 @@ def run(
 
 
 def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    """The firewall is back: drop its journal keys (a failure only warns; the values stay true)."""
-    try:
-        journal.clear(["firewall"])
-    except JournalError as exc:
-        result.setdefault("warnings", []).append(f"{_NAME}: the firewall is restored, but {exc.message}")
+    journal.clear_restored("firewall", result, name=_NAME, what="the firewall")

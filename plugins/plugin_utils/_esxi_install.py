@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
@@ -67,13 +66,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
     parse_vib_install_result,
     parse_vib_list,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError, checked
 
 __all__ = [
     "ARGUMENT_SPEC",
     "MUTUALLY_EXCLUSIVE",
     "RESTORE_KEYS",
     "UPLOAD_PLACEHOLDER",
-    "CommandOutput",
     "EsxiInstallError",
     "install",
     "redact",
@@ -101,29 +100,11 @@ ADVANCED_EIO = "esxcli system settings advanced list -o /User/execInstalledOnly"
 DOMAIN_LIST = "localcli system secpolicy domain list"
 
 
-@dataclass(frozen=True, slots=True)
-class CommandOutput:
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout + ("\n" + self.stderr if self.stderr else "")
-
-
-Execute = Callable[[str], CommandOutput]
 Upload = Callable[[str], str]
 
 
-class EsxiInstallError(Exception):
-    """Stop the task: ``message`` names the cause and the fix; ``result`` keeps what is known
-    (above all ``restore``, so an ``always:`` can undo what was done before the failure)."""
-
-    def __init__(self, message: str, result: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.result = dict(result or {})
+class EsxiInstallError(HostError):
+    """The install backend's :class:`~.host.command.HostError`; its ``result`` keeps ``restore``."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,12 +113,7 @@ class EsxiInstallError(Exception):
 
 
 def _checked(execute: Execute, command: str) -> str:
-    out = execute(command)
-    failure = failure_from_output(out.text, out.rc)
-    if failure is not None:
-        label = f"[{failure.error_class}] " if failure.error_class else ""
-        raise EsxiInstallError(f"{_NAME}: '{command}' failed (exit status {out.rc}): {label}{failure.message}")
-    return out.stdout
+    return checked(execute, command, name=_NAME, error=EsxiInstallError)
 
 
 def read_version(execute: Execute) -> EsxiVersion:
@@ -667,11 +643,7 @@ def restore(
 
 
 def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    """The host is back: drop the install keys of the journal (a failure only warns)."""
-    try:
-        journal.clear(["install"])
-    except JournalError as exc:
-        result.setdefault("warnings", []).append(f"{_NAME}: the host is restored, but {exc.message}")
+    journal.clear_restored("install", result, name=_NAME, what="the host")
 
 
 def run(

@@ -47,12 +47,15 @@ import re
 import shlex
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -74,35 +77,16 @@ DEFAULT_DIR = "/scratch/esxilab-iperf"
 DEFAULT_DEADLINE = 3600
 POLL_SECONDS = 5
 SCOPES = ("firewall", "install")
-_MARK = "esxilab-journal:"
+#: The tag of the journal scripts' marker lines (the host layer's framing, ``host/framing.py``).
+_TAG = "esxilab-journal"
 _RULESET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _VIB_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: Files a restore may remove: only the copies the install makes.
 REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
 
 
-class Output(Protocol):
-    """What ``execute`` returns (the backends' ``CommandOutput``)."""
-
-    @property
-    def rc(self) -> int: ...
-
-    @property
-    def stdout(self) -> str: ...
-
-    @property
-    def stderr(self) -> str: ...
-
-
-Execute = Callable[[str], Output]
-
-
-class JournalError(Exception):
-    """The journal cannot be used; ``message`` names the cause and the fix."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class JournalError(HostError):
+    """The journal cannot be used; ``message`` names the cause and the fix (the caller adds the module's name)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,11 +212,8 @@ def parse_output(directory: str, text: str) -> JournalState:
     deadman = ""
     exists = True
     complete = False
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        if not line.startswith(_MARK):
-            continue
-        kind, _colon, rest = line[len(_MARK) :].partition(":")
+    for section in split_sections(text, _TAG):
+        kind, rest = section.name.rstrip("\r"), section.args.rstrip("\r")
         if kind == "refused":
             raise JournalError(
                 f"journal directory {directory}: {rest}. Fix: remove it (or point journal_dir elsewhere) so that"
@@ -327,13 +308,13 @@ def _prelude(directory: str, *, create: bool) -> str:
     make = (
         'if [ ! -e "$d" ] && [ ! -L "$d" ]; then ( umask 077; mkdir -p "$d" ) || _fail "cannot create it"; fi'
         if create
-        else f'if [ ! -e "$d" ] && [ ! -L "$d" ]; then echo "{_MARK}absent:"; echo "{_MARK}ok:"; exit 0; fi'
+        else f'if [ ! -e "$d" ] && [ ! -L "$d" ]; then {marker(_TAG, "absent")}; {marker(_TAG, "ok")}; exit 0; fi'
     )
     return "\n".join(
         [
             f"d={q}",
-            f'_fail() {{ echo "{_MARK}error:$*"; exit 0; }}',
-            f'_refuse() {{ echo "{_MARK}refused:$*"; exit 0; }}',
+            f"_fail() {{ {marker(_TAG, 'error', '$*')}; exit 0; }}",
+            f"_refuse() {{ {marker(_TAG, 'refused', '$*')}; exit 0; }}",
             make,
             '[ -L "$d" ] && _refuse "it is a symlink"',
             '[ -d "$d" ] || _refuse "it is not a directory"',
@@ -360,15 +341,18 @@ def _report() -> str:
         [
             'for _f in "$d"/firewall.* "$d"/exec.* "$d"/vib; do',
             '  [ -f "$_f" ] || continue',
-            f'  printf \'{_MARK}entry:%s=%s\\n\' "${{_f##*/}}" "$(head -n 1 "$_f")"',
+            "  " + marker(_TAG, "entry", '${_f##*/}=$(head -n 1 "$_f")'),
             "done",
             'if [ -f "$d/files" ]; then while IFS= read -r _l; do',
-            f"  printf '{_MARK}file:%s\\n' \"$_l\"",
+            "  " + marker(_TAG, "file", "$_l"),
             'done <"$d/files"; fi',
             "if _ours; then _r=yes; else _r=no; fi",
-            f'printf \'{_MARK}deadman:running=%s pid=%s deadline=%s\\n\' "$_r" "$(cat "$d/deadman.pid" 2>/dev/null)"'
-            ' "$(cat "$d/deadline" 2>/dev/null)"',
-            f'echo "{_MARK}ok:"',
+            marker(
+                _TAG,
+                "deadman",
+                'running=$_r pid=$(cat "$d/deadman.pid" 2>/dev/null) deadline=$(cat "$d/deadline" 2>/dev/null)',
+            ),
+            marker(_TAG, "ok"),
         ]
     )
 
@@ -403,7 +387,8 @@ def record_script(
             '[ "$_old" -gt "$_new" ] && _new=$_old',
             '_put deadline "$_new"',
             "if ! _ours; then",
-            "  if command -v setsid >/dev/null 2>&1; then { set +m; } 2>/dev/null; _ss=setsid;"
+            WHICH,
+            "  if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid;"
             " else { set -m; } 2>/dev/null; _ss=; fi",
             '  ( trap \'\' HUP; exec $_ss sh "$d/deadman.sh" "$d" ) </dev/null >/dev/null 2>&1 &',
             '  _put deadman.pid "$!"',
@@ -501,6 +486,13 @@ class Journal:
 
     def clear(self, scopes: Sequence[str]) -> JournalState:
         return self._run(clear_script(self.directory, scopes))
+
+    def clear_restored(self, scope: str, result: dict[str, Any], *, name: str, what: str) -> None:
+        """``what`` (of ``scope``) is back: drop its keys; a failure only warns in ``result`` (the values stay true)."""
+        try:
+            self.clear([scope])
+        except JournalError as exc:
+            result.setdefault("warnings", []).append(f"{name}: {what} is restored, but {exc.message}")
 
 
 def journal_from_args(args: Mapping[str, Any], execute: Execute, host: str) -> Journal | None:

@@ -6,14 +6,14 @@
 ``restore`` puts back what the journal records through the two backends that wrote it
 (``_esxi_firewall.run`` with ``restore`` and ``_esxi_install.restore``); each clears its keys
 once the host is back, and the last one stops the dead-man timer. The host is reached through
-the ``execute`` callables the action plugin lends (no Python on ESXi).
+the ``execute`` callable the action plugin lends (no Python on ESXi).
 
 Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
@@ -25,6 +25,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
     JournalError,
     JournalState,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
 
 __all__ = ["ARGUMENT_SPEC", "EsxiJournalError", "describe", "run"]
 
@@ -33,13 +34,8 @@ _NAME = "esxilab.iperf.esxi_journal"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 
 
-class EsxiJournalError(Exception):
-    """Stop the task: ``message`` names the cause and the fix; ``result`` keeps what is known."""
-
-    def __init__(self, message: str, result: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.result = dict(result or {})
+class EsxiJournalError(HostError):
+    """The journal backend's :class:`~.host.command.HostError` (``message``, ``result``)."""
 
 
 def _selected(state: JournalState, scopes: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -62,8 +58,7 @@ def describe(pending: Mapping[str, Mapping[str, Any]]) -> str:
 def run(
     args: Mapping[str, Any],
     journal: Journal,
-    firewall_execute: Callable[[str], _esxi_firewall.CommandOutput],
-    install_execute: Callable[[str], _esxi_install.CommandOutput],
+    execute: Execute,
     *,
     check_mode: bool,
 ) -> dict[str, Any]:
@@ -103,15 +98,13 @@ def run(
     done: dict[str, Any] = {}
     try:
         if "firewall" in pending:
-            fw = _esxi_firewall.run(
-                {"restore": pending["firewall"]}, firewall_execute, check_mode=False, journal=journal
-            )
+            fw = _esxi_firewall.run({"restore": pending["firewall"]}, execute, check_mode=False, journal=journal)
             result["commands"] += fw["commands"]
             done["firewall"] = pending["firewall"]
         if "install" in pending:
             inst = _esxi_install.restore(
                 {"restore": pending["install"], "remove_vib": bool(args.get("remove_vib"))},
-                install_execute,
+                execute,
                 check_mode=False,
                 journal=journal,
             )

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
 from tests.collection_path import REPO, ensure_collection_path
 
 BIN = Path(sys.executable).parent

@@ -24,3 +24,18 @@ VIB_IPERF = "/opt/iperf/bin/iperf"
 VIB_IPERF_COPY = VIB_IPERF + ".copy"
 #: The paths whose presence :func:`plan_iperf_install` needs to know (``test -e`` each).
 INSTALL_PROBE_PATHS: tuple[str, ...] = (BUNDLED_IPERF3, BUNDLED_IPERF3_COPY, VIB_IPERF, VIB_IPERF_COPY)
+
+#: The vSAN iperf2 some ESXi releases ship next to the bundled iperf3, and its copy.
+VSAN_IPERF = "/usr/lib/vmware/vsan/bin/iperf"
+
+#: Fixed iperf locations on ESXi, in the order a runnable binary is preferred: the ``.copy``
+#: binaries (the shipped vSAN iperf3 cannot listen on 7.x/8.x; ``esxi_iperf_install`` makes the
+#: copies), then the bundled vSAN iperf3 and the community iperf 2.0.5 VIB, then the vSAN iperf2.
+ESXI_IPERF_PATHS: tuple[str, ...] = (
+    BUNDLED_IPERF3_COPY,
+    VIB_IPERF_COPY,
+    BUNDLED_IPERF3,
+    VIB_IPERF,
+    VSAN_IPERF + ".copy",
+    VSAN_IPERF,
+)

@@ -28,7 +28,6 @@ import re
 from typing import Any, Literal
 
 __all__ = [
-    "ESXI_PATHS",
     "SUPPORT_KEYS",
     "Family",
     "describe_tool",
@@ -36,16 +35,6 @@ __all__ = [
     "supports",
     "version_tuple",
 ]
-
-# Fixed iperf locations on ESXi, in the order a runnable binary is preferred: the `.copy`
-# binaries (the shipped vSAN iperf3 cannot listen on 7.x/8.x), then the bundled vSAN iperf3
-# and the community iperf 2.0.5 VIB.
-ESXI_PATHS: tuple[str, ...] = (
-    "/usr/lib/vmware/vsan/bin/iperf3.copy",
-    "/opt/iperf/bin/iperf.copy",
-    "/usr/lib/vmware/vsan/bin/iperf3",
-    "/opt/iperf/bin/iperf",
-)
 
 Family = Literal["iperf2", "iperf3"]
 

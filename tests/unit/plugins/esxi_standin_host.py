@@ -16,7 +16,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import CommandOutput
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
 
 STANDIN = REPO / "tests" / "esxi_standin"

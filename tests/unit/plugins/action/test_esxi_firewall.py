@@ -21,7 +21,8 @@ from ansible.playbook.task import Task
 import ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import CommandOutput, run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 

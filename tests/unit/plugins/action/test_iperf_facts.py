@@ -25,7 +25,6 @@ import ansible_collections.esxilab.iperf.plugins.modules.iperf_facts as module_d
 from ansible_collections.esxilab.iperf.plugins.action import iperf_facts as action
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
     DEFAULT_RAW_MAX_BYTES,
-    ESXI_PATHS,
     ActionModule,
     bound_raw,
     build_script,
@@ -35,6 +34,7 @@ from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
     sh_glob_word,
     tool_facts,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS as ESXI_PATHS
 from tests.collection_path import FIXTURES
 
 MARKER = "ESXILAB_IPERF_test0123456789"

@@ -130,7 +130,7 @@ SPEC_HOME = {
     "esxi_iperf_install": f"{_PU}._esxi_install",
     "esxi_journal": f"{_PU}._esxi_journal_run",
     "iperf_facts": f"{_ACTION}.iperf_facts",
-    "iperf_run": f"{_PU}._iperf_run",
+    "iperf_run": f"{_PU}.iperf_run",
     "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
 }
@@ -143,7 +143,11 @@ READERS = {
     ],
     "esxi_journal": ["action/esxi_journal.py", "plugin_utils/_esxi_journal_run.py", "plugin_utils/_esxi_journal.py"],
     "iperf_facts": ["action/iperf_facts.py"],
-    "iperf_run": ["action/iperf_run.py", "plugin_utils/_iperf_run.py"],
+    "iperf_run": [
+        "action/iperf_run.py",
+        "plugin_utils/iperf_run/options.py",
+        "plugin_utils/iperf_run/flow.py",
+    ],
     "paired_test_report": ["action/paired_test_report.py"],
     "report_write": ["action/report_write.py"],
 }

@@ -19,7 +19,6 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import (
     UPLOAD_PLACEHOLDER,
-    CommandOutput,
     EsxiInstallError,
     run,
 )
@@ -29,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
     VIB_IPERF,
     VIB_IPERF_COPY,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
 

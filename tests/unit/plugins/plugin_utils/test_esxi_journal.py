@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
@@ -52,15 +53,15 @@ class Host(MappedHost):
             [*self.argv, command], env=self.env, capture_output=True, text=True, timeout=30, check=False
         )
 
-    def execute(self, command: str) -> _esxi_install.CommandOutput:
+    def execute(self, command: str) -> CommandOutput:
         if self.failing(command):
             self.commands.append(command)
-            return _esxi_install.CommandOutput(255, "", "injected failure")
+            return CommandOutput(255, "", "injected failure")
         return super().execute(command)
 
-    def fw_execute(self, command: str) -> _esxi_firewall.CommandOutput:
+    def fw_execute(self, command: str) -> CommandOutput:
         out = self.execute(command)
-        return _esxi_firewall.CommandOutput(out.rc, out.stdout, out.stderr)
+        return CommandOutput(out.rc, out.stdout, out.stderr)
 
     def path(self, host_path: str) -> Path:
         return Path(self.root + host_path)
@@ -137,7 +138,7 @@ def _foreign_dir(path: Path) -> None:
     [
         (lambda p: p.symlink_to(p.parent / "elsewhere"), "it is a symlink"),
         (lambda p: p.write_text("x"), "it is not a directory"),
-        (_foreign_dir, "it is owned by uid 65534"),
+        (lambda p: _foreign_dir(p), "it is owned by uid 65534"),
     ],
     ids=["symlink", "file", "foreign-owner"],
 )
@@ -336,7 +337,7 @@ def test_journal_module_restores_what_an_interrupted_run_left(tmp_path: Path, re
     # ... and the run was killed here: the facts with the restore values are gone
 
     def go(mode: str, check_mode: bool = False) -> dict[str, Any]:
-        return journal_run({"mode": mode}, journal, host.fw_execute, host.execute, check_mode=check_mode)
+        return journal_run({"mode": mode}, journal, host.execute, check_mode=check_mode)
 
     read = go("read")
     assert read["changed"] is False and set(read["pending"]) == {"firewall", "install"}

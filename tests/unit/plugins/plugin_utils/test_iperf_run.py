@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run as r
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
 from tests.collection_path import FIXTURES, REPO
 
 TOKEN = "0123abcd"
@@ -282,11 +282,11 @@ def test_sections_ignore_other_tokens() -> None:
 def test_marker_round_trip_through_sh() -> None:
     script = "\n".join(
         [
-            r._marker(TOKEN, "a"),
+            r.marker(TOKEN, "a"),
             "printf 'x\\ny'",
-            r._marker(TOKEN, "b", "v=$((1+2))"),
+            r.marker(TOKEN, "b", "v=$((1+2))"),
             "printf 'z\\n'",
-            r._marker(TOKEN, "done"),
+            r.marker(TOKEN, "done"),
         ]
     )
     out = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=10, check=True).stdout
@@ -347,7 +347,7 @@ def _sh(script: str, shell: Sequence[str] = ("/bin/sh", "-c")) -> str:
 )
 def test_now_us_shell_arithmetic(value: str, expected: int) -> None:
     # dash has no special EPOCHREALTIME, so the variable can be set to a known value.
-    function = r._now_us_function(r.HostCaps(clock="epochrealtime"))
+    function = r.now_us_function(r.HostCaps(clock="epochrealtime"))
     assert _sh(f"{function}\nEPOCHREALTIME={value}\n_now_us") == str(expected)
 
 
@@ -374,9 +374,9 @@ def test_barrier_math_whole_second_clock() -> None:
 
 def test_barrier_in_the_past_returns_at_once() -> None:
     caps = r.HostCaps(clock="date_ns", nap="fracsleep")
-    script = r.build_barrier(TOKEN, caps, 1000.0) + "\n" + r._marker(TOKEN, "done")
+    script = r.build_barrier(TOKEN, caps, 1000.0) + "\n" + r.marker(TOKEN, "done")
     sections = r.parse_sections(_sh(script), TOKEN)
-    kv = r._kv(sections[0].args)
+    kv = r.parse_kv(sections[0].args)
     assert kv["target_us"] == "1000000000"
     assert int(kv["now_us"]) > 1_700_000_000_000_000
 
@@ -1062,8 +1062,9 @@ def test_flow_stop_refuses_foreign_pid() -> None:
 
 
 def test_no_ansible_import() -> None:
-    source = Path(r.__file__).read_text()
-    assert "import ansible." not in source and "from ansible." not in source
+    for path in Path(r.__file__).parent.glob("*.py"):
+        source = path.read_text()
+        assert "import ansible." not in source and "from ansible." not in source, path.name
 
 
 def test_state_paths_keep_servers_on_one_port_but_different_addresses_apart() -> None:
@@ -1085,7 +1086,7 @@ def test_state_paths_keep_servers_on_one_port_but_different_addresses_apart() ->
 def test_a_recorded_server_clashes_only_on_the_same_port_and_address(
     entry: dict[str, str], bind: str | None, clash: bool
 ) -> None:
-    assert r._same_listener(entry, 5201, bind) is clash
+    assert r.same_listener(entry, 5201, bind) is clash
 
 
 # ------------------------------------------------------------------------------------------
@@ -1173,7 +1174,7 @@ def test_isours_and_cmdline_in_the_shell(tmp_path: Path, shell: list[str], busyb
     victim = subprocess.Popen(["sleep", "30"])
     try:
         time.sleep(0.3)
-        functions = "\n".join([r._cmdline_function("/proc" if use_proc else "/nonexistent"), r._ISOURS])
+        functions = "\n".join([r.cmdline_function("/proc" if use_proc else "/nonexistent"), r.ISOURS])
         binary = shlex.quote(str(fake))
         checks = (
             f"_isours {server.pid} {binary} 15999 && echo server-ours; "
@@ -1199,7 +1200,7 @@ def _state(shell: list[str], state_dir: str, *, create: bool) -> dict[str, str]:
     script = r.state_snippet(TOKEN, state_dir, create=create)
     out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=20, check=False)
     sections = r.parse_sections(out.stdout, TOKEN)
-    return r._kv(sections[0].args)
+    return r.parse_kv(sections[0].args)
 
 
 RUN_SHELLS = [shell for shell in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(shell[0])]
@@ -1406,8 +1407,8 @@ def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Pat
             targets.append(entry)
         script = r.build_stop_script(TOKEN, targets, caps=GNU_CAPS, state_dir=str(base))
         out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
-        stopped = {r._kv(s.args)["pid"]: (r._kv(s.args)["status"], s.text) for s in r.parse_sections(out.stdout, TOKEN)
-                   if s.name == "stopped"}  # fmt: skip
+        stopped = {r.parse_kv(s.args)["pid"]: (r.parse_kv(s.args)["status"], s.text)
+                   for s in r.parse_sections(out.stdout, TOKEN) if s.name == "stopped"}  # fmt: skip
         assert stopped == {
             str(server.pid): ("stopped", "log of 15997\n"),
             str(victim.pid): ("reused", "log of 15996\n"),
@@ -1441,11 +1442,11 @@ def test_state_snippet_with_an_ls_that_has_no_numeric_ids(tmp_path: Path) -> Non
         out = subprocess.run(
             ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
         )
-        assert r._kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == expected, out.stdout + out.stderr
+        assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == expected, out.stdout + out.stderr
     private = base / f"esxilab-iperf-{os.getuid()}"
     private.chmod(0o750)
     out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
-    assert r._kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
+    assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
 
 
 def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
@@ -1462,7 +1463,7 @@ def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
         "reverse_intervals": [{"retransmits": None}],
         "warnings": [],
     }
-    r._distrust_esxi_server_sending(result)
+    r.distrust_esxi_server_sending(result)
     assert result["reverse_sent"]["retransmits"] is None
     assert result["reverse_per_stream"][0]["sent"]["retransmits"] is None
     assert result["sent"]["retransmits"] == 3 and result["intervals"][0]["retransmits"] == 3  # the client's own

@@ -13,7 +13,8 @@ from typing import Any, Literal
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _iperf_run, _paired
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _paired
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as _iperf_run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import KINDS, SETTINGS
 from hacking import generate_paired_test_settings as generator
 from tests.collection_path import REPO
@@ -74,7 +75,7 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
         for mode, option in modes:
             if option is not None:
                 assert option in _iperf_run.ARGUMENT_SPEC, f"{name} feeds {option}, which iperf_run does not have"
-                assert option in _iperf_run._APPLIES[mode], f"{name} feeds {option}, not used with mode={mode}"
+                assert option in _iperf_run.APPLIES[mode], f"{name} feeds {option}, not used with mode={mode}"
 
 
 def test_run_tasks_name_no_setting() -> None:

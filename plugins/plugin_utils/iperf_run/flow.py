@@ -1,0 +1,298 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The three flows -- server, client, stop: probe, decide, run the script, read its output.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import first, parse_kv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
+    DEFAULT_BINARIES,
+    DEFAULT_PORTS,
+    SERVER_START_WAIT,
+    IperfRunError,
+    int_or_none,
+    parse_sections,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.diagnosis import Context, Diagnosis, diagnose
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.interpret import interpret_client
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options import (
+    build_client_argv,
+    build_server_argv,
+    check_start_at,
+    default_timeout,
+    validate_params,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import (
+    Probe,
+    build_probe_script,
+    parse_listeners,
+    parse_probe,
+    port_conflicts,
+    select_binary,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
+    build_client_script,
+    build_server_script,
+    build_stop_script,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    private_dir_of,
+    raise_state_error,
+    same_listener,
+    state_paths,
+    state_stem,
+)
+
+# --------------------------------------------------------------------------------------------
+# The flow
+# --------------------------------------------------------------------------------------------
+
+
+def run(
+    params: Mapping[str, Any],
+    execute: Execute,
+    *,
+    check_mode: bool,
+    token: str,
+    now: Callable[[], float],
+) -> dict[str, Any]:
+    """Do what ``params`` ask on the host behind ``execute``; return the task result.
+
+    Raises ``IperfRunError`` with a message naming the cause and the fix.
+    """
+    mode = validate_params(params)
+    if mode == "server":
+        return _run_server(params, execute, check_mode=check_mode, token=token)
+    if mode == "client":
+        return _run_client(params, execute, check_mode=check_mode, token=token, now=now)
+    return _run_stop(params, execute, check_mode=check_mode, token=token)
+
+
+def _probe(execute: Execute, token: str, **kwargs: Any) -> Probe:
+    script = build_probe_script(token, **kwargs)
+    return parse_probe(execute(script), token)
+
+
+def _candidates(params: Mapping[str, Any]) -> tuple[str, ...]:
+    binary = params.get("binary")
+    return (binary,) if binary else DEFAULT_BINARIES
+
+
+def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:
+    state_dir = params.get("state_dir") or "/tmp"
+    probe = _probe(execute, token, candidates=_candidates(params), listing=True, state_dir=state_dir)
+    raise_state_error(probe.state, state_dir)
+    binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
+    port = params.get("port") or DEFAULT_PORTS[binary.tool]
+    bind = params.get("bind")
+    protocol = "udp" if binary.tool == "iperf2" and params.get("protocol") == "udp" else "tcp"
+    argv = build_server_argv(binary, params, port)
+    _pidfile, logfile = state_paths(private_dir_of(probe.state, state_dir), port, bind)
+    base: dict[str, Any] = {
+        "port": port,
+        "bind": bind,
+        "tool": binary.tool,
+        "tool_version": binary.version,
+        "binary": binary.path,
+        "log": logfile,
+        "command": shlex.join(argv),
+        "server_timeout": params.get("server_timeout"),
+        "host_is_esxi": probe.caps.esxi,
+    }
+    ours = [p for p in probe.pidfiles if p.get("alive") and same_listener(p, port, bind)]
+    if ours:
+        entry = ours[0]
+        raise IperfRunError(
+            f"a server started by this module already runs on port {port} (pid {entry.get('pid')}, "
+            f"{entry.get('tool')}, log {entry['log_name']} in {private_dir_of(probe.state, state_dir)}); stop it "
+            f"first with mode=stop port={port}, "
+            "or use another port",
+            base | {"pid": int_or_none(entry.get("pid")), "error_kind": "port_in_use"},
+        )
+    conflicts = port_conflicts(parse_listeners(probe.listing), proto=protocol, port=port, bind=bind)
+    if conflicts:
+        held = ", ".join(f"{c.proto} {c.host or '*'}:{c.port}" for c in conflicts)
+        raise IperfRunError(
+            f"port {port} is already in use on this host ({held}, seen by {probe.listing_via}); stop what listens "
+            "there or choose another port",
+            base | {"error_kind": "port_in_use"},
+        )
+    if check_mode:
+        msg = f"would start {binary.tool} server on port {port} (check mode)"
+        return base | {"changed": True, "pid": None, "msg": msg}
+    meta = {
+        "tool": binary.tool,
+        "port": str(port),
+        "bind": bind or "",
+        "binary": binary.path,
+    }
+    script = build_server_script(
+        token,
+        argv,
+        caps=probe.caps,
+        state_dir=state_dir,
+        stem=state_stem(port, bind),
+        server_timeout=int(params.get("server_timeout") or 0),
+        meta=meta,
+    )
+    out = execute(script)
+    sections = parse_sections(out.stdout, token)
+    raise_state_error(first(sections, "state"), state_dir, base)
+    started = first(sections, "started")
+    if started is None:
+        raise IperfRunError(
+            f"the server start script failed (exit status {out.rc}): {(out.stderr or out.stdout).strip()[-400:]}",
+            base | {"stdout": out.stdout, "stderr": out.stderr},
+        )
+    kv = parse_kv(started.args)
+    log_text = started.text
+    base |= {"pid": int_or_none(kv.get("pid")), "guard_pid": int_or_none(kv.get("guard")), "raw": log_text}
+    status = kv.get("status", "")
+    ctx = Context("server", binary.tool, port=port, bind=bind, protocol=protocol, binary=binary.path)
+    if status == "exited":
+        diagnosis = diagnose(log_text, ctx)
+        if diagnosis is None:
+            shown = log_text.strip()[-400:] or "no output"
+            diagnosis = Diagnosis("server_exited", f"the {binary.tool} server exited right after start: {shown}", shown)
+        raise IperfRunError(diagnosis.message, base | {"pid": None, "status": status, "error_kind": diagnosis.kind})
+    warnings = []
+    if status != "listening":
+        warnings.append(
+            f"the server process is running but printed no 'listening' banner within {SERVER_START_WAIT:g} s "
+            "(iperf3 before 3.1.5 buffers its log); it was not verified that it accepts connections"
+        )
+    return base | {"changed": True, "status": status, "warnings": warnings}
+
+
+def _run_client(
+    params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str, now: Callable[[], float]
+) -> dict[str, Any]:
+    start_at = params.get("start_at")
+    if start_at is not None:
+        check_start_at(start_at, now())
+    timeout = float(params.get("timeout") or default_timeout(params))
+    probe = _probe(execute, token, candidates=_candidates(params))
+    binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
+    port = params.get("port") or DEFAULT_PORTS[binary.tool]
+    argv = build_client_argv(binary, params, port)
+    base: dict[str, Any] = {
+        "tool": binary.tool,
+        "tool_version": binary.version,
+        "binary": binary.path,
+        "server": params["server"],
+        "port": port,
+        "command": shlex.join(argv),
+        "host_is_esxi": probe.caps.esxi,
+    }
+    if check_mode:
+        return base | {
+            "changed": False,
+            "skipped": True,
+            "skip_reason": "check mode: the iperf client was not run (a test cannot be simulated)",
+            "msg": "check mode: the iperf client was not run",
+        }
+    state_dir = params.get("state_dir") or "/tmp"
+    script = build_client_script(token, argv, caps=probe.caps, timeout=timeout, start_at=start_at, state_dir=state_dir)
+    out = execute(script)
+    sections = parse_sections(out.stdout, token)
+    raise_state_error(first(sections, "state"), state_dir, base)
+    if first(sections, "exit") is None:
+        raise IperfRunError(
+            f"the client script failed before iperf ran (exit status {out.rc}): "
+            f"{(out.stderr or out.stdout).strip()[-400:]}",
+            base | {"stdout": out.stdout, "stderr": out.stderr},
+        )
+    ctx = Context(
+        "client",
+        binary.tool,
+        server=params["server"],
+        port=port,
+        bind=params.get("bind"),
+        protocol=params.get("protocol") or "tcp",
+        binary=binary.path,
+        duration=float(params["duration"]) if params.get("duration") else (None if params.get("bytes") else 10.0),
+    )
+    info, diagnosis = interpret_client(
+        sections,
+        ctx,
+        caps=probe.caps,
+        timeout=timeout,
+        start_at=start_at,
+        labels=params.get("labels") or {},
+        peer_is_esxi=bool(params.get("peer_is_esxi")),
+    )
+    result = base | info | {"changed": False}
+    if diagnosis is not None:
+        raise IperfRunError(diagnosis.message, result | {"error_kind": diagnosis.kind})
+    return result
+
+
+def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:
+    state_dir = params.get("state_dir") or "/tmp"
+    pid = params.get("pid")
+    port = params.get("port")
+    bind = params.get("bind")
+    probe = _probe(execute, token, state_dir=state_dir, pid=pid)
+    raise_state_error(probe.state, state_dir)
+    directory = private_dir_of(probe.state, state_dir)
+    targets = [
+        p
+        for p in probe.pidfiles
+        if p.get("pid") is not None
+        and (pid is None or p.get("pid") == pid)
+        and (port is None or p.get("port") == port)
+        and (not bind or (p.get("bind") or None) == bind)
+    ]
+    if pid is not None and not targets and probe.pid_alive:
+        raise IperfRunError(
+            f"pid {pid} is running but was not started by this module (no pidfile in {directory} lists it); "
+            "refusing to kill it. Stop it yourself, or pass the port of a server this module started"
+        )
+    alive = [t for t in targets if t.get("alive")]
+    if check_mode or not targets:
+        what = ", ".join(f"pid {t.get('pid')} (port {t.get('port')})" for t in alive) or "nothing"
+        return {
+            "changed": bool(alive),
+            "stopped": [_stopped_entry(t, directory, "would stop" if t.get("alive") else "gone") for t in targets],
+            "msg": (f"would stop {what} (check mode)" if check_mode else "no server started by this module runs here"),
+        }
+    out = execute(build_stop_script(token, targets, caps=probe.caps, state_dir=state_dir))
+    sections = parse_sections(out.stdout, token)
+    raise_state_error(first(sections, "state"), state_dir)
+    by_pid = {str(t.get("pid")): t for t in targets}
+    stopped = []
+    for section in sections:
+        if section.name != "stopped":
+            continue
+        kv = parse_kv(section.args)
+        target = by_pid.get(kv.get("pid", ""))
+        if target is None:
+            continue
+        entry = _stopped_entry(target, directory, kv.get("status", ""))
+        entry["raw"] = section.text
+        stopped.append(entry)
+    changed = any(s["status"] in ("stopped", "killed") for s in stopped)
+    return {
+        "changed": changed,
+        "stopped": stopped,
+        "msg": f"stopped {sum(s['status'] in ('stopped', 'killed') for s in stopped)} server(s)",
+    }
+
+
+def _stopped_entry(target: Mapping[str, Any], directory: str, status: str) -> dict[str, Any]:
+    return {
+        "pid": target.get("pid"),
+        "port": target.get("port"),
+        "tool": target.get("tool"),
+        "log": f"{directory}/{target['log_name']}",
+        "status": status,
+    }

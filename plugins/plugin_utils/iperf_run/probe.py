@@ -1,0 +1,336 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The read-only probe: the host's clock, sleep and timeout tools, its iperf binaries, listeners
+and our servers; choosing the binary to run.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import Section, first, parse_kv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import describe_tool, version_tuple
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
+    DEFAULT_BINARIES,
+    Clock,
+    IperfRunError,
+    Nap,
+    Tool,
+    int_or_none,
+    marker,
+    parse_sections,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    cmdline_function,
+    is_our_server,
+    read_pidfile,
+    state_snippet,
+)
+
+# --------------------------------------------------------------------------------------------
+# Host capabilities (probe)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostCaps:
+    """What the host's shell offers for clocks, short sleeps and timeouts.
+
+    ``clock``: how the script reads the time with sub-second resolution, best first --
+    ``epochrealtime`` (the shell's ``$EPOCHREALTIME``: microseconds, no fork; bash 5,
+    busybox ash 1.3x), ``date_ns`` (``date +%s.%N`` printing nanosecond digits: GNU
+    coreutils), ``date_s`` (whole seconds only: busybox ``date`` prints a literal ``%N``).
+    ``nap``: how it sleeps less than a second -- ``fracsleep`` (``sleep 0.25``: GNU, busybox
+    with float sleep), ``usleep`` (busybox applet, ESXi), or ``none``.
+    """
+
+    clock: Clock = "date_s"
+    nap: Nap = "none"
+    gnu_timeout: bool = False
+    esxi: bool = False
+
+    @property
+    def clock_source(self) -> str:
+        return {"epochrealtime": "EPOCHREALTIME", "date_ns": "date +%s.%N", "date_s": "date +%s"}[self.clock]
+
+    @property
+    def clock_resolution(self) -> float:
+        return {"epochrealtime": 1e-6, "date_ns": 1e-9, "date_s": 1.0}[self.clock]
+
+
+_EPOCH_FRACTION_RE = re.compile(r"^\d+[.,]\d+$")
+_DATE_NS_RE = re.compile(r"^\d+\.\d{9}$")
+
+
+def parse_caps(text: str) -> HostCaps:
+    """Read the ``env`` section of the probe."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    clock: Clock = "date_s"
+    if _EPOCH_FRACTION_RE.match(values.get("epochrealtime", "")):
+        clock = "epochrealtime"
+    elif _DATE_NS_RE.match(values.get("date_ns", "")):
+        clock = "date_ns"
+    nap: Nap = "none"
+    if values.get("fracsleep") == "1":
+        nap = "fracsleep"
+    elif values.get("usleep") == "1":
+        nap = "usleep"
+    return HostCaps(
+        clock=clock,
+        nap=nap,
+        gnu_timeout=values.get("gnu_timeout") == "1",
+        esxi=values.get("uname", "") == "VMkernel",
+    )
+
+
+def build_probe_script(
+    token: str,
+    *,
+    candidates: Sequence[str] = (),
+    listing: bool = False,
+    state_dir: str | None = None,
+    pid: int | None = None,
+) -> str:
+    """A read-only script telling the host's capabilities, its iperf binaries and our servers."""
+    lines = [
+        WHICH,
+        marker(token, "env"),
+        'echo "epochrealtime=${EPOCHREALTIME:-}"',
+        'echo "date_ns=$(date +%s.%N 2>/dev/null)"',
+        "if _which usleep >/dev/null; then echo usleep=1; else echo usleep=0; fi",
+        "if sleep 0.01 >/dev/null 2>&1; then echo fracsleep=1; else echo fracsleep=0; fi",
+        "if timeout --version 2>/dev/null | grep -q coreutils; then echo gnu_timeout=1; else echo gnu_timeout=0; fi",
+        'echo "uname=$(uname -s 2>/dev/null)"',
+    ]
+    if candidates:
+        quoted = " ".join(shlex.quote(c) for c in candidates)
+        missing = marker(token, "missing", "$c")
+        lines += [
+            f"for c in {quoted}; do",
+            "  case $c in",
+            f'    */*) if [ -x "$c" ] && [ ! -d "$c" ]; then p=$c; else {missing}; continue; fi ;;',
+            f'    *) p=$(_which "$c") || {{ {missing}; continue; }} ;;',
+            "  esac",
+            '  _v=$("$p" -v </dev/null 2>&1); _r=$?',
+            "  " + marker(token, "version", "rc=$_r $p"),
+            """  printf '%s\\n' "$_v" | head -n 5""",
+            "done",
+        ]
+    if listing:
+        tools = (("ss", "ss -lntu"), ("netstat", "netstat -lntu"), ("esxcli", "esxcli network ip connection list"))
+        for index, (name, command) in enumerate(tools):
+            keyword = "if" if index == 0 else "elif"
+            listed = marker(token, "listing", name)
+            lines.append(f"{keyword} _which {name} >/dev/null; then {listed}; {command} 2>&1")
+        lines.append(f"else {marker(token, 'listing', 'none')}; fi")
+    if state_dir is not None:
+        lines += [
+            state_snippet(token, state_dir, create=False),
+            cmdline_function(),
+            'if [ "$_st" = ok ]; then',
+            '  for f in "$_pd"/esxilab-iperf-*.pid; do',
+            '    [ -f "$f" ] && [ ! -L "$f" ] || continue',
+            "    " + marker(token, "pidfile", "${f##*/}"),
+            '    head -n 20 "$f"',
+            "    p=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$f\" | head -n 1)",
+            '    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then a=1; else a=0; fi',
+            "    " + marker(token, "process", "pid=$p alive=$a"),
+            '    if [ "$a" = 1 ]; then _cmdline "$p"; fi',
+            "  done",
+            "fi",
+        ]
+    if pid is not None:
+        lines += [
+            f"if kill -0 {int(pid)} 2>/dev/null; then a=1; else a=0; fi",
+            marker(token, "pid", f"pid={int(pid)} alive=$a"),
+        ]
+    lines.append(marker(token, "done"))
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Probe:
+    """What the probe script found."""
+
+    caps: HostCaps
+    binaries: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    listing_via: str | None = None
+    listing: str = ""
+    pidfiles: list[dict[str, Any]] = field(default_factory=list)
+    pid_alive: bool | None = None
+    state: Section | None = None
+
+
+def parse_probe(out: CommandOutput, token: str) -> Probe:
+    """Read the probe script's output; a probe that printed nothing usable is an error."""
+    sections = parse_sections(out.stdout, token)
+    env = first(sections, "env")
+    if env is None or first(sections, "done") is None:
+        shown = (out.stderr or out.stdout).strip()[-400:] or "no output"
+        raise IperfRunError(
+            f"could not run the probe script on the host (exit status {out.rc}): {shown}. "
+            "The host needs a POSIX shell as /bin/sh (busybox ash on ESXi is enough).",
+            {"rc": out.rc, "stdout": out.stdout, "stderr": out.stderr},
+        )
+    probe = Probe(caps=parse_caps(env.text))
+    for section in sections:
+        if section.name == "missing":
+            probe.missing.append(section.args)
+        elif section.name == "version":
+            rc: int | None = None
+            path = section.args
+            if path.startswith("rc="):
+                status, _sep, path = path.partition(" ")
+                rc = int_or_none(status[3:])
+            probe.binaries.append(describe_tool(path, section.text, rc))
+        elif section.name == "listing":
+            probe.listing_via = section.args
+            probe.listing = section.text
+        elif section.name == "state":
+            probe.state = section
+        elif section.name == "pidfile":
+            entry = read_pidfile(section.args, section.text)
+            if entry is not None:
+                probe.pidfiles.append(entry)
+        elif section.name == "process" and probe.pidfiles and "checked" not in probe.pidfiles[-1]:
+            last = probe.pidfiles[-1]
+            kv = parse_kv(section.args)
+            last["checked"] = True
+            last["alive"] = (
+                kv.get("alive") == "1"
+                and kv.get("pid") == str(last.get("pid"))
+                and is_our_server(section.text, str(last.get("binary") or ""), last["port"])
+            )
+        elif section.name == "pid":
+            probe.pid_alive = parse_kv(section.args).get("alive") == "1"
+    return probe
+
+
+@dataclass(frozen=True)
+class Binary:
+    """The iperf binary chosen on the host."""
+
+    path: str
+    tool: Tool
+    version: str
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        numbers: tuple[int, ...] = version_tuple(self.version)
+        return numbers
+
+    def at_least(self, minimum: tuple[int, ...]) -> bool:
+        return self.numbers >= minimum
+
+
+def select_binary(probe: Probe, *, tool: Tool | None, binary: str | None) -> Binary:
+    """Pick the binary to run: the one named by ``binary``, else the first runnable candidate."""
+    runnable = [b for b in probe.binaries if b["runnable"]]
+    if binary is not None:
+        if not probe.binaries:
+            raise IperfRunError(
+                f"binary {binary!r} does not exist or is not executable on the host; "
+                "set binary to the full path of iperf3/iperf (esxilab.iperf.iperf_facts lists what the host has)"
+            )
+        found = probe.binaries[0]
+        if not found["runnable"]:
+            raise IperfRunError(f"binary {binary!r} cannot be used: {found['error']}. {EXEC_HINT}")
+        if tool is not None and found["family"] != tool:
+            raise IperfRunError(
+                f"binary {found['path']} is {found['family']} {found['version']}, but tool={tool}; "
+                f"set tool={found['family']} or point binary at an {tool} binary"
+            )
+        return Binary(found["path"], found["family"], found["version"])
+    matching = [b for b in runnable if tool is None or b["family"] == tool]
+    if matching:
+        chosen = matching[0]
+        return Binary(chosen["path"], chosen["family"], chosen["version"])
+    looked = ", ".join(DEFAULT_BINARIES)
+    broken = "; ".join(f"{b['path']}: {b['error']}" for b in probe.binaries if not b["runnable"])
+    what = tool or "iperf3 or iperf2"
+    msg = f"no usable {what} binary on the host (looked for: {looked})"
+    if broken:
+        msg += f"; found but unusable: {broken}"
+    others = [b for b in runnable if tool is not None and b["family"] != tool]
+    if others:
+        other = others[0]
+        msg += f"; the host has {other['family']} {other['version']} at {other['path']} (set tool accordingly)"
+    msg += (
+        ". Install one (on ESXi: esxilab.iperf.esxi_iperf_install; on Linux: the iperf3/iperf package) "
+        "or set binary to its full path"
+    )
+    raise IperfRunError(msg)
+
+
+EXEC_HINT = (
+    "On ESXi 8, execInstalledOnly blocks binaries that no VIB installed (such as a hand-made .copy); "
+    "see esxilab.iperf.esxi_iperf_install"
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Listening sockets
+# --------------------------------------------------------------------------------------------
+
+
+class Listener(NamedTuple):
+    """One listening socket from ss / netstat / esxcli."""
+
+    proto: str
+    host: str
+    port: int
+
+
+_ADDR_PORT_RE = re.compile(r"^(?P<host>.*)[:.](?P<port>\d+)$")
+_WILDCARDS = {"", "*", "0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0"}
+
+
+def parse_listeners(text: str) -> list[Listener]:
+    """Listening TCP sockets and bound UDP sockets from ``ss -lntu``, ``netstat -lntu`` or
+    ``esxcli network ip connection list`` (the first column is the protocol in all three)."""
+    found: list[Listener] = []
+    for line in text.splitlines():
+        tokens = line.split()
+        if len(tokens) < 4:
+            continue
+        proto = tokens[0].lower()
+        if proto.startswith("tcp"):
+            if not any(t.upper() == "LISTEN" for t in tokens):
+                continue
+            kind = "tcp"
+        elif proto.startswith("udp"):
+            kind = "udp"
+        else:
+            continue
+        for token in tokens[1:]:
+            match = _ADDR_PORT_RE.match(token)
+            if match:
+                host = match.group("host").strip("[]").split("%", 1)[0]
+                found.append(Listener(kind, host, int(match.group("port"))))
+                break
+    return found
+
+
+def port_conflicts(listeners: Sequence[Listener], *, proto: str, port: int, bind: str | None) -> list[Listener]:
+    """The sockets that would keep a server from binding ``bind:port``."""
+    out = []
+    for item in listeners:
+        if item.proto != proto or item.port != port:
+            continue
+        if bind is None or bind in _WILDCARDS or item.host in _WILDCARDS or item.host == bind:
+            out.append(item)
+    return out

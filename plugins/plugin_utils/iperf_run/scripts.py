@@ -1,0 +1,344 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The POSIX ``sh`` scripts run on the host (busybox ``ash`` on ESXi runs them): clock and barrier
+snippets, the server start, the stop and the client run.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
+    KILL_GRACE,
+    SERVER_START_WAIT,
+    marker,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    ISGUARD,
+    ISOURS,
+    PIDFILE_NAME_RE,
+    cmdline_function,
+    state_snippet,
+)
+
+# --------------------------------------------------------------------------------------------
+# Shell snippets: clock, naps, barrier
+# --------------------------------------------------------------------------------------------
+
+
+def now_us_function(caps: HostCaps) -> str:
+    """``_now_us``: prints the time in microseconds (whole seconds * 10^6 on ``date_s``)."""
+    if caps.clock == "date_s":
+        return "_now_us() { echo $(( $(date +%s) * 1000000 )); }"
+    source = "$EPOCHREALTIME" if caps.clock == "epochrealtime" else "$(date +%s.%N)"
+    # Leading zeros would make the fraction octal: "1$_f - 1000000" keeps it decimal.
+    return (
+        f"_now_us() {{ _t={source}; _s=${{_t%%[.,]*}}; _f=${{_t#*[.,]}}000000; "
+        '_f=${_f%"${_f#??????}"}; echo $(( _s * 1000000 + 1$_f - 1000000 )); }'
+    )
+
+
+def _nap_us(caps: HostCaps, var: str) -> str:
+    """Sleep ``$var`` microseconds (< 10 s) with the best tool the host has."""
+    if caps.nap == "fracsleep":
+        return f'sleep "$(( {var} / 1000000 )).$(printf %06d $(( {var} % 1000000 )))"'
+    if caps.nap == "usleep":
+        return f'usleep "{var}"'
+    raise ValueError("no sub-second sleep on this host")
+
+
+def short_nap(caps: HostCaps) -> tuple[str, int]:
+    """A ~0.1 s pause and how many make SERVER_START_WAIT (one 1 s sleep without naps)."""
+    if caps.nap == "fracsleep":
+        return "sleep 0.1", int(SERVER_START_WAIT / 0.1)
+    if caps.nap == "usleep":
+        return "usleep 100000", int(SERVER_START_WAIT / 0.1)
+    return "sleep 1", max(1, int(SERVER_START_WAIT))
+
+
+def barrier_method(caps: HostCaps) -> str:
+    """How the barrier waits on this host, in words (returned to the user)."""
+    if caps.clock == "date_s":
+        tail = {
+            "fracsleep": "then sleep for the fraction",
+            "usleep": "then usleep for the fraction",
+            "none": "then busy-wait for the next whole second (no sub-second sleep here)",
+        }[caps.nap]
+        return f"whole-second sleep, busy-wait on 'date +%s' until the target second, {tail}"
+    fine = {
+        "fracsleep": "fractional sleep",
+        "usleep": "usleep",
+        "none": f"busy-wait on {caps.clock_source}",
+    }[caps.nap]
+    return f"whole-second sleep, then {fine} to the target (clock: {caps.clock_source})"
+
+
+def build_barrier(token: str, caps: HostCaps, start_at: float) -> str:
+    """Shell text that waits until ``start_at`` (epoch seconds, the HOST's clock).
+
+    Prints ``barrier now_us=<time on arrival> target_us=<target>`` first, so the controller can
+    tell a barrier that was already past.
+    """
+    target_us = round(start_at * 1_000_000)
+    lines = [
+        now_us_function(caps),
+        f"_tgt={target_us}",
+        "_n=$(_now_us)",
+        marker(token, "barrier", "now_us=$_n target_us=$_tgt"),
+    ]
+    if caps.clock != "date_s":
+        lines += [
+            "_r=$(( _tgt - _n ))",
+            'if [ "$_r" -gt 1500000 ]; then sleep $(( _r / 1000000 - 1 )) & _w=$!; wait $_w; '
+            "_r=$(( _tgt - $(_now_us) )); fi",
+        ]
+        if caps.nap == "none":
+            lines.append('if [ "$_r" -gt 0 ]; then while [ "$(_now_us)" -lt "$_tgt" ]; do :; done; fi')
+        else:
+            lines.append(f'if [ "$_r" -gt 0 ]; then {_nap_us(caps, "$_r")}; fi')
+        return "\n".join(lines)
+    seconds, fraction = divmod(target_us, 1_000_000)
+    lines += [
+        f"_ts={seconds}",
+        "_ns=$(date +%s)",
+        'if [ "$_ns" -lt "$_ts" ]; then',
+        "  if [ $(( _ts - _ns )) -gt 1 ]; then sleep $(( _ts - _ns - 1 )) & _w=$!; wait $_w; fi",
+        '  while [ "$(date +%s)" -lt "$_ts" ]; do :; done',
+    ]
+    if fraction:
+        if caps.nap == "none":
+            lines.append(f'  while [ "$(date +%s)" -lt "{seconds + 1}" ]; do :; done')
+        else:
+            lines.append("  " + _nap_us(caps, str(fraction)))
+    lines.append("fi")
+    return "\n".join(lines)
+
+
+def started_at_capture(caps: HostCaps) -> str:
+    return {
+        "epochrealtime": "_sa=$EPOCHREALTIME",
+        "date_ns": "_sa=$(date +%s.%N)",
+        "date_s": "_sa=$(date +%s)",
+    }[caps.clock]
+
+
+# --------------------------------------------------------------------------------------------
+# Scripts
+# --------------------------------------------------------------------------------------------
+
+_GUARD = (
+    'p=$1; f=$2; t=$3; end=0; if [ "$t" -gt 0 ]; then end=$(( $(date +%s) + t )); fi; '
+    'while kill -0 "$p" 2>/dev/null; do '
+    'if [ "$end" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then '
+    'kill "$p" 2>/dev/null; i=0; '
+    f'while kill -0 "$p" 2>/dev/null && [ "$i" -lt {KILL_GRACE} ]; do sleep 1; i=$((i+1)); done; '
+    'if kill -0 "$p" 2>/dev/null; then kill -9 "$p" 2>/dev/null; fi; break; fi; '
+    "sleep 1; done; "
+    'if [ -f "$f" ] && grep -qx "pid=$p" "$f"; then rm -f "$f"; fi'
+)
+
+
+def build_server_script(
+    token: str,
+    argv: Sequence[str],
+    *,
+    caps: HostCaps,
+    state_dir: str,
+    stem: str,
+    server_timeout: int,
+    meta: Mapping[str, str],
+) -> str:
+    """Start the server in the background, out of the session's reach, plus its guard.
+
+    The files are ``<stem>.pid`` and ``<stem>.log`` in the private directory (created and
+    checked first, see :func:`state_snippet`); both are removed and created again under
+    ``set -C``, so a link planted there is never followed. The pidfile holds ``pid``, ``guard``
+    and ``meta``, each line a ``printf '%s\\n'`` argument (never part of the format).
+
+    The server runs under ``setsid`` when the host has it (a new session: no terminal, no
+    hangup signal), else in a process group of its own (``set -m``); ``trap '' HUP`` as well.
+    ``setsid`` does not fork here (the background job is no process-group leader), so ``$!``
+    is the server's pid.
+
+    Prints ``state ...``, then ``started pid=.. guard=.. status=listening|running|exited`` and the log.
+    """
+    nap, tries = short_nap(caps)
+    meta_args = " ".join(shlex.quote(f"{k}={v}") for k, v in meta.items() if "\n" not in v and "\r" not in v)
+    return "\n".join(
+        [
+            "umask 077",
+            WHICH,
+            state_snippet(token, state_dir, create=True),
+            'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
+            f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+            'rm -f "$_pf" "$_lf"',
+            "set -C",
+            # iperf3 installs its own SIGHUP handler, so ignoring HUP (what nohup does) does not keep
+            # it alive when an ssh -tt session ends: the kernel signals the terminal's foreground
+            # process group. A new session (setsid) or, without setsid, a process group of its own
+            # (job control, set -m) keeps the server out of that group.
+            "if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid",
+            "else { set -m; } 2>/dev/null; _ss=; fi",
+            f"( trap '' HUP; exec $_ss {shlex.join(argv)} ) >\"$_lf\" 2>&1 </dev/null &",
+            "p=$!",
+            f"( trap '' HUP; exec /bin/sh -c {shlex.quote(_GUARD)} esxilab-iperf-guard"
+            f' "$p" "$_pf" {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
+            "g=$!",
+            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} >"$_pf"',
+            "st=running; i=0",
+            f'while [ "$i" -lt {tries} ]; do',
+            '  if ! kill -0 "$p" 2>/dev/null; then st=exited; break; fi',
+            "  if grep -q 'listening' \"$_lf\" 2>/dev/null; then st=listening; break; fi",
+            f"  {nap}",
+            "  i=$((i+1))",
+            "done",
+            'if [ "$st" != exited ] && ! kill -0 "$p" 2>/dev/null; then st=exited; fi',
+            'if [ "$st" = exited ]; then kill "$g" 2>/dev/null; rm -f "$_pf"; fi',
+            marker(token, "started", "pid=$p guard=$g status=$st"),
+            'cat "$_lf" 2>/dev/null',
+            marker(token, "done"),
+        ]
+    )
+
+
+def build_stop_script(
+    token: str, targets: Sequence[Mapping[str, Any]], *, caps: HostCaps, state_dir: str, proc: str = "/proc"
+) -> str:
+    """Stop each target (a :func:`read_pidfile` entry): guard first, then TERM, then KILL after a grace.
+
+    Right before any ``kill`` the script checks again that the pidfile (found by its name in
+    the private directory) still lists the pid and that the process still runs
+    ``<binary> -s -p <port>`` (``_isours``); the guard is killed only when its command line is
+    the guard of that pid. A pid that now belongs to another process is left alone
+    (``reused``) and its stale pidfile removed. The log shown is ``<stem>.log`` of the same
+    directory, read only when it is a regular file.
+    """
+    nap, tries = short_nap(caps)
+    tries = tries * KILL_GRACE
+    # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
+    # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
+    lines = [
+        state_snippet(token, state_dir, create=False),
+        'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
+        cmdline_function(proc),
+        ISOURS,
+        ISGUARD,
+        '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
+        'case "$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null)" in Z*) return 1;; esac; return 0; }',
+    ]
+    for target in targets:
+        pid = int(target["pid"])
+        guard = target.get("guard")
+        name = str(target["name"])
+        if not PIDFILE_NAME_RE.match(name):
+            raise ValueError(f"not a pidfile name of this module: {name!r}")
+        q_bin = shlex.quote(str(target.get("binary") or ""))
+        port = int(target["port"])
+        lines += [
+            f'_pf="$_pd/{name}"; _lf="$_pd/{target["log_name"]}"',
+            f'if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx \'pid={pid}\' "$_pf" 2>/dev/null; then',
+            f"  if _isours {pid} {q_bin} {port}; then",
+            f"    if _isguard {int(guard)} {pid}; then kill {int(guard)} 2>/dev/null; fi"
+            if isinstance(guard, int)
+            else "    :",
+            f"    kill {pid} 2>/dev/null; i=0",
+            f'    while _alive {pid} && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
+            f"    if _alive {pid} && _isours {pid} {q_bin} {port}; then kill -9 {pid} 2>/dev/null; st=killed;"
+            " else st=stopped; fi",
+            f"  elif kill -0 {pid} 2>/dev/null; then st=reused",
+            "  else st=gone; fi",
+            '  rm -f "$_pf"',
+            "else st=notours; fi",
+            marker(token, "stopped", f"pid={pid} status=$st"),
+            'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',
+        ]
+    lines.append(marker(token, "done"))
+    return "\n".join(lines)
+
+
+def build_client_script(
+    token: str,
+    argv: Sequence[str],
+    *,
+    caps: HostCaps,
+    timeout: float,
+    start_at: float | None = None,
+    state_dir: str = "/tmp",
+) -> str:
+    """Run the client: optional barrier, clock reading, iperf bounded by ``timeout``.
+
+    Its files (``esxilab-iperf-<shell pid>.out/.err/.timedout``) are in the private directory
+    of ``state_dir`` (:func:`state_snippet`, created when missing), removed first and created
+    under ``set -C``: a link planted there is never followed.
+
+    With GNU ``timeout`` the run is wrapped by it (exit 124 = timed out); elsewhere (busybox,
+    whose ``timeout`` syntax changed in 1.30) a watchdog subshell kills iperf and leaves a
+    marker file. The watchdog sleeps in the background and ``wait``s, so the TERM that ends it
+    when iperf finished first takes effect at once (a trap waits for a foreground command).
+    stdout and stderr go to separate files, so iperf3's JSON stays clean even
+    when ESXi's iperf3 spams ``getsockopt`` errors on stderr.
+    """
+    seconds = max(1, math.ceil(timeout))
+    lines = [
+        "umask 077",
+        state_snippet(token, state_dir, create=True),
+        'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
+        '_o="$_pd/esxilab-iperf-$$.out"; _e="$_pd/esxilab-iperf-$$.err"',
+        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=',
+        'rm -f "$_o" "$_e" "$_k"',
+        "set -C",
+        # An interrupted run (hang-up, play stopped) leaves no files and no iperf behind. Long
+        # waits are `cmd & wait`, so a signal is handled at once (a trap waits for a foreground
+        # command to end).
+        '_stop() { for _x in $_p $_w $_g; do kill "$_x" 2>/dev/null; done; }',
+        """trap 'rm -f "$_o" "$_e" "$_k"' EXIT""",
+        "trap '_stop; exit 129' HUP",
+        "trap '_stop; exit 143' TERM",
+        "trap '_stop; exit 130' INT",
+    ]
+    if start_at is not None:
+        lines.append(build_barrier(token, caps, start_at))
+    lines.append(started_at_capture(caps))
+    lines.append(marker(token, "started_at", "$_sa"))
+    command = shlex.join(argv)
+    if caps.gnu_timeout:
+        lines += [
+            f'timeout -k {KILL_GRACE} {seconds} {command} >"$_o" 2>"$_e" </dev/null &',
+            '_p=$!; wait "$_p"; _rc=$?',
+            'if [ "$_rc" -eq 124 ] || [ "$_rc" -eq 137 ]; then : >"$_k"; fi',
+        ]
+    else:
+        lines += [
+            f'{command} >"$_o" 2>"$_e" </dev/null &',
+            "_p=$!",
+            "( trap 'kill $_w 2>/dev/null; exit 0' TERM; "
+            f"sleep {seconds} & _w=$!; wait $_w; "
+            # the marker first: once iperf dies, the main shell ends this watchdog at once
+            f': >"$_k"; if kill "$_p" 2>/dev/null; then sleep {KILL_GRACE} & _w=$!; wait $_w; '
+            'kill -9 "$_p" 2>/dev/null; else rm -f "$_k"; fi )'
+            " >/dev/null 2>&1 &",
+            "_g=$!",
+            'wait "$_p"; _rc=$?',
+            'kill "$_g" 2>/dev/null',
+        ]
+    lines += [
+        'if [ -f "$_k" ] && [ ! -L "$_k" ]; then _to=1; else _to=0; fi',
+        marker(token, "exit", "rc=$_rc timedout=$_to"),
+        marker(token, "stdout"),
+        # only what iperf wrote: never through a link (a shell that could not create the file
+        # leaves whatever was there)
+        'if [ -f "$_o" ] && [ ! -L "$_o" ]; then cat "$_o"; fi',
+        marker(token, "stderr"),
+        'if [ -f "$_e" ] && [ ! -L "$_e" ]; then cat "$_e"; fi',
+        marker(token, "done"),
+        'rm -f "$_o" "$_e" "$_k"',
+    ]
+    return "\n".join(lines)
