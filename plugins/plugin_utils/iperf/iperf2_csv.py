@@ -70,13 +70,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
     IperfResult,
     Totals,
     finalize,
-    make_totals,
     new_result,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil import (
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
     UNKNOWN_U32,
+    SpanLine,
     final_of,
     known_count,
     known_float,
@@ -117,7 +117,7 @@ def _int_or_none(text: str | None) -> int | None:
 
 
 @dataclass
-class _Row:
+class _Row(SpanLine):
     index: int
     fields: dict[str, str]
     stamp: str
@@ -133,13 +133,6 @@ class _Row:
     role: str | None  # "sender" / "receiver" when the layout says it
     retransmits: int | None = None
     udp_figures: UdpFigures | None = None
-
-    @property
-    def seconds(self) -> float:
-        return round(self.end - self.start, 6)
-
-    def totals(self, *, sender: bool) -> Totals:
-        return make_totals(self.nbytes, self.bps, self.seconds, self.retransmits if sender else None)
 
 
 @dataclass

@@ -72,12 +72,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
     IperfResult,
     Totals,
     finalize,
-    make_totals,
     new_result,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil import (
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
+    SpanLine,
     final_of,
     known_count,
     known_float,
@@ -152,7 +152,7 @@ def _known_int(text: str | None) -> int | None:
 
 
 @dataclass
-class _Line:
+class _Line(SpanLine):
     start: float
     end: float
     nbytes: int
@@ -162,13 +162,6 @@ class _Line:
     omitted: bool = False
     udp: UdpFigures | None = None
     bb: dict[str, Any] | None = None
-
-    @property
-    def seconds(self) -> float:
-        return round(self.end - self.start, 6)
-
-    def totals(self, *, sender: bool) -> Totals:
-        return make_totals(self.nbytes, self.bps, self.seconds, self.retransmits if sender else None)
 
 
 @dataclass
