@@ -82,18 +82,23 @@ def _mtu_result(
     *,
     tool: Literal["vmkping", "ping"],
     raw: str,
-    target: str | None,
-    size: int | None,
-    transmitted: int | None,
-    received: int | None,
-    loss: float | None,
-    replies: list[int],
-    rtt: tuple[float, float, float] | None,
+    head: re.Match[str] | None,
+    stats: re.Match[str] | None,
+    rtt_m: re.Match[str] | None,
     too_long: bool,
     frag_mtu: int | None,
     local_mtu: int | None,
     errors: list[str],
 ) -> PathMtuResult:
+    """The result from the tool's ``PING`` header (groups ``ip``, ``size``), summary (``tx``, ``rx``,
+    ``loss``) and round-trip line (``a``/``b``/``c`` = min/avg/max) matches and its error findings."""
+    target = head.group("ip") if head else None
+    size = int(head.group("size")) if head else None
+    transmitted = int(stats.group("tx")) if stats else None
+    received = int(stats.group("rx")) if stats else None
+    loss = float(stats.group("loss")) if stats else None
+    replies = [int(m.group("bytes")) for line in raw.splitlines() if (m := _REPLY_RE.match(line))]
+    rtt = (float(rtt_m.group("a")), float(rtt_m.group("b")), float(rtt_m.group("c"))) if rtt_m else None
     reason: MtuReason
     if received:
         reason = "ok" if transmitted is not None and received >= transmitted else "partial_loss"
@@ -140,13 +145,9 @@ def parse_vmkping(text: str) -> PathMtuResult:
     return _mtu_result(
         tool="vmkping",
         raw=text,
-        target=head.group("ip") if head else None,
-        size=int(head.group("size")) if head else None,
-        transmitted=int(stats.group("tx")) if stats else None,
-        received=int(stats.group("rx")) if stats else None,
-        loss=float(stats.group("loss")) if stats else None,
-        replies=[int(m.group("bytes")) for line in text.splitlines() if (m := _REPLY_RE.match(line))],
-        rtt=(float(rtt_m.group("a")), float(rtt_m.group("b")), float(rtt_m.group("c"))) if rtt_m else None,
+        head=head,
+        stats=stats,
+        rtt_m=rtt_m,
         too_long=too_long,
         frag_mtu=None,
         local_mtu=None,
@@ -172,17 +173,12 @@ def parse_linux_ping(stdout: str, stderr: str = "") -> PathMtuResult:
     local = re.search(r"local error: message too long, mtu=(?P<mtu>\d+)", text)
     frag = re.search(r"Frag needed and DF set \(mtu = (?P<mtu>\d+)\)", text)
     errors = [m.group(0).strip() for m in re.finditer(r"ping: (?:sendmsg: .*|local error: .*)", text)]
-    replies = [int(m.group("bytes")) for line in text.splitlines() if (m := _REPLY_RE.match(line))]
     return _mtu_result(
         tool="ping",
         raw=text,
-        target=head.group("ip") if head else None,
-        size=int(head.group("size")) if head else None,
-        transmitted=int(stats.group("tx")) if stats else None,
-        received=int(stats.group("rx")) if stats else None,
-        loss=float(stats.group("loss")) if stats else None,
-        replies=replies,
-        rtt=(float(rtt_m.group("a")), float(rtt_m.group("b")), float(rtt_m.group("c"))) if rtt_m else None,
+        head=head,
+        stats=stats,
+        rtt_m=rtt_m,
         # a router's Frag-needed reply makes the kernel cache the path MTU, after which the
         # later sends fail locally too: the router's report is the finding then.
         too_long=bool(local) and not frag,
