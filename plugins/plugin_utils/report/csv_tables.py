@@ -99,18 +99,8 @@ def results_csv(report: Report) -> str:
             udp = row.field("udp") if isinstance(row.field("udp"), Mapping) else {}
             retransmits = row.field("sent.retransmits")
             item: dict[str, Any] = {
-                "run": run.run,
-                "test": run.test,
-                "direction": run.direction,
-                "swapped": run.swapped,
-                "streams": run.streams,
-                "repetition": run.repetition,
-                "pair": row.pair,
-                "server": row.server,
-                "client": row.client,
-                "address": row.address,
-                "port": row.port,
-                "started_at": row.started_at,
+                **run.identity(),
+                **row.place(),
                 "tool": row.field("tool"),
                 "tool_version": row.field("tool_version"),
                 "protocol": row.field("protocol"),

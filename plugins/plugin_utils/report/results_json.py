@@ -42,12 +42,7 @@ def _group_doc(group: Group) -> dict[str, Any]:
 
 def _run_doc(run: RunRow) -> dict[str, Any]:
     return {
-        "run": run.run,
-        "test": run.test,
-        "direction": run.direction,
-        "swapped": run.swapped,
-        "streams": run.streams,
-        "repetition": run.repetition,
+        **run.identity(),
         "compare": run.compare,
         "labels": run.labels,
         "protocol": run.protocol,
@@ -67,12 +62,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
 def _result_doc(row: ResultRow) -> dict[str, Any]:
     return {
         "run": row.run,
-        "pair": row.pair,
-        "server": row.server,
-        "client": row.client,
-        "address": row.address,
-        "port": row.port,
-        "started_at": row.started_at,
+        **row.place(),
         "labels": row.labels,
         "line_rate_bps": row.line_rate_bps,
         "percent_of_line_rate": row.percent_of_line_rate,

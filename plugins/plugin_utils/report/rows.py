@@ -44,6 +44,17 @@ class ResultRow:
     def percent_of_line_rate(self) -> float | None:
         return percent_of(self.bits_per_second, self.line_rate_bps)
 
+    def place(self) -> dict[str, Any]:
+        """Where the result was measured, as results.json and results.csv name it."""
+        return {
+            "pair": self.pair,
+            "server": self.server,
+            "client": self.client,
+            "address": self.address,
+            "port": self.port,
+            "started_at": self.started_at,
+        }
+
     def field(self, path: str) -> Any:
         """A field of the result by dotted path (``sent.bytes``, ``udp.jitter_ms``), or ``None``."""
         current: Any = self.result
@@ -79,6 +90,17 @@ class RunRow:
     @property
     def percent_of_line_rate(self) -> float | None:
         return percent_of(self.bits_per_second, self.line_rate_bps)
+
+    def identity(self) -> dict[str, Any]:
+        """Which run this is, as results.json and results.csv name it."""
+        return {
+            "run": self.run,
+            "test": self.test,
+            "direction": self.direction,
+            "swapped": self.swapped,
+            "streams": self.streams,
+            "repetition": self.repetition,
+        }
 
     @property
     def retransmits(self) -> int | None:
