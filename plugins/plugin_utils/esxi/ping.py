@@ -79,16 +79,16 @@ def _mtu_message(reason: MtuReason, tool: str, size: int | None, target: str | N
 
 
 def _mtu_result(
-    *,
     tool: Literal["vmkping", "ping"],
     raw: str,
     head: re.Match[str] | None,
     stats: re.Match[str] | None,
     rtt_m: re.Match[str] | None,
-    too_long: bool,
-    frag_mtu: int | None,
-    local_mtu: int | None,
     errors: list[str],
+    *,
+    too_long: bool,
+    frag_mtu: int | None = None,
+    local_mtu: int | None = None,
 ) -> PathMtuResult:
     """The result from the tool's ``PING`` header (groups ``ip``, ``size``), summary (``tx``, ``rx``,
     ``loss``) and round-trip line (``a``/``b``/``c`` = min/avg/max) matches and its error findings."""
@@ -142,17 +142,7 @@ def parse_vmkping(text: str) -> PathMtuResult:
     rtt_m = re.search(r"round-trip min/avg/max = (?P<a>[\d.]+)/(?P<b>[\d.]+)/(?P<c>[\d.]+) ms", text)
     errors = [m.group(0).strip() for m in re.finditer(r"sendto\(\) failed \((?P<why>[^)]*)\)", text)]
     too_long = any("Message too long" in e for e in errors)
-    return _mtu_result(
-        tool="vmkping",
-        raw=text,
-        head=head,
-        stats=stats,
-        rtt_m=rtt_m,
-        too_long=too_long,
-        frag_mtu=None,
-        local_mtu=None,
-        errors=errors,
-    )
+    return _mtu_result("vmkping", text, head, stats, rtt_m, errors, too_long=too_long)
 
 
 def parse_linux_ping(stdout: str, stderr: str = "") -> PathMtuResult:
@@ -174,15 +164,15 @@ def parse_linux_ping(stdout: str, stderr: str = "") -> PathMtuResult:
     frag = re.search(r"Frag needed and DF set \(mtu = (?P<mtu>\d+)\)", text)
     errors = [m.group(0).strip() for m in re.finditer(r"ping: (?:sendmsg: .*|local error: .*)", text)]
     return _mtu_result(
-        tool="ping",
-        raw=text,
-        head=head,
-        stats=stats,
-        rtt_m=rtt_m,
+        "ping",
+        text,
+        head,
+        stats,
+        rtt_m,
+        errors,
         # a router's Frag-needed reply makes the kernel cache the path MTU, after which the
         # later sends fail locally too: the router's report is the finding then.
         too_long=bool(local) and not frag,
         frag_mtu=int(frag.group("mtu")) if frag else None,
         local_mtu=int(local.group("mtu")) if local else None,
-        errors=errors,
     )

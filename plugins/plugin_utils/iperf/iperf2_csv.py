@@ -68,6 +68,7 @@ from typing import Any, Literal
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfResult,
+    SpanLine,
     Totals,
     finalize,
     new_result,
@@ -76,7 +77,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
     UNKNOWN_U32,
-    SpanLine,
     final_of,
     known_count,
     known_float,

@@ -70,6 +70,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv imp
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import Protocol, StreamTotals, UdpFigures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfResult,
+    SpanLine,
     Totals,
     finalize,
     new_result,
@@ -77,7 +78,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil import (
     IPERF2_ERROR_RE,
     IPERF2_VERSION_RE,
-    SpanLine,
     final_of,
     known_count,
     known_float,

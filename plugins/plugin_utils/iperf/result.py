@@ -33,6 +33,7 @@ __all__ = [
     "IperfParseError",
     "IperfResult",
     "Result",
+    "SpanLine",
     "Totals",
     "error_result",
     "finalize",
@@ -152,3 +153,21 @@ def error_result(tool: Tool, fmt: Format, raw: str, message: str) -> IperfResult
     result["error"] = message
     result["raw"] = raw
     return finalize(result)
+
+
+class SpanLine:
+    """Mixin of a parser's report line (a dataclass declaring these fields): its duration and totals."""
+
+    start: float
+    end: float
+    nbytes: int | None
+    bps: float | None
+    retransmits: int | None
+
+    @property
+    def seconds(self) -> float:
+        return round(self.end - self.start, 6)
+
+    def totals(self, *, sender: bool) -> Totals:
+        """The line's ``totals``; ``retransmits`` count for the sender only."""
+        return make_totals(self.nbytes, self.bps, self.seconds, self.retransmits if sender else None)

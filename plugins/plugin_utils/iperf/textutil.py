@@ -8,11 +8,9 @@
 * ``known_float()`` -- a finite, non-negative figure from its text, else ``None``.
 * ``final_of()`` -- a series' total line: its last line when that line starts at 0 and reaches
   the latest end.
-* ``SpanLine`` -- what a report line of either parser derives from its span and figures:
-  ``seconds`` and ``totals()``.
 * ``IPERF2_VERSION_RE`` / ``IPERF2_ERROR_RE`` -- iperf2's version banner and error messages.
 
-Pure Python (stdlib and ``iperf/result.py`` only).
+Pure Python (stdlib only).
 
 Private module: not part of the collection's public API.
 """
@@ -24,17 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import Totals, make_totals
-
-__all__ = [
-    "IPERF2_ERROR_RE",
-    "IPERF2_VERSION_RE",
-    "UNKNOWN_U32",
-    "SpanLine",
-    "final_of",
-    "known_count",
-    "known_float",
-]
+__all__ = ["IPERF2_ERROR_RE", "IPERF2_VERSION_RE", "UNKNOWN_U32", "final_of", "known_count", "known_float"]
 
 UNKNOWN_U32 = 4294967295
 
@@ -87,21 +75,3 @@ def final_of(lines: Sequence[_SpanT]) -> _SpanT | None:
     if any(ln.end > last.end + 1e-9 for ln in lines[:-1]):
         return None
     return last
-
-
-class SpanLine:
-    """Mixin of a parser's report line (a dataclass declaring these fields): its duration and totals."""
-
-    start: float
-    end: float
-    nbytes: int | None
-    bps: float | None
-    retransmits: int | None
-
-    @property
-    def seconds(self) -> float:
-        return round(self.end - self.start, 6)
-
-    def totals(self, *, sender: bool) -> Totals:
-        """The line's ``totals``; ``retransmits`` count for the sender only."""
-        return make_totals(self.nbytes, self.bps, self.seconds, self.retransmits if sender else None)

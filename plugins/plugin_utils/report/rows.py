@@ -21,9 +21,24 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     as_number,
 )
 
+# The fields that name a run and place a result, in the order of results.json and results.csv.
+RUN_IDENTITY = ("run", "test", "direction", "swapped", "streams", "repetition")
+RESULT_PLACE = ("pair", "server", "client", "address", "port", "started_at")
+
+
+class _Rated:
+    """What a result row and a run row derive from their headline and line rate (dataclasses declaring both)."""
+
+    bits_per_second: float | None
+    line_rate_bps: float | None
+
+    @property
+    def percent_of_line_rate(self) -> float | None:
+        return percent_of(self.bits_per_second, self.line_rate_bps)
+
 
 @dataclass
-class ResultRow:
+class ResultRow(_Rated):
     """One normalized result: one pair of a paired run, or one plain result."""
 
     run: int
@@ -40,20 +55,9 @@ class ResultRow:
     started_at: float | None = None
     record: PairRecord | None = None  # paired_test: the pair as recorded (results.json: without its result)
 
-    @property
-    def percent_of_line_rate(self) -> float | None:
-        return percent_of(self.bits_per_second, self.line_rate_bps)
-
     def place(self) -> dict[str, Any]:
-        """Where the result was measured, as results.json and results.csv name it."""
-        return {
-            "pair": self.pair,
-            "server": self.server,
-            "client": self.client,
-            "address": self.address,
-            "port": self.port,
-            "started_at": self.started_at,
-        }
+        """Where the result was measured (the ``RESULT_PLACE`` fields), as results.json and results.csv name it."""
+        return {name: getattr(self, name) for name in RESULT_PLACE}
 
     def field(self, path: str) -> Any:
         """A field of the result by dotted path (``sent.bytes``, ``udp.jitter_ms``), or ``None``."""
@@ -66,7 +70,7 @@ class ResultRow:
 
 
 @dataclass
-class RunRow:
+class RunRow(_Rated):
     """One run: the unit the statistics are made of."""
 
     run: int
@@ -87,20 +91,9 @@ class RunRow:
     warnings: list[str] = field(default_factory=list)
     record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
 
-    @property
-    def percent_of_line_rate(self) -> float | None:
-        return percent_of(self.bits_per_second, self.line_rate_bps)
-
     def identity(self) -> dict[str, Any]:
-        """Which run this is, as results.json and results.csv name it."""
-        return {
-            "run": self.run,
-            "test": self.test,
-            "direction": self.direction,
-            "swapped": self.swapped,
-            "streams": self.streams,
-            "repetition": self.repetition,
-        }
+        """Which run this is (the ``RUN_IDENTITY`` fields), as results.json and results.csv name it."""
+        return {name: getattr(self, name) for name in RUN_IDENTITY}
 
     @property
     def retransmits(self) -> int | None:
