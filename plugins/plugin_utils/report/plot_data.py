@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import NA, Unit, as_number, rate_with_unit, slug
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
@@ -47,6 +48,16 @@ class PlotSpec:
 
 def _scaled(value: float | None, unit: Unit) -> float | None:
     return None if value is None else value / unit.scale
+
+
+class _LineRate(TypedDict):
+    line_rate: float | None
+    line_rate_label: str | None
+
+
+def _line_rate(rate: float | None, unit: Unit) -> _LineRate:
+    """A plot's line-rate mark in the plot's unit, labelled only when the rate is known."""
+    return {"line_rate": _scaled(rate, unit), "line_rate_label": f"line rate {rate_with_unit(rate)}" if rate else None}
 
 
 def _sweep_labels(sweeps: Sequence[Sweep], label: str | None) -> list[str]:
@@ -106,8 +117,7 @@ def plot_specs(report: Report) -> list[PlotSpec]:
                 xlabel="Parallel streams per client",
                 ylabel=ylabel,
                 series=tuple(series),
-                line_rate=_scaled(rate, unit),
-                line_rate_label=f"line rate {rate_with_unit(rate)}" if rate else None,
+                **_line_rate(rate, unit),
                 caption=f"Mean throughput vs parallel streams ({direction_text}), error bars: 95 % CI, star: knee",
             )
         )
@@ -143,8 +153,7 @@ def plot_specs(report: Report) -> list[PlotSpec]:
                     ylabel=ylabel,
                     series=tuple(series),
                     categories=categories,
-                    line_rate=_scaled(rate, unit),
-                    line_rate_label=f"line rate {rate_with_unit(rate)}" if rate else None,
+                    **_line_rate(rate, unit),
                     caption=f"Mean throughput by {comparison.label}{suffix}, error bars: 95 % CI",
                 )
             )
@@ -185,8 +194,7 @@ def plot_specs(report: Report) -> list[PlotSpec]:
                 xlabel="Time since start of test (s)",
                 ylabel=ylabel,
                 series=tuple(series),
-                line_rate=_scaled(group.line_rate_bps, unit),
-                line_rate_label=f"line rate {rate_with_unit(group.line_rate_bps)}" if group.line_rate_bps else None,
+                **_line_rate(group.line_rate_bps, unit),
                 caption=f"Throughput per interval ({what}); omitted (-O) intervals are not shown",
             )
         )
