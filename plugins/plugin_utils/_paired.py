@@ -669,14 +669,13 @@ def _message(result: Mapping[str, Any]) -> str:
     return " ".join(str(message).split())
 
 
-def _failure_of(report: Mapping[str, Any] | None, run: int) -> str | None:
-    if report is None:
-        return None
-    failure = report.get("failure")
+def _why_missing(report: Mapping[str, Any] | None, host: str, run: int) -> str:
+    """Why ``host`` has no item for ``run``: the failure its report recorded for that run, else unreachable."""
+    failure = report.get("failure") if report is not None else None
     if isinstance(failure, Mapping) and failure.get("run") == run:
         task = failure.get("task") or "a task"
         return f"{task}: {failure.get('msg') or 'failed'}"
-    return None
+    return f"{host} gave no report for this run (unreachable?)"
 
 
 def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> PairRecord:
@@ -729,14 +728,14 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
 
     error: str | None = None
     if server_item is None:
-        why = _failure_of(server_report, run) or f"{pair['server']} gave no report for this run (unreachable?)"
+        why = _why_missing(server_report, pair["server"], run)
         error = f"the server on {pair['server']} was not started: {why}"
     elif server_item.get("unreachable"):
         error = f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
     elif server_item.get("failed"):
         error = f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
     elif client_item is None:
-        why = _failure_of(client_report, run) or f"{pair['client']} gave no report for this run (unreachable?)"
+        why = _why_missing(client_report, pair["client"], run)
         error = f"the client on {pair['client']} did not run: {why}"
     elif client_item.get("unreachable"):
         error = f"lost the connection to the client host {pair['client']} during the test: {_message(client_item)}"
