@@ -180,8 +180,12 @@ def test_parallel_three_streams() -> None:
     assert client["streams"] == server["streams"] == 3
     assert len(client["per_stream"]) == len(server["per_stream"]) == 3
     plausible(client["sent"])
-    plausible(server["received"])
-    same_bytes(client["sent"], server["received"])
+    if server["received"] is None:  # an iperf 2.1 server under load may print no final [SUM] line
+        assert any("no final [SUM] line" in w for w in server["warnings"]), server["warnings"]
+        assert all(item["received"] for item in server["per_stream"])
+    else:
+        plausible(server["received"])
+        same_bytes(client["sent"], server["received"])
     assert len(client["intervals"]) >= 2  # [SUM] lines every 0.5 s
     assert all(iv["end"] > iv["start"] for iv in client["intervals"])
     for item in client["per_stream"]:

@@ -123,6 +123,9 @@ _CT_RE = re.compile(
     rf"^\[\s*CT\]\s+final connect times \(min/avg/max/stdev\) = (?P<min>{_NUM})/(?P<avg>{_NUM})/"
     rf"(?P<max>{_NUM})/(?P<stdev>{_NUM}) ms(?: \(tot/err\) = (?P<tot>\d+)/(?P<err>\d+))?"
 )
+#: How much earlier than the streams' own totals a [SUM] line may end and still be the summed total
+#: (iperf2 ends the sum at the last stream's report, e.g. 0.9989 s for streams ending 0.9987-1.0008 s).
+_SUM_END_SLACK = 0.05
 _HEADER_RE = re.compile(r"^\[\s*(?:ID|SUM-cnt)\]")
 _IGNORED_ARG_RE = re.compile(r"^iperf: ignoring extra argument.*$")
 _CONN_TIME_RE = re.compile(
@@ -566,6 +569,11 @@ class _Parser:
             if tr.no_ack is not None:
                 complete = False
         sum_final = final_of(sums)
+        stream_ends = [fin.end for fin in (tr.final() for tr in transfers) if fin is not None]
+        if sum_final is not None and stream_ends and sum_final.end + _SUM_END_SLACK < min(stream_ends):
+            # a [SUM] interval line (the streams' own totals reach further): iperf2 printed no summed total,
+            # as 2.1 servers under load sometimes do; never take an interval for the whole test
+            sum_final = None
         total_line: _Line | None
         if len(transfers) > 1 or (not transfers and sums):
             total_line = sum_final
@@ -575,7 +583,10 @@ class _Parser:
                 )
             elif total_line is None:
                 complete = False
-                notes.append("no final [SUM] line: the total is unknown (the output was cut short)")
+                notes.append(
+                    "no final [SUM] line: the total is unknown (the output was cut short, or iperf2 printed no summed "
+                    "total, as 2.1 servers sometimes do under load; see the per-stream totals)"
+                )
         else:
             total_line = transfers[0].final() if transfers else None
         own_total = total_line.totals(sender=sender) if total_line else None

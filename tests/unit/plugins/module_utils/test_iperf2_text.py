@@ -1117,3 +1117,51 @@ TCP window size: 4.00 MByte (default)
     assert [item["id"] for item in result["per_stream"]] == [1, 2]
     assert result["per_stream"][0]["sent"]["bytes"] == 2170945596
     assert any("parsed as CSV" in w for w in result["warnings"])
+
+
+# A real iperf 2.1.8 server log (Debian, loopback, `iperf -s -i 0.5` against `-c -t 1 -P 3 -i 0.5`).
+_SERVER_P3 = """\
+------------------------------------------------------------
+Server listening on TCP port 15999
+TCP window size:  128 KByte (default)
+------------------------------------------------------------
+[  1] local 127.0.0.1 port 15999 connected with 127.0.0.1 port 37324 (icwnd/mss/irtt=320/32768/27)
+[  2] local 127.0.0.1 port 15999 connected with 127.0.0.1 port 37338 (icwnd/mss/irtt=320/32768/11)
+[  3] local 127.0.0.1 port 15999 connected with 127.0.0.1 port 37342 (icwnd/mss/irtt=320/32768/10)
+[ ID] Interval       Transfer     Bandwidth
+[  1] 0.0000-0.5000 sec   514 MBytes  8.62 Gbits/sec
+[  3] 0.0000-0.5000 sec   586 MBytes  9.83 Gbits/sec
+[  2] 0.0000-0.5000 sec   555 MBytes  9.32 Gbits/sec
+[SUM] 0.0000-0.5000 sec  1.62 GBytes  27.8 Gbits/sec
+[  1] 0.5000-1.0000 sec   777 MBytes  13.0 Gbits/sec
+[  3] 0.5000-0.9987 sec  1.17 GBytes  20.2 Gbits/sec
+[  3] 0.0000-0.9987 sec  1.74 GBytes  15.0 Gbits/sec
+[  2] 0.5000-0.9989 sec   642 MBytes  10.8 Gbits/sec
+[  2] 0.0000-0.9989 sec  1.17 GBytes  10.1 Gbits/sec
+[  1] 0.0000-1.0008 sec  1.26 GBytes  10.8 Gbits/sec
+[SUM] 0.5000-0.9989 sec  2.56 GBytes  44.1 Gbits/sec
+[SUM] 0.0000-0.9989 sec  4.18 GBytes  35.9 Gbits/sec
+"""
+
+
+def test_server_parallel_total_is_the_final_sum_line() -> None:
+    result = parse_iperf2_text(_SERVER_P3)
+    assert result["received"] is not None
+    assert result["received"]["seconds"] == pytest.approx(0.9989)
+    assert result["received"]["bits_per_second"] == pytest.approx(35.9e9)
+    assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 0.5), (0.5, 0.9989)]
+    assert result["complete"] is True
+
+
+def test_server_parallel_without_a_final_sum_never_takes_an_interval_for_the_total() -> None:
+    # 2.1 servers under load sometimes print only the first [SUM] interval: the streams' own totals
+    # reach 1 s, so the 0-0.5 s [SUM] line is an interval, and the summed total is unknown (never 28 Gbit/s)
+    text = "".join(line for line in _SERVER_P3.splitlines(keepends=True) if not line.startswith("[SUM] 0.0000-0.9989"))
+    text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("[SUM] 0.5000"))
+    result = parse_iperf2_text(text)
+    assert result["received"] is None
+    assert result["complete"] is False
+    assert any("no final [SUM] line" in w for w in result["warnings"])
+    assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 0.5)]
+    received = [item["received"] for item in result["per_stream"]]
+    assert len(received) == 3 and all(r is not None and (r["bytes"] or 0) > 0 for r in received)
