@@ -11,6 +11,9 @@ idempotency order: read current -> plan -> nothing to do: unchanged -> check mod
 apply -> read again and verify (the binary prints its version) -> return what changed and the
 ``restore`` value that undoes it.
 
+One concern, one file: the install flow and its restore (the parsers and planners it strings
+together live in ``plugin_utils/esxi/``).
+
 Private module: not part of the collection's public API.
 """
 

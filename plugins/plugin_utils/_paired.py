@@ -18,6 +18,9 @@ writes its report through the ``esxilab.iperf.report`` role).
   ``started_at``, and ``total_bits_per_second`` -- the sum of the pairs' headline rates, or
   ``None`` as soon as one pair has no usable figure (never a partial sum).
 
+One concern, one file: the paired_test plan and run record (the summary and the files are the
+report builder's, ``plugin_utils/report/``).
+
 Private module: not part of the collection's public API.
 """
 

@@ -57,6 +57,9 @@ Reading rules (decisions, documented here because the output itself does not spe
   ``per_stream`` items and ``udp`` may carry ``out_of_order`` and ``sent_packets``
   (the sender's ``Sent N datagrams``).
 
+One concern, one file: iperf2's text output (2.0.5 - 2.2, client and server, dual tests); long
+because of the many layouts, not because it mixes concerns.
+
 Private module: not part of the collection's public API.
 """
 

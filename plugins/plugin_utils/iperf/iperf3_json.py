@@ -33,6 +33,9 @@ Covers iperf3 3.0 to 3.21, client and server side, TCP and UDP, ``-P``, ``-R``, 
 * Undecodable or truncated text never raises: it gives an error result with ``raw`` kept
   and whatever complete top-level members (``start``, ``intervals``) precede the cut.
 
+One concern, one file: the iperf3 JSON layouts of 3.0 - 3.21 (and ``--json-stream``) read into
+the result; it is long because those layouts differ release by release, not because it mixes concerns.
+
 Private module: not part of the collection's public API.
 """
 

@@ -35,6 +35,9 @@ Keys beyond the schema: ``reverse_sent``/``reverse_received``/``reverse_udp``/
 ``--get-server-output`` block, parsed as a server-side result), ``raw``; per-stream items
 carry ``role`` for ``--bidir``; ``udp`` carries ``out_of_order`` when iperf3 printed it.
 
+One concern, one file: iperf3's text output (client and server, 3.0 - 3.21, Windows builds,
+partial pastes); long because of the many layouts, not because it mixes concerns.
+
 Private module: not part of the collection's public API.
 """
 
