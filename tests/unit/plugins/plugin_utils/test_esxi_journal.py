@@ -138,7 +138,7 @@ def _foreign_dir(path: Path) -> None:
     [
         (lambda p: p.symlink_to(p.parent / "elsewhere"), "it is a symlink"),
         (lambda p: p.write_text("x"), "it is not a directory"),
-        (lambda p: _foreign_dir(p), "it is owned by uid 65534"),
+        (_foreign_dir, "it is owned by uid 65534"),
     ],
     ids=["symlink", "file", "foreign-owner"],
 )
