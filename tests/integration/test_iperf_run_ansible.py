@@ -793,22 +793,16 @@ def lab_inventory(tmp_path: Path) -> Iterator[Path]:
     reason = _lab_unavailable()
     if reason:
         pytest.skip(reason)
-    state = tmp_path / "lab-state"
-    common = ["--name", LAB_NAME, "--state-dir", str(state)]
+    up_args = ("--hosts", "3", "--subnet", LAB_SUBNET, "--rate", "100mbit")
+    yield from _private_lab(tmp_path / "lab-state", LAB_NAME, *up_args)
+
+
+def _private_lab(state: Path, name: str, *up_args: str) -> Iterator[Path]:
+    """Build a lab of our own (``up``), yield its inventory, and always take it down (``down --purge``)."""
+    common = ["--name", name, "--state-dir", str(state)]
     try:
         up = subprocess.run(
-            [
-                sys.executable,
-                str(LAB_SCRIPT),
-                "up",
-                *common,
-                "--hosts",
-                "3",
-                "--subnet",
-                LAB_SUBNET,
-                "--rate",
-                "100mbit",
-            ],
+            [sys.executable, str(LAB_SCRIPT), "up", *common, *up_args],
             capture_output=True,
             text=True,
             timeout=180,
@@ -1054,27 +1048,7 @@ def attack_lab(tmp_path: Path) -> Iterator[Path]:
     reason = _lab_unavailable() or (None if shutil.which("setpriv") else "setpriv is not installed")
     if reason:
         pytest.skip(reason)
-    state = tmp_path / "lab-state"
-    common = ["--name", ATTACK_LAB, "--state-dir", str(state)]
-    try:
-        up = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "up", *common, "--hosts", "2", "--subnet", ATTACK_SUBNET],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        yield state / "inventory.yml"
-    finally:
-        down = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "down", *common, "--purge"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
+    yield from _private_lab(tmp_path / "lab-state", ATTACK_LAB, "--hosts", "2", "--subnet", ATTACK_SUBNET)
 
 
 def _failed_with(reg: dict[str, Any], *needles: str) -> bool:
