@@ -43,8 +43,10 @@ Reading rules (decisions, documented here because the output itself does not spe
 * ``retransmits`` come from the ``-e`` ``Rtry`` column of the sender; ``None`` when not
   printed. Any ``-1`` / ``4294967295`` figure means "unknown" and becomes ``None``.
 * ``timestamp`` comes from ``on 2024-02-26 22:16:25.887 (UTC)`` on a connected line (2.1+
-  ``-e``); a zone other than UTC/GMT cannot be turned into an offset honestly, so
-  ``timestamp`` stays ``None`` and the wall time goes to the extra key ``timestamp_local``.
+  ``-e``), with the offset of its zone abbreviation from ``iperf/zones.py`` (``PDT`` ->
+  ``-07:00``); an ambiguous (``IST``, ``CST``, ``PST``) or unknown abbreviation cannot be turned
+  into an offset honestly, so ``timestamp`` stays ``None``, the wall time goes to the extra key
+  ``timestamp_local`` and a warning names the abbreviation.
 * Bounceback (``--bounceback``): iperf's Transfer column counts both directions of the
   bounce, so it is neither ``sent`` nor ``received``; the interval series is kept and the
   final line plus the latencies go to the extra key ``bounceback`` (with a warning).
@@ -86,6 +88,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     known_float,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.zones import zone_offset
 
 __all__ = ["parse_iperf2_text", "split_iperf2_text"]
 
@@ -778,14 +781,12 @@ class _Parser:
         if stamped and stamped.stamp:
             date, clock, zone = stamped.stamp
             wall = f"{date}T{clock}"
-            if zone.strip().upper() in ("UTC", "GMT", "Z"):
-                self.result["timestamp"] = f"{wall}+00:00"
+            offset, why = zone_offset(zone)
+            if offset is not None:
+                self.result["timestamp"] = f"{wall}{offset}"
             else:
                 self.result["timestamp_local"] = wall
-                self.warnings.append(
-                    f"connection time zone {zone!r} is not an offset: timestamp left unknown, wall time in "
-                    "timestamp_local"
-                )
+                self.warnings.append(f"connection {why}: timestamp left unknown, wall time in timestamp_local")
 
 
 def split_iperf2_text(text: str, *, side: Side | None = None) -> list[str]:

@@ -962,11 +962,34 @@ tcp connect failed: Connection refused
     assert result["sent"] is None and result["bits_per_second"] is None
 
 
-def test_non_utc_connection_time_stays_local() -> None:
-    text = LEGACY_205.replace("port 5001\n[ ID]", "port 5001 (sock=3) on 2024-03-01 10:00:00.123 (CET)\n[ ID]")
-    result = valid(parse_iperf2_text(text))
+def _stamped(zone: str) -> dict[str, Any]:
+    stamp = f"port 5001 (sock=3) on 2025-04-17 17:31:21.123 ({zone})\n[ ID]"
+    return valid(parse_iperf2_text(LEGACY_205.replace("port 5001\n[ ID]", stamp)))
+
+
+@pytest.mark.parametrize(
+    ("zone", "iso"),
+    [
+        ("PDT", "2025-04-17T17:31:21.123-07:00"),
+        ("CET", "2025-04-17T17:31:21.123+01:00"),
+        ("AEST", "2025-04-17T17:31:21.123+10:00"),
+        ("UTC", "2025-04-17T17:31:21.123+00:00"),
+        ("+0530", "2025-04-17T17:31:21.123+05:30"),
+    ],
+)
+def test_connection_time_with_a_known_zone_gets_its_offset(zone: str, iso: str) -> None:
+    result = _stamped(zone)
+    assert result["timestamp"] == iso
+    assert "timestamp_local" not in result
+    assert not [w for w in result["warnings"] if "time zone" in w]
+
+
+@pytest.mark.parametrize("zone", ["IST", "CST", "PST", "XYZT"])
+def test_ambiguous_or_unknown_zone_stays_local_with_a_warning(zone: str) -> None:
+    result = _stamped(zone)
     assert result["timestamp"] is None
-    assert result["timestamp_local"] == "2024-03-01T10:00:00.123"
+    assert result["timestamp_local"] == "2025-04-17T17:31:21.123"
+    assert [w for w in result["warnings"] if f"time zone '{zone}'" in w], result["warnings"]
 
 
 def test_truncated_multi_stream_without_sum_total() -> None:
