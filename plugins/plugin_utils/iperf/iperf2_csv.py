@@ -31,7 +31,8 @@ Decisions (the CSV itself does not carry these facts):
   view with a warning, unless ``side="server"`` is passed.
 * **Server report**: the client repeats the UDP server's report as a second line for the
   same transfer id (2.0.x: with the endpoints swapped). It is the receiver's view
-  (``received`` and ``udp``).
+  (``received`` and ``udp``). With several UDP streams the per-stream reports are summed
+  (``iperf/udp_sum.py``), as in the text parser.
 * **Totals**: a series' last line is its total when it starts at 0 and reaches the latest
   end; shorter lines are intervals. Transfer id ``-1`` is the SUM line. With several streams
   and no SUM line (iperf 2.1.8 prints none) the total is unknown (``None``, with a warning).
@@ -81,6 +82,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     known_count,
     known_float,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_server_reports
 
 __all__ = ["parse_iperf2_csv"]
 
@@ -428,6 +430,11 @@ class _Parser:
             if report is not None:
                 peer_total = report.totals(sender=False)
                 udp = report.udp_figures.copy() if report.udp_figures else None
+            elif len(streams) > 1 and udp_proto and any(g.report for g in streams):
+                summed = sum_server_reports(per_stream)
+                peer_total, udp = summed.received, summed.udp
+                complete = complete and summed.complete
+                notes.extend(summed.notes)
         elif total is not None and total.udp_figures:
             udp = total.udp_figures.copy()
         intervals = [

@@ -38,8 +38,10 @@ Reading rules (decisions, documented here because the output itself does not spe
   directions are kept only under ``bidir_sum``. A ``-R`` run (s2c only) sets ``reverse``.
 * A stream's last line is its total when it starts at 0; earlier lines are intervals. With
   more than one stream the ``[SUM]`` total is the total and ``[SUM]`` lines are the interval
-  series; iperf2 prints no summed ``Server Report``, so a multi-stream UDP client has the
-  receiver totals per stream only (``received`` stays ``None``, with a warning).
+  series; iperf2 prints no summed ``Server Report``, so a multi-stream UDP client's
+  ``received`` and ``udp`` are the sums of the per-stream reports (``iperf/udp_sum.py``: jitter
+  is the largest stream's, loss recomputed from the summed counts; ``complete`` only when every
+  stream has its report).
 * ``retransmits`` come from the ``-e`` ``Rtry`` column of the sender; ``None`` when not
   printed. Any ``-1`` / ``4294967295`` figure means "unknown" and becomes ``None``.
 * ``timestamp`` comes from ``on 2024-02-26 22:16:25.887 (UTC)`` on a connected line (2.1+
@@ -87,6 +89,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     known_count,
     known_float,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_server_reports
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.zones import zone_offset
 
@@ -605,11 +608,11 @@ class _Parser:
             elif self.sum_report is not None:
                 peer_total = self.sum_report.totals(sender=False)
                 udp_total = self._udp_of(self.sum_report)
-            elif len(transfers) > 1 and any(tr.report for tr in transfers):
-                notes.append(
-                    "iperf2 prints no summed Server Report: the receiver's totals are known per stream only "
-                    "(per_stream), the overall received is left unknown"
-                )
+            elif len(transfers) > 1 and self.protocol == "udp" and any(tr.report for tr in transfers):
+                summed = sum_server_reports(per_stream)
+                peer_total, udp_total = summed.received, summed.udp
+                complete = complete and summed.complete
+                notes.extend(summed.notes)
         else:
             udp_total = self._udp_of(total_line)
         if self.protocol == "udp":

@@ -11,6 +11,8 @@ The contract is ``docs/schema/iperf-result.schema.json``; its type is ``IperfRes
 * ``sent`` holds the sender side's totals, ``received`` the receiver side's. With ``-R`` the
   server sends, so ``sent`` holds the server's figures as reported to the client;
 * ``bits_per_second`` (the headline) is ``received`` when usable, else ``sent``, else ``None``.
+  For UDP the receiver's total is what was delivered: when only the sender's exists the
+  headline is the sender's and a warning says so.
 
 Conventions beyond the schema (extra keys are allowed by it):
 
@@ -119,8 +121,10 @@ def finalize(result: IperfResult) -> IperfResult:
     """
     sent = result["sent"]
     received = result["received"]
+    udp = result["protocol"] == "udp"
     if (
-        _usable(received)
+        not udp  # a UDP receiver total of zero is what was delivered (all datagrams lost)
+        and _usable(received)
         and received is not None
         and not received.get("bytes")
         and not received.get("bits_per_second")
@@ -137,6 +141,13 @@ def finalize(result: IperfResult) -> IperfResult:
         headline = received
     elif _usable(sent):
         headline = sent
+        if udp and not result["bidir"]:
+            note = (
+                "UDP: no receiver figure was printed, so the headline bits_per_second is the sender's "
+                "(what was offered, not what was delivered)"
+            )
+            if note not in result["warnings"]:
+                result["warnings"].append(note)
     else:
         headline = None
     result["bits_per_second"] = None if headline is None else headline["bits_per_second"]

@@ -31,8 +31,10 @@ _BYTE_PREFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _BIT_PREFIX = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
-def nbytes(printed: str) -> int:
-    """``"6.47 GBytes"`` -> bytes, 1024-based."""
+def nbytes(printed: str | int) -> int:
+    """``"6.47 GBytes"`` -> bytes, 1024-based (an int is a sum of such figures already)."""
+    if isinstance(printed, int):
+        return printed
     number, unit = printed.split()
     return round(float(number) * _BYTE_PREFIX[unit[: -len("Bytes")]])
 
@@ -46,7 +48,7 @@ def rate(printed: str) -> float:
 
 
 # (printed bytes, printed rate, seconds, retransmits)
-Tot: TypeAlias = tuple[str, str, float, int | None]
+Tot: TypeAlias = tuple[str | int, str, float, int | None]
 # (index, start, end, printed bytes, printed rate, retransmits)
 Iv: TypeAlias = tuple[int, float, float, str, str, int | None]
 # (jitter_ms, lost_packets, packets, lost_percent)
@@ -183,9 +185,10 @@ CASES = [
         streams=2,
         complete=True,
         sent=tot("15.0 MBytes", "2.10 Mbits/sec", 60.0),
-        received=None,  # iperf2 prints no summed Server Report
+        # iperf2 prints no summed Server Report: the two streams' reports summed (udp_sum.py)
+        received=tot("15.0 MBytes", "2.10 Mbits/sec", 60.0),
         n_intervals=0,
-        udp=(None, None, None, None),
+        udp=(0.039, 1, 10700, 100 * 1 / 10700),  # jitter: the larger stream's; loss from the summed counts
         per_stream=[
             (3, tot("7.50 MBytes", "1.05 Mbits/sec", 60.0), tot("7.50 MBytes", "1.05 Mbits/sec", 60.0)),
             (4, tot("7.50 MBytes", "1.05 Mbits/sec", 60.0), tot("7.50 MBytes", "1.05 Mbits/sec", 60.0)),
@@ -201,7 +204,6 @@ CASES = [
             "per_stream.1.udp.lost_packets": 0,
             "per_stream.1.udp.out_of_order": 1,
         },
-        warnings=["no summed Server Report"],
     ),
     Case(
         "iperf2-2.0.13-text-client-udp-e-fm-pkb.txt",
@@ -279,13 +281,13 @@ CASES = [
         streams=2,
         complete=True,
         sent=tot("735 KBytes", "1999 Kbits/sec", 3.0),
-        received=None,
+        received=tot("735 KBytes", "1998 Kbits/sec", 3.0),  # 369 + 366 KBytes, 1003 + 995 Kbits/sec
         n_intervals=2,
         intervals=[
             (0, 0.0, 1.0, "247 KBytes", "2023 Kbits/sec", None),
             (1, 1.0, 2.0, "247 KBytes", "2023 Kbits/sec", None),
         ],
-        udp=(None, None, None, None),
+        udp=(0.188, 1, 512, 100 * 1 / 512),
         per_stream=[
             (3, tot("368 KBytes", "999 Kbits/sec", 3.0), tot("369 KBytes", "1003 Kbits/sec", 3.0)),
             (4, tot("368 KBytes", "999 Kbits/sec", 3.0), tot("366 KBytes", "995 Kbits/sec", 3.0)),
@@ -299,7 +301,31 @@ CASES = [
             "per_stream.1.udp.lost_packets": 1,
             "per_stream.1.udp.lost_percent": 0.39,
         },
-        warnings=["no summed Server Report"],
+    ),
+    Case(
+        # issue #10: 10 UDP streams at 65-74 % loss; the sender offered 291 Mbit/s, the receivers got 95.4
+        "iperf2-2.0.5era-text-client-udp-b110m-P10-65pct-loss-edgecloud.txt",
+        side="client",
+        protocol="udp",
+        streams=10,
+        complete=True,
+        sent=tot("347 MBytes", "291 Mbits/sec", 10.0),
+        # the ten Server Reports summed (each figure as printed), over the longest report's 0.0-10.3 s
+        received=(
+            sum(nbytes(f"{mb} MBytes") for mb in (12.1, 12.1, 12.2, 12.1, 12.1, 9.14, 12.1, 9.17, 12.0, 12.1)),
+            "95.44 Mbits/sec",
+            10.3,
+            None,
+        ),
+        n_intervals=0,
+        udp=(16.419, 165741, 247762, 100 * 165741 / 247762),
+        per_stream=[
+            (3, tot("35.1 MBytes", "29.4 Mbits/sec", 10.0), tot("12.1 MBytes", "10.1 Mbits/sec", 10.0)),
+            (9, tot("34.9 MBytes", "29.3 Mbits/sec", 10.0), tot("9.17 MBytes", "7.50 Mbits/sec", 10.3)),
+        ],
+        extra={"bits_per_second": 95.44e6, "per_stream.0.udp.lost_packets": 16255, "per_stream.0.udp.out_of_order": 1},
+        local=("1.2.3.4", 48228),
+        remote=("5.6.7.8", 5001),
     ),
     Case(
         "iperf2-2.0.x-text-client-udp-b1000M-no-ack-warning-trema203.txt",
@@ -572,7 +598,7 @@ CASES = [
 def test_every_iperf2_text_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" not in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 24
+    assert len(on_disk) == 25
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
