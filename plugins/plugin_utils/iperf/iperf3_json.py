@@ -29,7 +29,8 @@ Covers iperf3 3.0 to 3.21, client and server side, TCP and UDP, ``-P``, ``-R``, 
   and prints garbage (e.g. 8634728, then 0, with ``snd_cwnd`` 0). Rule: a direction whose
   sender is a host whose ``system_info``/``version`` says ``VMkernel``, or whose local
   interval streams all show ``snd_cwnd`` 0 while some retransmit count is non-zero, gets
-  null retransmits and a warning saying why.
+  null retransmits and a warning saying why. The same holds for the RTT figures
+  (``per_stream[].rtt``, ``rtt``; ``iperf/rtt.py``), which come from the same ``TCP_INFO``.
 * Undecodable or truncated text never raises: it gives an error result with ``raw`` kept
   and whatever complete top-level members (``start``, ``intervals``) precede the cut.
 
@@ -51,6 +52,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
     Endpoint,
     Interval,
+    RttFigures,
     StreamTotals,
     UdpFigures,
 )
@@ -62,6 +64,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
     make_totals,
     new_result,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.rtt import drop_rtt, stream_rtt, summarize_rtt
 
 __all__ = ["IPERF3_MEMBERS", "document_problem", "parse_iperf3_json", "parse_iperf3_json_stream"]
 
@@ -518,6 +521,7 @@ class _Doc:
                     "sent": sent,
                     "received": None,
                     "udp": _udp(udp_obj),
+                    "rtt": None,  # UDP: no TCP_INFO
                 }
             else:
                 snd, rcv = _map(entry.get("sender")), _map(entry.get("receiver"))
@@ -539,9 +543,26 @@ class _Doc:
                             received = None
                     elif _is_zero_placeholder(snd):
                         sent = None
-                item = {"id": _stream_id(sid, len(forward) + len(reverse) + 1), "sent": sent, "received": received}
+                item = {
+                    "id": _stream_id(sid, len(forward) + len(reverse) + 1),
+                    "sent": sent,
+                    "received": received,
+                    "rtt": self._stream_rtt(snd, sid, is_forward),
+                }
             (forward if is_forward else reverse).append(item)
         return forward, reverse
+
+    def _stream_rtt(self, snd: Mapping[str, Any], sid: Any, is_forward: bool) -> RttFigures | None:
+        """RTT figures of a stream when this host sent it (see ``iperf/rtt.py``), else None."""
+        flag = _flag(snd)
+        if not snd or not (flag if flag is not None else self.local_sends(is_forward)):
+            return None
+        for interval in reversed(self.intervals):
+            for entry in _seq(_map(interval).get("streams")):
+                entry = _map(entry)
+                if entry.get("socket") == sid and _flag(entry) is not False:
+                    return stream_rtt(snd, entry)
+        return stream_rtt(snd, None)
 
     # ----- intervals
 
@@ -711,6 +732,7 @@ def _parse_document(doc: Mapping[str, Any], raw: str | None) -> IperfResult:
         if result["protocol"] == "udp":
             result["reverse_udp"] = rudp
 
+    result["rtt"] = summarize_rtt([*per_fwd, *per_rev])
     directions = [(True, result["sent"], result["per_stream"], result["intervals"])]
     if result["bidir"]:
         directions.append((False, result["reverse_sent"], per_rev, intervals_rev))
@@ -727,6 +749,8 @@ def _parse_document(doc: Mapping[str, Any], raw: str | None) -> IperfResult:
             _drop_retransmits(series)
             if had_any:
                 p.warn(why)
+            if drop_rtt(result, ["per_stream" if forward else "reverse_per_stream"]):
+                p.warn("rtt set to null for the same reason: its figures come from the same TCP_INFO")
 
     error = _error_text(doc.get("error"))
     if error:

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
 __all__ = [
+    "SCHEMA_OPTIONAL_KEYS",
     "CpuFigures",
     "Endpoint",
     "Format",
@@ -40,6 +41,8 @@ __all__ = [
     "IperfResult",
     "PairRecord",
     "Protocol",
+    "RttFigures",
+    "RttSummary",
     "RunRecord",
     "Side",
     "StreamTotals",
@@ -92,6 +95,28 @@ class CpuFigures(TypedDict, total=False):
     remote_percent: float | None
 
 
+class RttFigures(TypedDict):
+    """TCP round-trip times of one sending stream in µs (iperf3 JSON; ``iperf/rtt.py``), each ``None`` if not printed.
+
+    ``rtt_us``/``var_us``: the smoothed RTT and its variance in the stream's last interval;
+    ``min_us``/``mean_us``/``max_us``: the stream's end summary over the whole test.
+    """
+
+    rtt_us: int | None
+    min_us: int | None
+    mean_us: int | None
+    max_us: int | None
+    var_us: int | None
+
+
+class RttSummary(TypedDict):
+    """RTT over every stream this host sent, in µs: min of the mins, unweighted mean of the means, max of the maxes."""
+
+    min_us: int | None
+    mean_us: int | None
+    max_us: int | None
+
+
 class _StreamTotalsRequired(TypedDict):
     id: str | int
     sent: Totals | None
@@ -103,6 +128,7 @@ class StreamTotals(_StreamTotalsRequired, total=False):
 
     udp: UdpFigures | None  # iperf3 JSON, UDP
     role: str  # iperf3 text --bidir: TX-C, RX-C, TX-S, RX-S
+    rtt: RttFigures | None  # iperf3 JSON: None for a stream this host did not send, or when not printed
 
 
 class _IntervalRequired(TypedDict):
@@ -150,8 +176,13 @@ class _ResultRequired(TypedDict):
 class IperfResult(_ResultRequired, total=False):
     """One normalized iperf result (schema_version 1); see the module docstring.
 
-    The keys declared here are beyond the schema (it allows extra keys) and not always present.
+    The keys declared here are beyond the schema's required ones and not always present:
+    ``SCHEMA_OPTIONAL_KEYS`` are optional properties of the schema (added after schema_version 1
+    was first published, so results recorded before lack them; this collection's parsers always
+    set them), the others are the collection's extra keys (the schema allows extra keys).
     """
+
+    rtt: RttSummary | None  # schema property (optional): see iperf/rtt.py
 
     reverse_sent: Totals | None
     reverse_received: Totals | None
@@ -171,8 +202,10 @@ class IperfResult(_ResultRequired, total=False):
     source: str
 
 
+# Optional properties of the schema (not in its "required"): every new_result() has them.
+SCHEMA_OPTIONAL_KEYS = frozenset({"rtt"})
 # Keys of IperfResult that are the collection's own conventions, not schema properties.
-EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__)
+EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__) - SCHEMA_OPTIONAL_KEYS
 
 
 class _PairRecordRequired(TypedDict):

@@ -91,6 +91,7 @@ def new_result(tool: Tool, fmt: Format) -> IperfResult:
         "complete": False,
         "warnings": [],
         "error": None,
+        "rtt": None,
     }
 
 

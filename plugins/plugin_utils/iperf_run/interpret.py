@@ -15,6 +15,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import Section, first, parse_kv
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.rtt import drop_rtt
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.diagnosis import (
     Context,
     Diagnosis,
@@ -60,9 +61,10 @@ def distrust_tcp_info(result: Result) -> None:
                 stream[key]["retransmits"] = None
     for interval in result.get("intervals") or []:
         interval["retransmits"] = None
+    drop_rtt(result)
     result["warnings"].append(
         "iperf3 printed 'getsockopt - Function not implemented' (the host cannot report TCP_INFO, as on ESXi): "
-        "retransmits are unknown and set to null"
+        "retransmits and rtt are unknown and set to null"
     )
 
 
@@ -72,7 +74,9 @@ def distrust_esxi_server_sending(result: Result) -> None:
     With ``-R`` the client's totals (``sent``, ``per_stream[].sent``) are the server's own,
     exchanged at the end of the test; with ``--bidir`` the server's sending is the reverse
     part (``reverse_sent``, ``reverse_per_stream``). The intervals are the client's (it only
-    received), so they carry none. The server's cwnd is never in the client's output.
+    received), so they carry none. The server's cwnd is never in the client's output. The RTT
+    figures of the server's sending (``--get-server-output``'s ``server_output``, the reverse
+    streams) come from the same ``TCP_INFO`` and are set to null too (``iperf/rtt.py``).
     """
     if result.get("protocol") != "tcp":
         return
@@ -100,6 +104,12 @@ def distrust_esxi_server_sending(result: Result) -> None:
         result["warnings"].append(
             "retransmits of the server's sending set to null: the server is an ESXi host (peer_is_esxi), whose "
             "bundled iperf3 cannot read TCP_INFO, so its retransmit counts are garbage"
+        )
+    server = result.get("server_output")
+    if drop_rtt(result, [per_stream]) | (isinstance(server, dict) and drop_rtt(server)):
+        result["warnings"].append(
+            "rtt of the server's sending set to null: the server is an ESXi host (peer_is_esxi), whose bundled "
+            "iperf3 cannot read TCP_INFO"
         )
 
 

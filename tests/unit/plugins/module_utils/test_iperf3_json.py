@@ -1113,3 +1113,75 @@ def test_json_object_without_iperf3_members_is_not_a_document(doc: dict[str, Any
 def test_a_document_needs_only_one_iperf3_member(doc: dict[str, Any]) -> None:
     assert document_problem(doc) is None
     parse_iperf3_json(doc, None, strict=True)
+
+
+# --------------------------------------------------------------------------- RTT (iperf/rtt.py)
+
+
+def test_rtt_of_the_sending_stream_is_kept() -> None:
+    # iperf 3.1.3: end.streams[].sender min/mean/max_rtt; the last interval's rtt (no rttvar before 3.2)
+    result = _valid(parse_iperf3_json(None, (FIXTURES / "iperf3-3.1.3-json-client-tcp-pscheduler.json").read_text()))
+    assert result["per_stream"][0]["rtt"] == {
+        "rtt_us": 2250,
+        "min_us": 1875,
+        "mean_us": 10175,
+        "max_us": 67000,
+        "var_us": None,
+    }
+    assert result["rtt"] == {"min_us": 1875, "mean_us": 10175, "max_us": 67000}
+
+
+def test_rtt_of_a_received_stream_is_null_and_the_senders_is_in_server_output() -> None:
+    # -R: the client received; its end sender objects print 0 rtt with "sender": false
+    name = "iperf3-3.17.1-json-client-tcp-R-O2-b10M-get-server-output-masquerade.json"
+    result = _valid(parse_iperf3_json(None, (FIXTURES / name).read_text()))
+    assert [item["rtt"] for item in result["per_stream"]] == [None]
+    assert result["rtt"] is None
+    server = result["server_output"]
+    assert server is not None
+    assert server["rtt"] == {"min_us": 1711, "mean_us": 1814, "max_us": 2153}
+    (item,) = server["per_stream"]
+    assert item["rtt"] is not None and item["rtt"]["min_us"] == 1711 and item["rtt"]["var_us"] is not None
+
+
+def test_rtt_summary_over_streams() -> None:
+    doc = _tcp_client_p4()
+    for k, entry in enumerate(doc["end"]["streams"]):
+        entry["sender"].update(min_rtt=100 + k, mean_rtt=200 + 10 * k, max_rtt=900 - k)
+    result = _valid(parse_iperf3_json(doc, None))
+    means = [200 + 10 * k for k in range(len(doc["end"]["streams"]))]
+    assert result["rtt"] == {"min_us": 100, "mean_us": round(sum(means) / len(means)), "max_us": 900}
+
+
+def test_udp_has_no_rtt() -> None:
+    result = _valid(parse_iperf3_json(None, (FIXTURES / "iperf3-3.16-json-client-udp-b1M-sarius.json").read_text()))
+    assert result["rtt"] is None
+    assert all(item["rtt"] is None for item in result["per_stream"])
+
+
+@pytest.mark.parametrize(
+    ("system_info", "cwnd", "dropped"),
+    [
+        ("VMkernel esxi01 6.7.0 #1 SMP Release build-8169922 Apr  3 2018 14:48:22 x86_64", 0, True),
+        ("Linux lab1 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 x86_64", 0, True),
+        ("Linux lab1 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 x86_64", 1573600, False),
+    ],
+)
+def test_rtt_follows_the_retransmit_trust_rule(system_info: str, cwnd: int, dropped: bool) -> None:
+    doc = _esxi_doc(system_info)
+    for interval in doc["intervals"]:
+        interval["streams"][0].update(snd_cwnd=cwnd, rtt=4242, rttvar=17)
+    doc["end"]["streams"][0]["sender"].update(min_rtt=11, mean_rtt=4242, max_rtt=987654)
+    result = _valid(parse_iperf3_json(doc, None))
+    if dropped:
+        assert result["per_stream"][0]["rtt"] is None and result["rtt"] is None
+        assert [w for w in result["warnings"] if w.startswith("rtt set to null")]
+    else:
+        assert result["per_stream"][0]["rtt"] == {
+            "rtt_us": 4242,
+            "min_us": 11,
+            "mean_us": 4242,
+            "max_us": 987654,
+            "var_us": 17,
+        }
+        assert result["rtt"] == {"min_us": 11, "mean_us": 4242, "max_us": 987654}

@@ -25,11 +25,14 @@ from ansible_collections.esxilab.iperf.plugins.filter import paired_test_record 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_results
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
     EXTRA_RESULT_KEYS,
+    SCHEMA_OPTIONAL_KEYS,
     CpuFigures,
     Endpoint,
     Interval,
     IperfResult,
     PairRecord,
+    RttFigures,
+    RttSummary,
     RunRecord,
     StreamTotals,
     Totals,
@@ -53,8 +56,11 @@ def _keys(kind: Any) -> tuple[frozenset[str], frozenset[str]]:
 
 def test_result_type_has_the_schema_properties_as_its_required_keys() -> None:
     required, every = _keys(IperfResult)
-    assert required == set(SCHEMA_DOC["required"]) == set(PROPERTIES)
-    assert every - required == EXTRA_RESULT_KEYS
+    assert required == set(SCHEMA_DOC["required"])
+    # the schema's optional properties (added compatibly, docs/schema/README.md) are optional keys of the type
+    assert set(PROPERTIES) == required | SCHEMA_OPTIONAL_KEYS
+    assert not SCHEMA_OPTIONAL_KEYS & required
+    assert every - required == EXTRA_RESULT_KEYS | SCHEMA_OPTIONAL_KEYS
     assert not EXTRA_RESULT_KEYS & set(PROPERTIES)
 
 
@@ -67,8 +73,10 @@ def test_result_type_has_the_schema_properties_as_its_required_keys() -> None:
         (Interval, PROPERTIES["intervals"]["items"], set()),
         (UdpFigures, PROPERTIES["udp"], {"out_of_order", "sent_packets"}),
         (CpuFigures, PROPERTIES["cpu"], set()),
+        (RttFigures, DEFS["stream_rtt"], set()),
+        (RttSummary, PROPERTIES["rtt"], set()),
     ],
-    ids=["totals", "endpoint", "per_stream", "intervals", "udp", "cpu"],
+    ids=["totals", "endpoint", "per_stream", "intervals", "udp", "cpu", "stream_rtt", "rtt"],
 )
 def test_part_types_match_their_schema_objects(kind: Any, schema: dict[str, Any], extras: set[str]) -> None:
     required, every = _keys(kind)
@@ -84,11 +92,12 @@ def _undeclared(result: Mapping[str, Any]) -> list[str]:
     parts += [(f"reverse_{k}", result.get(f"reverse_{k}"), Totals) for k in ("sent", "received")]
     parts += [(k, result.get(k), Endpoint) for k in ("local", "remote")]
     parts += [(k, result.get(k), UdpFigures) for k in ("udp", "reverse_udp")]
-    parts += [("cpu", result.get("cpu"), CpuFigures)]
+    parts += [("cpu", result.get("cpu"), CpuFigures), ("rtt", result.get("rtt"), RttSummary)]
     for key in ("per_stream", "reverse_per_stream"):
         for item in result.get(key) or []:
             parts += [(key, item, StreamTotals), (f"{key}.sent", item["sent"], Totals)]
             parts += [(f"{key}.received", item["received"], Totals), (f"{key}.udp", item.get("udp"), UdpFigures)]
+            parts += [(f"{key}.rtt", item.get("rtt"), RttFigures)]
     parts += [(k, item, Interval) for k in ("intervals", "reverse_intervals") for item in result.get(k) or []]
     for where, value, kind in parts:
         if isinstance(value, Mapping):

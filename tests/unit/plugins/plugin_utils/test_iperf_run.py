@@ -732,6 +732,8 @@ def test_interpret_esxi_getsockopt_drops_retransmits() -> None:
     assert all(i["retransmits"] is None for i in result["intervals"])
     assert result["sent"]["bytes"] == 486643200  # the byte counts stay
     assert any("getsockopt" in w for w in result["warnings"])
+    # the RTT the document carries (min 1875 us) comes from the same TCP_INFO: dropped too
+    assert result["rtt"] is None and result["per_stream"][0]["rtt"] is None
 
 
 def test_interpret_refused_iperf3_json() -> None:
@@ -1468,3 +1470,17 @@ def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
     assert result["reverse_per_stream"][0]["sent"]["retransmits"] is None
     assert result["sent"]["retransmits"] == 3 and result["intervals"][0]["retransmits"] == 3  # the client's own
     assert len(result["warnings"]) == 1
+
+
+def test_esxi_server_sending_rtt_is_dropped_with_peer_is_esxi() -> None:
+    # -R with --get-server-output: the server's own document carries the RTT of its sending
+    sections = _client_sections(_fixture("iperf3-3.17.1-json-client-tcp-R-O2-b10M-get-server-output-masquerade.json"))
+    plain, _diag = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})
+    assert plain["result"]["server_output"]["rtt"] == {"min_us": 1711, "mean_us": 1814, "max_us": 2153}
+    info, diagnosis = r.interpret_client(
+        sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={}, peer_is_esxi=True
+    )
+    assert diagnosis is None
+    server = info["result"]["server_output"]
+    assert server["rtt"] is None and all(item["rtt"] is None for item in server["per_stream"])
+    assert any(w.startswith("rtt of the server's sending set to null") for w in info["result"]["warnings"])

@@ -17,7 +17,11 @@ from functools import cache
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.zones import AMBIGUOUS_ZONES, ZONE_OFFSETS, zone_offset
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.zones import (
+    AMBIGUOUS_ZONES,
+    ZONE_OFFSETS,
+    zone_offset,
+)
 
 # Offset-zero names from RFC 822 / ISO 8601, not abbreviations of tz database zones.
 _NOT_TZDATA = {"UT", "Z"}
