@@ -120,6 +120,22 @@ CASES = [
         per_stream_ids=[3],
     ),
     Case(
+        # recorded by tests/integration/test_live_figures.py: 4 x 10 Mbit/s over a lossy 20 Mbit/s link.
+        # iperf 2.1.8's client CSV carries its own lines only (datagram count -1), no Server Report
+        # lines and no SUM line: nothing to sum, nothing made up.
+        "iperf2-2.1.8-csv-client-udp-P4-lossy-locallab.txt",
+        protocol="udp",
+        complete=False,
+        streams=4,
+        sent=None,
+        received=None,
+        udp=(None, None, None, None),
+        intervals=[],
+        endpoints=(("198.19.101.11", 45316), ("198.19.101.12", 5001)),
+        per_stream_ids=[2, 1, 4, 3],
+        warnings=["stream 2: no server report line", "no total SUM line", "epoch (19700101000000)"],
+    ),
+    Case(
         "iperf2-2.1.9-csv-client-tcp-e-i1-PARTIAL-k8s.txt",
         protocol="tcp",
         complete=False,  # two 1 s intervals, no total line
@@ -167,7 +183,7 @@ CASES = [
 def test_every_iperf2_csv_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 6
+    assert len(on_disk) == 7
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -420,3 +436,36 @@ def test_unknown_field_count_reads_the_basic_columns() -> None:
     result = valid(parse_iperf2_csv(text))
     assert result["sent"] == totals((46052278272, 36841295787.0, 10.0, None))
     assert any("11-field" in w for w in result["warnings"])
+
+
+def test_multi_stream_udp_server_reports_are_summed() -> None:
+    """Where the CSV repeats each stream's Server Report (2.0.x layout), they are summed (iperf/udp_sum.py).
+
+    Constructed in the layout of ``iperf2-2.0.x-csv-client-udp-bidirectional-tast.txt``: per
+    stream the client's 9-field line, then the server's 14-field report with the endpoints swapped.
+    """
+    text = "\n".join(
+        [
+            "20240718030119,192.168.0.8,59608,172.16.60.140,5001,3,0.0-10.0,13107200,10485760",
+            "20240718030119,192.168.0.8,59610,172.16.60.140,5001,4,0.0-10.0,13107200,10485760",
+            "20240718030119,192.168.0.8,5001,172.16.60.140,59608,-1,0.0-20.0,26214400,20971520",
+            "20240718030129,172.16.60.140,5001,192.168.0.8,59608,3,0.0-10.0,6553600,5242880,0.500,4458,8916,50.000,0",
+            "20240718030129,172.16.60.140,5001,192.168.0.8,59610,4,0.0-10.1,4369066,3460646,2.250,5944,8916,66.667,3",
+        ]
+    )
+    result = valid(parse_iperf2_csv(text, side="client"))
+    assert result["protocol"] == "udp" and result["streams"] == 2
+    assert result["received"] == {
+        "bytes": 6553600 + 4369066,
+        "bits_per_second": 5242880.0 + 3460646.0,
+        "seconds": 10.1,
+        "retransmits": None,
+    }
+    assert _udp_core(result["udp"]) == pytest.approx(udp((2.25, 4458 + 5944, 2 * 8916, 100 * 10402 / 17832)))
+    assert result["bits_per_second"] == 5242880.0 + 3460646.0  # delivered, not the 20.97 Mbit/s offered
+    assert result["complete"] is True
+    # one report missing: the sum of the other is a lower bound, said so; incomplete
+    partial = valid(parse_iperf2_csv("\n".join(text.splitlines()[:4]), side="client"))
+    assert partial["received"] is not None and partial["received"]["bytes"] == 6553600
+    assert partial["complete"] is False
+    assert any("only 1 of 2 streams have a Server Report" in w for w in partial["warnings"])

@@ -393,6 +393,32 @@ CASES = [
         extra={"bits_per_second": None},
     ),
     Case(
+        # recorded by tests/integration/test_live_figures.py: 4 x 10 Mbit/s through a 20 Mbit/s tbf
+        # with a 32 KiB queue; the four Server Reports (23-69 % loss) summed: 19.49 of 42.0 Mbit/s
+        "iperf2-2.1.8-text-client-udp-e-P4-lossy-locallab.txt",
+        side="client",
+        protocol="udp",
+        streams=4,
+        complete=True,
+        sent=tot("15.0 MBytes", "42.0 Mbits/sec", 3.0001),
+        received=(
+            sum(nbytes(f"{mb} MBytes") for mb in (2.88, 1.56, 1.40, 1.16)),
+            "19.49 Mbits/sec",  # 8.02 + 4.36 + 3.90 + 3.21
+            3.0245,
+            None,
+        ),
+        n_intervals=0,
+        udp=(1.204, 622 + 1563 + 1677 + 1853, 2678 + 2678 + 2679 + 2678, 100 * 5715 / 10713),
+        per_stream=[
+            (3, tot("3.75 MBytes", "10.5 Mbits/sec", 3.0013), tot("2.88 MBytes", "8.02 Mbits/sec", 3.0136)),
+            (4, tot("3.75 MBytes", "10.5 Mbits/sec", 3.0001), tot("1.16 MBytes", "3.21 Mbits/sec", 3.0245)),
+        ],
+        extra={"udp.sent_packets": 10715, "per_stream.2.udp.out_of_order": 2, "per_stream.0.udp.lost_percent": 58.0},
+        local=("198.19.101.11", 38417),
+        remote=("198.19.101.12", 5001),
+        timestamp="2026-12-02T03:52:17+00:00",
+    ),
+    Case(
         "iperf2-2.1.9-text-client-tcp-e-fb-i2-P2-pscheduler.txt",
         side="client",
         protocol="tcp",
@@ -598,7 +624,7 @@ CASES = [
 def test_every_iperf2_text_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" not in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 25
+    assert len(on_disk) == 26
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
