@@ -57,13 +57,13 @@ needs_tzdata = pytest.mark.skipif(
 @needs_tzdata
 @pytest.mark.parametrize("abbr", sorted(set(ZONE_OFFSETS) - _NOT_TZDATA))
 def test_known_abbreviation_has_one_offset_in_the_tz_database(abbr: str) -> None:
-    assert _tzdata_offsets().get(abbr) == {ZONE_OFFSETS[abbr]}
+    assert _tzdata_offsets().get(abbr) == frozenset({ZONE_OFFSETS[abbr]})
 
 
 @needs_tzdata
 @pytest.mark.parametrize("abbr", sorted(AMBIGUOUS_ZONES))
 def test_ambiguous_abbreviation_has_several_offsets_in_the_tz_database(abbr: str) -> None:
-    assert _tzdata_offsets().get(abbr) == set(AMBIGUOUS_ZONES[abbr])
+    assert _tzdata_offsets().get(abbr) == frozenset(AMBIGUOUS_ZONES[abbr])
 
 
 def test_the_table_and_the_ambiguous_list_do_not_overlap() -> None:
