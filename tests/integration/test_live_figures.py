@@ -264,6 +264,10 @@ def test_iperf2_udp_p4_summed_server_reports_equal_the_receivers_own_figures() -
     assert result["bits_per_second"] == result["received"]["bits_per_second"]
     assert result["bits_per_second"] < 0.8 * result["sent"]["bits_per_second"]
     assert all(item["received"] is not None for item in result["per_stream"])
+    # the server's own result: its loss columns summed the same way (its [SUM] total has none in 2.1.8)
+    server = _valid(parse_iperf2_text(run.server))
+    assert (server["side"], server["streams"]) == ("server", STREAMS)
+    assert (server["udp"]["lost_packets"], server["udp"]["packets"]) == (printed.lost, printed.packets)
 
 
 @pytest.mark.usefixtures("lossy_link")

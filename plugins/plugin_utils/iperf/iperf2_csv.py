@@ -82,7 +82,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     known_count,
     known_float,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_server_reports
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_udp_receivers
 
 __all__ = ["parse_iperf2_csv"]
 
@@ -431,7 +431,7 @@ class _Parser:
                 peer_total = report.totals(sender=False)
                 udp = report.udp_figures.copy() if report.udp_figures else None
             elif len(streams) > 1 and udp_proto and any(g.report for g in streams):
-                summed = sum_server_reports(per_stream)
+                summed = sum_udp_receivers(per_stream)
                 peer_total, udp = summed.received, summed.udp
                 complete = complete and summed.complete
                 notes.extend(summed.notes)

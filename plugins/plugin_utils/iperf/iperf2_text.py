@@ -41,7 +41,9 @@ Reading rules (decisions, documented here because the output itself does not spe
   series; iperf2 prints no summed ``Server Report``, so a multi-stream UDP client's
   ``received`` and ``udp`` are the sums of the per-stream reports (``iperf/udp_sum.py``: jitter
   is the largest stream's, loss recomputed from the summed counts; ``complete`` only when every
-  stream has its report).
+  stream has its report). A UDP receiver's (server's) ``udp`` is summed the same way from its
+  per-stream totals when its ``[SUM]`` total has no loss columns (2.1), and so is ``received``
+  when it printed no ``[SUM]`` total at all.
 * ``retransmits`` come from the ``-e`` ``Rtry`` column of the sender; ``None`` when not
   printed. Any ``-1`` / ``4294967295`` figure means "unknown" and becomes ``None``.
 * ``timestamp`` comes from ``on 2024-02-26 22:16:25.887 (UTC)`` on a connected line (2.1+
@@ -89,7 +91,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.textutil impor
     known_count,
     known_float,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_server_reports
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.udp_sum import sum_udp_receivers
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import UnitError, parse_bytes, parse_rate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.zones import zone_offset
 
@@ -590,6 +592,8 @@ class _Parser:
                 notes.append(
                     "the [SUM] lines add both directions: this direction's total is unknown (see the per-stream totals)"
                 )
+            elif total_line is None and not sender and self.protocol == "udp" and transfers:
+                pass  # a UDP receiver: its per-stream totals are summed below (udp_sum.py)
             elif total_line is None:
                 complete = False
                 notes.append(
@@ -609,12 +613,21 @@ class _Parser:
                 peer_total = self.sum_report.totals(sender=False)
                 udp_total = self._udp_of(self.sum_report)
             elif len(transfers) > 1 and self.protocol == "udp" and any(tr.report for tr in transfers):
-                summed = sum_server_reports(per_stream)
+                summed = sum_udp_receivers(per_stream)
                 peer_total, udp_total = summed.received, summed.udp
                 complete = complete and summed.complete
                 notes.extend(summed.notes)
         else:
             udp_total = self._udp_of(total_line)
+            if self.protocol == "udp" and len(transfers) > 1:
+                summed = sum_udp_receivers(per_stream)
+                if total_line is None and not sums_mixed:
+                    own_total = summed.received
+                    complete = complete and summed.complete
+                    notes.append("no final [SUM] line: received and udp are the sums of the per-stream totals")
+                    notes.extend(summed.notes)
+                if summed.udp is not None and (udp_total is None or udp_total.get("packets") is None):
+                    udp_total = summed.udp  # a 2.1 [SUM] total carries no jitter/loss columns
         if self.protocol == "udp":
             udp_total = udp_total or {"jitter_ms": None, "lost_packets": None, "packets": None, "lost_percent": None}
             if len(transfers) == 1:

@@ -1,12 +1,13 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The receiver's totals of a multi-stream iperf2 UDP test, summed from the per-stream Server Reports.
+"""The receiver's totals of a multi-stream iperf2 UDP test, summed from the per-stream receiver figures.
 
 iperf2 prints one ``Server Report`` per UDP stream to the client (text and ``-y C``) and no
-summed one, so what was delivered is the sum of those reports. ``sum_server_reports()`` adds
+summed one, so what was delivered is the sum of those reports. ``sum_udp_receivers()`` adds
 them up; ``iperf2_text.py`` and ``iperf2_csv.py`` use it for a sending host's ``received`` and
-``udp``. The rules (also in ``docs/schema/README.md``):
+``udp``, and ``iperf2_text.py`` for a receiving host (a server) whose ``[SUM]`` total lacks the
+loss columns (2.1) or is missing. The rules (also in ``docs/schema/README.md``):
 
 * ``received.bytes`` and ``received.bits_per_second`` are the sums of the reports' figures
   (the streams run at the same time, so their rates add up, as iperf's own ``[SUM]`` does);
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import StreamTotals, Totals, UdpFigures
 
-__all__ = ["UdpSum", "sum_server_reports"]
+__all__ = ["UdpSum", "sum_udp_receivers"]
 
 
 @dataclass
@@ -50,8 +51,8 @@ def _total_or_none(values: Sequence[int | float | None]) -> float | None:
     return sum(v for v in values if v is not None)
 
 
-def sum_server_reports(per_stream: Sequence[StreamTotals]) -> UdpSum:
-    """Sum the receiver figures (``received`` + ``udp``) of a sending host's UDP streams."""
+def sum_udp_receivers(per_stream: Sequence[StreamTotals]) -> UdpSum:
+    """Sum the receiver figures (``received`` + ``udp``) of the UDP streams of one direction."""
     reported = [item for item in per_stream if item.get("received") is not None]
     if not reported:
         return UdpSum(None, None, False)
@@ -81,7 +82,7 @@ def sum_server_reports(per_stream: Sequence[StreamTotals]) -> UdpSum:
     if not complete:
         missing = [str(item["id"]) for item in per_stream if item.get("received") is None]
         notes.append(
-            f"only {len(reported)} of {len(per_stream)} streams have a Server Report (missing: {', '.join(missing)}): "
+            f"only {len(reported)} of {len(per_stream)} streams have a receiver total (Server Report) (missing: {', '.join(missing)}): "
             "received and udp sum those, a lower bound of what was delivered"
         )
     return UdpSum(totals, udp, complete, notes)

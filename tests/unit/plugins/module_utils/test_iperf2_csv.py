@@ -468,4 +468,4 @@ def test_multi_stream_udp_server_reports_are_summed() -> None:
     partial = valid(parse_iperf2_csv("\n".join(text.splitlines()[:4]), side="client"))
     assert partial["received"] is not None and partial["received"]["bytes"] == 6553600
     assert partial["complete"] is False
-    assert any("only 1 of 2 streams have a Server Report" in w for w in partial["warnings"])
+    assert any("only 1 of 2 streams have a receiver total" in w for w in partial["warnings"])

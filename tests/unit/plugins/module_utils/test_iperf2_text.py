@@ -419,6 +419,27 @@ CASES = [
         timestamp="2026-12-02T03:52:17+00:00",
     ),
     Case(
+        # the server's side of the run above: its [SUM] total is printed in the Write/Err layout (lost/total
+        # in that column, no jitter), so udp is summed from its four per-stream lines (udp_sum.py)
+        "iperf2-2.1.8-text-server-udp-e-P4-lossy-locallab.txt",
+        side="server",
+        protocol="udp",
+        streams=4,
+        complete=True,
+        sent=None,
+        received=tot("7.01 MBytes", "19.4 Mbits/sec", 3.0245),
+        n_intervals=0,
+        udp=(1.204, 5715, 10713, 100 * 5715 / 10713),
+        per_stream=[
+            (2, None, tot("2.88 MBytes", "8.02 Mbits/sec", 3.0136)),
+            (1, None, tot("1.16 MBytes", "3.21 Mbits/sec", 3.0245)),
+        ],
+        extra={"peer_version": "2.1.8", "per_stream.1.udp.jitter_ms": 0.296},
+        local=("198.19.101.12", 5001),
+        remote=("198.19.101.11", 38177),
+        timestamp="2026-12-02T03:52:17+00:00",
+    ),
+    Case(
         "iperf2-2.1.9-text-client-tcp-e-fb-i2-P2-pscheduler.txt",
         side="client",
         protocol="tcp",
@@ -624,7 +645,7 @@ CASES = [
 def test_every_iperf2_text_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" not in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 26
+    assert len(on_disk) == 27
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -1240,3 +1261,28 @@ def test_server_parallel_without_a_final_sum_never_takes_an_interval_for_the_tot
     assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 0.5)]
     received = [item["received"] for item in result["per_stream"]]
     assert len(received) == 3 and all(r is not None and (r["bytes"] or 0) > 0 for r in received)
+
+
+def test_summed_server_reports_equal_the_servers_own_lines_of_the_same_run() -> None:
+    """The recorded lossy -P 4 run (tests/integration/test_live_figures.py), both ends."""
+    client = valid(parse_iperf2_text((FIXTURES / "iperf2-2.1.8-text-client-udp-e-P4-lossy-locallab.txt").read_text()))
+    server = valid(parse_iperf2_text((FIXTURES / "iperf2-2.1.8-text-server-udp-e-P4-lossy-locallab.txt").read_text()))
+    client_rx = sorted((i["received"]["bytes"], i["received"]["bits_per_second"]) for i in client["per_stream"])
+    server_rx = sorted((i["received"]["bytes"], i["received"]["bits_per_second"]) for i in server["per_stream"])
+    assert client_rx == server_rx  # each Server Report is the server's own total line
+    assert client["received"]["bytes"] == sum(b for b, _r in server_rx)
+    assert client["received"]["bits_per_second"] == pytest.approx(sum(r for _b, r in server_rx))
+    for key in ("lost_packets", "packets", "lost_percent", "jitter_ms"):
+        assert client["udp"][key] == pytest.approx(server["udp"][key]), key
+    # the server's own [SUM] total (7.01 MBytes, 19.4 Mbits/sec) agrees within its rounding
+    assert server["received"]["bits_per_second"] == pytest.approx(client["received"]["bits_per_second"], rel=0.005)
+
+
+def test_udp_receiver_without_a_sum_total_sums_its_streams() -> None:
+    text = (FIXTURES / "iperf2-2.1.8-text-server-udp-e-P4-lossy-locallab.txt").read_text()
+    result = valid(parse_iperf2_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("[SUM]"))))
+    assert result["received"] is not None
+    assert result["received"]["bytes"] == sum(nbytes(f"{mb} MBytes") for mb in (1.56, 2.88, 1.40, 1.16))
+    assert result["received"]["bits_per_second"] == pytest.approx(19.49e6)
+    assert result["udp"]["lost_packets"] == 5715 and result["complete"] is True
+    assert any("sums of the per-stream totals" in w for w in result["warnings"])
