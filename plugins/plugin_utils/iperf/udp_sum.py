@@ -82,7 +82,7 @@ def sum_udp_receivers(per_stream: Sequence[StreamTotals]) -> UdpSum:
     if not complete:
         missing = [str(item["id"]) for item in per_stream if item.get("received") is None]
         notes.append(
-            f"only {len(reported)} of {len(per_stream)} streams have a receiver total (Server Report) (missing: {', '.join(missing)}): "
-            "received and udp sum those, a lower bound of what was delivered"
+            f"only {len(reported)} of {len(per_stream)} streams have a receiver total (Server Report; missing: "
+            f"{', '.join(missing)}): received and udp sum those, a lower bound of what was delivered"
         )
     return UdpSum(totals, udp, complete, notes)
