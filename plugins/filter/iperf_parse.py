@@ -160,13 +160,25 @@ _value:
         - C(null) when neither exists.
       type: float
     udp:
-      description: UDP figures of the receiver C({jitter_ms, lost_packets, packets, lost_percent}); C(null) for TCP.
+      description:
+        - UDP figures of the receiver C({jitter_ms, lost_packets, packets, lost_percent}); C(null) for TCP.
+        - iperf2 with several streams prints one Server Report per stream and no sum; they are summed here
+          (datagram counts added, C(lost_percent) recomputed from the sums, C(jitter_ms) the largest stream's),
+          and RV(_value.received) is their summed bytes and rate.
+      type: dict
+    rtt:
+      description:
+        - TCP round-trip time in microseconds over the streams this host sent, C({min_us, mean_us, max_us}) (the
+          smallest stream minimum, the unweighted mean of the stream means, the largest maximum), from iperf3 JSON.
+        - C(null) when the output carries none (iperf3 text, iperf2, UDP, the receiving side) or when the sender's
+          C(TCP_INFO) cannot be trusted (ESXi). Each stream's figures are in C(per_stream[].rtt)
+          C({rtt_us, min_us, mean_us, max_us, var_us}).
       type: dict
     cpu:
       description: CPU use C({local_percent, remote_percent}) when printed (C(-V), or JSON).
       type: dict
     per_stream:
-      description: One item per stream C({id, sent, received}).
+      description: One item per stream C({id, sent, received}); iperf3 JSON adds C(rtt) (see RV(_value.rtt)).
       type: list
       elements: dict
     intervals:

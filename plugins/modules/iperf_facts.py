@@ -250,7 +250,14 @@ ansible_facts:
           description: Headline rate in bit/s, the receiver's total when usable, else the sender's; C(null) when none.
           type: float
         udp:
-          description: UDP receiver figures C({jitter_ms, lost_packets, packets, lost_percent}); C(null) for TCP.
+          description:
+            - UDP receiver figures C({jitter_ms, lost_packets, packets, lost_percent}); C(null) for TCP.
+            - iperf2 with several streams - the per-stream Server Reports summed (C(jitter_ms) the largest stream's).
+          type: dict
+        rtt:
+          description:
+            - TCP round-trip time in microseconds C({min_us, mean_us, max_us}) over the streams this host sent (iperf3
+              JSON); C(null) when not printed or when the sender is ESXi (as with C(retransmits)).
           type: dict
         streams:
           description: Number of parallel streams seen.

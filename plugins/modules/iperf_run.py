@@ -535,7 +535,14 @@ result:
       description: The headline rate.
       type: float
     udp:
-      description: C(jitter_ms), C(lost_packets), C(packets), C(lost_percent) from the receiver (UDP only).
+      description:
+        - C(jitter_ms), C(lost_packets), C(packets), C(lost_percent) from the receiver (UDP only).
+        - iperf2 with several streams - the per-stream Server Reports summed (C(jitter_ms) the largest stream's).
+      type: dict
+    rtt:
+      description:
+        - TCP round-trip time in microseconds C({min_us, mean_us, max_us}) over the streams this host sent (iperf3
+          JSON); C(null) when not printed or when the sender is ESXi (as with C(retransmits)).
       type: dict
     intervals:
       description: The interval reports, oldest first.
