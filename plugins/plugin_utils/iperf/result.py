@@ -144,7 +144,7 @@ def finalize(result: IperfResult) -> IperfResult:
         headline = sent
         if udp and not result["bidir"]:
             note = (
-                "UDP: no receiver figure was printed, so the headline bits_per_second is the sender's "
+                "UDP: no receiver total (bytes and rate) was printed, so the headline bits_per_second is the sender's "
                 "(what was offered, not what was delivered)"
             )
             if note not in result["warnings"]:
