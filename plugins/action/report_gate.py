@@ -26,6 +26,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history impor
 
 _NAME = "esxilab.iperf.report_gate"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
+ARGUMENT_SPEC["history_password"]["no_log"] = True  # a secret: Ansible masks it in any output
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
