@@ -21,7 +21,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 
 _NAME = "esxilab.iperf.report_gate"
@@ -36,6 +36,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     def _path(self, path: str) -> str:
         return os.path.normpath(str(self._loader.path_dwim(os.path.expanduser(path))))
+
+    @staticmethod
+    def _recorded(outcome: GateOutcome, shown: str) -> str:
+        if outcome.recorded:
+            return f"recorded as run {outcome.run_id} in the history {shown}"
+        if outcome.run_id is not None:
+            return f"the history {shown} already holds this report (run {outcome.run_id})"
+        return f"nothing recorded in the history {shown} (check mode, or no history)"
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         self._supports_check_mode = True
@@ -84,7 +92,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             baseline=outcome.doc["baseline"],
             lines=outcome.lines,
             history_run_id=outcome.run_id,
-            msg=outcome.message or outcome.lines[-1],
+            msg=outcome.message or (outcome.lines[-1] if outcome.lines else self._recorded(outcome, target.shown)),
         )
         if outcome.message and not check_mode:
             result["failed"] = True

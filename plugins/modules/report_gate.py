@@ -122,7 +122,8 @@ baseline:
   returned: always
   type: dict
 lines:
-  description: What the role prints - baseline vs now per entry, then the verdict.
+  description: What the role prints - baseline vs now per entry, then the verdict; empty without O(baseline) and
+    without any tolerance (the report is only recorded).
   returned: always
   type: list
   elements: str

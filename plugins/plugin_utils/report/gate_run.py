@@ -96,9 +96,10 @@ def run_gate(
 ) -> GateOutcome:
     """Compare, write, record (see the module docstring); ``HistoryError`` names the option and the fix."""
     results_path = os.path.join(report_dir, "results.json")
+    gating = baseline is not None or any(v is not None for v in limits.as_doc().values())
     if check_mode and not os.path.exists(results_path):
         note = f"check mode: the report in {report_dir} is not written, so it is neither compared nor recorded"
-        return GateOutcome({"baseline": None, "gate": None}, [note], None, None, False, [])
+        return GateOutcome({"baseline": None, "gate": None}, [note] if gating else [], None, None, False, [])
     document = _read_json(results_path, "report_dir")
     entries = history.entries_of(document, source=results_path)
     if baseline == "previous" and target.kind == "none":
@@ -154,7 +155,8 @@ def run_gate(
             if conn is not None and recorded is None:
                 run_id = history.record(conn, updated, now=now, report_dir=report_dir)
         recorded_now = run_id is not None and run_id != recorded
-        return GateOutcome(doc, lines(deltas, checks, source), message, run_id, recorded_now, written)
+        shown = lines(deltas, checks, source) if gating else []  # history only: nothing to print
+        return GateOutcome(doc, shown, message, run_id, recorded_now, written)
     finally:
         if conn is not None:
             conn.close()
