@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: report_gate
 short_description: Compare a report with its baseline, record it in the history and fail on a regression
-version_added: "1.1.0"
+version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
