@@ -88,13 +88,11 @@ def evaluate(deltas: Sequence[Delta], limits: Limits) -> list[Check]:
             if delta.baseline is None or drop is None:
                 checks.append(Check(title, limit, "skip", delta.verdict))
             elif delta.interval is None:
-                checks.append(Check(title, limit, "skip", f"{delta_text(delta)}: not gated"))
+                checks.append(Check(title, limit, "skip", f"n=1, no statistics: {_pct(delta.percent)}, not gated"))
             else:
                 failed = -drop > limits.max_drop_percent and delta.interval.significant
-                detail = (
-                    f"{_rate(delta.baseline.mean)} -> {_rate(now.mean)} ({now.count} vs {delta.baseline.count} runs): "
-                    f"{delta_text(delta)}"
-                )
+                base_text, now_text = _pair(delta)
+                detail = f"{base_text} -> {now_text} ({now.count} vs {delta.baseline.count} runs): {delta_text(delta)}"
                 checks.append(Check(title, limit, "fail" if failed else "pass", detail))
         if limits.min_line_rate_percent is not None:
             limit = f"line rate >= {limits.min_line_rate_percent:g} %"
@@ -102,7 +100,8 @@ def evaluate(deltas: Sequence[Delta], limits: Limits) -> list[Check]:
                 checks.append(Check(title, limit, "skip", "no line rate known"))
             else:
                 failed = now.percent_of_line_rate < limits.min_line_rate_percent
-                detail = f"{_rate(now.mean)} = {_pct(now.percent_of_line_rate, False)} of {_rate(now.line_rate_bps)}"
+                share = _pct(now.percent_of_line_rate, False)
+                detail = f"{_rate(now.mean, now.line_rate_bps)} = {share} of {_rate(now.line_rate_bps)}"
                 checks.append(Check(title, limit, "fail" if failed else "pass", detail))
         if limits.max_retransmits is not None:
             limit = f"retransmits <= {limits.max_retransmits}"
@@ -122,11 +121,18 @@ def evaluate(deltas: Sequence[Delta], limits: Limits) -> list[Check]:
     return checks
 
 
-def _rate(bps: float | None) -> str:
+def _rate(bps: float | None, *among: float | None) -> str:
+    """``bps`` in the unit of the largest of it and ``among`` (one unit for the figures of one line)."""
     if bps is None:
         return "n/a"
-    unit = pick_unit([bps])
+    unit = pick_unit([bps, *among])
     return f"{format_rate(bps, unit)} {unit.name}"
+
+
+def _pair(delta: Delta) -> tuple[str, str]:
+    """Baseline and now mean of a delta, in one unit."""
+    base = None if delta.baseline is None else delta.baseline.mean
+    return _rate(base, delta.now.mean), _rate(delta.now.mean, base)
 
 
 def failure_message(checks: Sequence[Check]) -> str | None:
@@ -180,19 +186,35 @@ def lines(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | None
     """What the play prints: baseline vs now per entry, then the gate's verdict."""
     out = [f"baseline: {baseline or 'none'}"]
     for delta in deltas:
-        base = "n/a" if delta.baseline is None else _rate(delta.baseline.mean)
-        n_base = 0 if delta.baseline is None else delta.baseline.count
+        base_text, now_text = _pair(delta)
+        if delta.baseline is None:
+            out.append(f"{delta.now.title}: now {now_text} (n={delta.now.count}), no baseline")
+            continue
         out.append(
-            f"{delta.now.title}: baseline {base} (n={n_base}) -> now {_rate(delta.now.mean)} (n={delta.now.count}): "
-            f"{delta_text(delta)}"
+            f"{delta.now.title}: baseline {base_text} (n={delta.baseline.count}) -> now {now_text} "
+            f"(n={delta.now.count}): {delta_text(delta)}"
         )
     failed = [c for c in checks if c.status == "fail"]
+    passed = [c for c in checks if c.status == "pass"]
     if not checks:
         out.append("gate: no tolerance set")
     else:
         out += [f"FAIL {c.title}: {c.limit} - {c.detail}" for c in failed]
-        out.append(f"gate: {'FAILED' if failed else 'passed'} ({len(checks) - len(failed)} of {len(checks)} checks ok)")
+        skipped = len(checks) - len(failed) - len(passed)
+        out.append(
+            f"gate: {'FAILED' if failed else 'passed'} ({len(passed)} passed, {len(failed)} failed"
+            + (f", {skipped} not checked: {_reasons(checks)})" if skipped else ")")
+        )
     return out
+
+
+def _reasons(checks: Sequence[Check]) -> str:
+    reasons: dict[str, int] = {}
+    for check in checks:
+        if check.status == "skip":
+            reason = check.detail.split(":", 1)[0]
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return "; ".join(f"{reason} x{count}" if count > 1 else reason for reason, count in reasons.items())
 
 
 def markdown(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | None) -> str:
@@ -203,8 +225,9 @@ def markdown(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | N
         "|---|---|---|---|",
     ]
     for delta in deltas:
-        base = "n/a" if delta.baseline is None else f"{_rate(delta.baseline.mean)} (n={delta.baseline.count})"
-        now = f"{_rate(delta.now.mean)} (n={delta.now.count})"
+        base_text, now_text = _pair(delta)
+        base = "none" if delta.baseline is None else f"{base_text} (n={delta.baseline.count})"
+        now = f"{now_text} (n={delta.now.count})"
         out.append(f"| {md_text(delta.now.title)} | {base} | {now} | {md_text(delta_text(delta))} |")
     out.append("")
     if checks:
