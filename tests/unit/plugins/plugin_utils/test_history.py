@@ -25,6 +25,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
     Limits,
     evaluate,
     failure_message,
+    lines,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
@@ -325,3 +326,20 @@ def test_previous_without_a_history_is_refused(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match="report_baseline=previous needs a history"):
         run_gate(str(report), target=parse_target("none"), password=None, baseline="previous", limits=Limits(),
                  now=NOW, check_mode=False)  # fmt: skip
+
+
+def test_printed_lines_say_baseline_now_difference_and_why_a_check_was_not_made() -> None:
+    now = history.entries_of(doc_of([950e6, 951e6])) + history.entries_of(doc_of([900e6], test="single"))
+    now += history.entries_of(doc_of([900e6, 901e6], test="new"))
+    before = history.entries_of(doc_of([949e6, 950e6])) + history.entries_of(doc_of([990e6], test="single"))
+    deltas = compare_entries(now, {e.key: (e, "b") for e in before})
+    printed = lines(deltas, evaluate(deltas, Limits(max_drop_percent=5)), "b")
+    # s^2 = 0.5e12 a side, se = sqrt(0.5e12), df 2, t 4.3027: +1e6 +- 3.04e6 of 949.5e6 = +0.11 % +- 0.32 %
+    assert printed == [
+        "baseline: b",
+        "one-pair forward, 1 stream: baseline 949.5 Mbit/s (n=2) -> now 950.5 Mbit/s (n=2): +0.1 % "
+        "(95 % CI -0.2 % .. +0.4 %), not significant",
+        "single forward, 1 stream: baseline 990.0 Mbit/s (n=1) -> now 900.0 Mbit/s (n=1): -9.1 % (n=1, no statistics)",
+        "new forward, 1 stream: now 900.5 Mbit/s (n=2), no baseline",
+        "gate: passed (1 passed, 0 failed, 2 not checked: n=1, no statistics; no baseline)",
+    ]
