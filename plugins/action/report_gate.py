@@ -94,6 +94,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             history_run_id=outcome.run_id,
             msg=outcome.message or (outcome.lines[-1] if outcome.lines else self._recorded(outcome, target.shown)),
         )
-        if outcome.message and not check_mode:
+        if outcome.message and not check_mode and args["fail_on_regression"]:
             result["failed"] = True
         return result

@@ -86,6 +86,12 @@ options:
   max_loss_percent:
     description: Fail when a run of an entry lost more than this percentage of its UDP datagrams.
     type: float
+  fail_on_regression:
+    description:
+      - Fail the task when a tolerance is breached (after the report is recorded). V(false) - return the verdict in
+        RV(gate) and let the play decide (the role C(esxilab.iperf.report) prints it, then fails).
+    type: bool
+    default: true
 seealso:
   - module: esxilab.iperf.report_write
 """

@@ -130,6 +130,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "min_line_rate_percent": {"type": "float"},
         "max_retransmits": {"type": "int"},
         "max_loss_percent": {"type": "float"},
+        "fail_on_regression": {"type": "bool", "default": True},
     },
 }
 # Where each action's spec lives (the module that validates with it) and the files that read the options.
