@@ -14,9 +14,11 @@ PY := $(BIN)/python
 COLLECTION_ROOT := build/collections
 COLLECTION_DIR := $(COLLECTION_ROOT)/ansible_collections/esxilab/iperf
 APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping procps psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev
+# Only `make test` needs these: the PostgreSQL server the history tests start (a throw-away cluster).
+TEST_APT_PACKAGES := postgresql
 PYTEST_ARGS ?=
 
-.PHONY: help deps venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
+.PHONY: help deps test-deps apt-install venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
 
 help:
 	@echo "make demo   - real iperf runs on this machine, parsed and printed as a table"
@@ -24,9 +26,16 @@ help:
 	@echo "              ansible-lint, changelog lint, galaxy build + ansible-doc of every plugin"
 	@echo "make bench  - benchmarks (printed as ratios; not part of make test)"
 
-# System packages: the real iperf3/iperf, OpenSSH and iproute2 the tests and the demo use.
+# System packages: the real iperf3/iperf, OpenSSH and iproute2 the tests and the demo use;
+# test-deps adds what only the tests need (TEST_APT_PACKAGES).
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
+
+test-deps:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES) $(TEST_APT_PACKAGES)"
+
+apt-install:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
@@ -62,7 +71,7 @@ lint: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
 
-integration: deps venv
+integration: test-deps venv
 	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
 
 # The collection as Ansible sees it: a copy at build/collections/ansible_collections/esxilab/iperf.
@@ -104,7 +113,7 @@ ansible-lint: venv
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
 
-test: deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
+test: test-deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
 	@echo "make test: all gates passed"
 
 bench: deps venv

@@ -226,7 +226,12 @@ def _env() -> dict[str, str]:
 
 
 def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:
-    found = sorted((tmp / "reports").glob("*")) if (tmp / "reports").exists() else []
+    # beside the report directories only the report role's SQLite history (report_history's default)
+    found = (
+        sorted(p for p in (tmp / "reports").glob("*") if p.name != "history.sqlite")
+        if (tmp / "reports").exists()
+        else []
+    )
     assert len(found) <= 1, found  # one report directory per play, nothing else
     assert all(p.is_dir() and p.name.startswith("report-") for p in found), found
     report = json.loads((found[0] / "results.json").read_text()) if found else None

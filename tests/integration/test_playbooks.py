@@ -397,8 +397,11 @@ class Play:
     def report(self, name: str) -> dict[str, Any]:
         """The report directory of this run: files, PNGs and figures checked against the runs."""
         (directory,) = [p for p in self.reports.glob(f"{name}-*") if p.is_dir()]
-        # one report directory per run; beside it only the controller's copy of the ESXi restore journal
-        assert sorted(p.name for p in self.reports.iterdir()) in ([directory.name], sorted([directory.name, "journal"]))
+        # one report directory per run; beside it only the controller's copy of the ESXi restore journal and the
+        # report role's SQLite history (report_history's default)
+        beside = sorted(p.name for p in self.reports.iterdir() if p.name != "history.sqlite")
+        assert beside in ([directory.name], sorted([directory.name, "journal"]))
+        assert (self.reports / "history.sqlite").is_file()
         assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
         plots = sorted(directory.glob("*.png"))
         assert plots, f"no plot in {directory}"

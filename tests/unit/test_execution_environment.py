@@ -51,7 +51,8 @@ def test_meta_names_requirement_files_that_ship_with_the_collection() -> None:
 def test_python_requirements_match_requirements_txt() -> None:
     ee = _requirements(REPO / "meta" / "ee-requirements.txt")
     controller = _requirements(REPO / "requirements.txt")
-    assert ee == {"pyvmomi": controller["pyvmomi"], "matplotlib": controller["matplotlib"]}
+    names = ("pyvmomi", "matplotlib", "psycopg")
+    assert ee == {name: controller[name] for name in names}
     assert "ansible-core" not in ee  # the image brings its own ansible-core
 
 

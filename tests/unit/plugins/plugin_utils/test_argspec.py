@@ -121,6 +121,17 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "generated_at": {"type": "str"},
         "force": {"type": "bool", "default": False},
     },
+    "report_gate": {
+        "report_dir": {"type": "path", "required": True},
+        "history": {"type": "str", "default": "none"},
+        "history_password": {"type": "str", "no_log": True},
+        "baseline": {"type": "str"},
+        "max_drop_percent": {"type": "float"},
+        "min_line_rate_percent": {"type": "float"},
+        "max_retransmits": {"type": "int"},
+        "max_loss_percent": {"type": "float"},
+        "fail_on_regression": {"type": "bool", "default": True},
+    },
 }
 # Where each action's spec lives (the module that validates with it) and the files that read the options.
 _PU = "ansible_collections.esxilab.iperf.plugins.plugin_utils"
@@ -133,6 +144,7 @@ SPEC_HOME = {
     "iperf_run": f"{_PU}.iperf_run",
     "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
+    "report_gate": f"{_ACTION}.report_gate",
 }
 READERS = {
     "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py", "plugin_utils/_esxi_journal.py"],
@@ -150,6 +162,7 @@ READERS = {
     ],
     "paired_test_report": ["action/paired_test_report.py"],
     "report_write": ["action/report_write.py"],
+    "report_gate": ["action/report_gate.py"],
 }
 ACTIONS = sorted(p.stem for p in (REPO / "plugins" / "action").glob("*.py"))
 

@@ -1,0 +1,144 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation of ``esxilab.iperf.report_gate``; the work is done by plugins/action/report_gate.py."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: report_gate
+short_description: Compare a report with its baseline, record it in the history and fail on a regression
+version_added: "1.0.0"
+author:
+  - esxilab.iperf contributors (@esxilab)
+description:
+  - Reads the C(results.json) of a report written by M(esxilab.iperf.report_write) in O(report_dir), compares each
+    test, direction, swap and stream count with its baseline, appends the report to the history O(history), writes
+    the comparison and the gate's verdict into C(results.json) (keys C(baseline) and C(gate)) and C(summary.md) (the
+    section C(Baseline and regression gate)), and fails when a tolerance is breached - after the report is recorded,
+    so a regression stays in the history.
+  - 'Comparable (the baseline of an entry): the same test name, direction, swapped flag, stream count, tool, protocol
+    and identifying labels - every run label except C(run), C(repetition), C(test), C(streams), C(direction),
+    C(swapped), C(pair) and the line-rate labels C(line_rate_bps) and C(link_speed_mbps) (a line rate describes the
+    link, which a regression may have changed). See C(docs/history.md).'
+  - "Per entry: baseline mean vs now, the difference in % of the baseline mean with its 95 % confidence interval
+    (Welch's t with the Welch-Satterthwaite degrees of freedom), C(not significant) when the interval crosses zero,
+    C(n=1, no statistics) when a side has fewer than 2 figures."
+  - The history is one schema in SQLite or PostgreSQL (tables C(schema_version), C(history_runs),
+    C(history_entries)), created and migrated by this module; a report is written in one transaction.
+  - Runs on the controller only; the host of the task is not contacted. Use it with C(run_once=true).
+extends_documentation_fragment:
+  - esxilab.iperf.attributes
+  - esxilab.iperf.attributes.action
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Compares and returns the verdict (the baseline is read from an existing history); records nothing, writes no
+        file and does not fail the task on a regression - RV(gate) says whether it would.
+  diff_mode:
+    support: none
+    details:
+      - A report is new data; no diff is shown.
+  platform:
+    support: full
+    platforms: posix
+    details:
+      - Runs on the controller only.
+options:
+  report_dir:
+    description:
+      - The report directory written by M(esxilab.iperf.report_write) (its C(results.json) and C(summary.md)). A
+        relative path is relative to the playbook's directory.
+    type: path
+    required: true
+  history:
+    description:
+      - "Where reports are recorded: V(sqlite:///PATH) (a SQLite file, created with its directory; an absolute path
+        as V(sqlite:////srv/iperf/history.sqlite), a relative one relative to the playbook's directory),
+        V(postgresql://USER@HOST:PORT/DB) (a libpq URI; a Unix socket as V(postgresql:///DB?host=/run/postgresql);
+        libpq's environment such as C(PGPASSWORD) applies), or V(none) to record nothing."
+      - PostgreSQL needs the Python package C(psycopg) (3) on the controller.
+    type: str
+    default: none
+  history_password:
+    description:
+      - Password for a PostgreSQL history, passed to libpq apart from the URL and never shown. Unset - C(PGPASSWORD)
+        or C(~/.pgpass), as for C(psql).
+    type: str
+  baseline:
+    description:
+      - V(previous) - per entry, the newest comparable entry of an earlier report in O(history) (needs a history).
+      - A path to an earlier C(results.json) (relative to the playbook's directory).
+      - Unset - no comparison; the line-rate, retransmit and loss tolerances still apply.
+    type: str
+  max_drop_percent:
+    description:
+      - Fail when an entry's mean throughput dropped by more than this percentage of the baseline mean and the 95 %
+        interval of the difference excludes zero. A drop without statistics (n=1) is shown and not gated.
+    type: float
+  min_line_rate_percent:
+    description: Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+    type: float
+  max_retransmits:
+    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this.
+    type: int
+  max_loss_percent:
+    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams.
+    type: float
+  fail_on_regression:
+    description:
+      - Fail the task when a tolerance is breached (after the report is recorded). V(false) - return the verdict in
+        RV(gate) and let the play decide (the role C(esxilab.iperf.report) prints it, then fails).
+    type: bool
+    default: true
+seealso:
+  - module: esxilab.iperf.report_write
+"""
+
+EXAMPLES = r"""
+- name: Compare with the last comparable run and fail on a significant drop of more than 5 %
+  esxilab.iperf.report_gate:
+    report_dir: "{{ report_files.dir }}"
+    history: "sqlite:///{{ playbook_dir }}/reports/history.sqlite"
+    baseline: previous
+    max_drop_percent: 5
+  run_once: true
+
+- name: A shared PostgreSQL history, an earlier report as the baseline, and floors/ceilings
+  esxilab.iperf.report_gate:
+    report_dir: "{{ report_files.dir }}"
+    history: postgresql://iperf@db.lab.example/iperf
+    history_password: "{{ vault_iperf_db_password }}"
+    baseline: /srv/reports/vswitch-20260101T120000Z/results.json
+    max_drop_percent: 10
+    min_line_rate_percent: 80
+    max_retransmits: 1000
+  run_once: true
+"""
+
+RETURN = r"""
+gate:
+  description: The verdict, as in C(results.json) - C(limits), C(passed), C(message) and C(checks).
+  returned: always
+  type: dict
+  sample: {passed: false, message: "regression gate failed: one-pair forward, 1 stream: drop <= 5 % breached - ..."}
+baseline:
+  description: The comparison, as in C(results.json) - C(source), C(history) and C(comparisons).
+  returned: always
+  type: dict
+lines:
+  description: What the role prints - baseline vs now per entry, then the verdict; empty without O(baseline) and
+    without any tolerance (the report is only recorded).
+  returned: always
+  type: list
+  elements: str
+history_run_id:
+  description: The report's C(history_runs.id); V(null) without a history or in check mode.
+  returned: always
+  type: int
+msg:
+  description: What was done; the failure message when the gate failed.
+  returned: always
+  type: str
+"""

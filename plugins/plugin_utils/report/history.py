@@ -1,0 +1,475 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The history of reports: every report's runs appended to a database, and the previous comparable run.
+
+A report's ``results.json`` (plain data) is cut into *entries*: the runs of one comparable key
+(``Entry``) with their throughput samples, the largest retransmits and UDP loss of a run and the
+percentage of line rate. The same entries come from a history row or from an earlier
+``results.json`` file, so a baseline is one thing wherever it comes from.
+
+Comparable (``comparable_key``): two entries are comparable when they have the same test name,
+direction, swapped flag, stream count, tool (``iperf3``/``iperf2``), protocol (``tcp``/``udp``)
+and the same *identifying labels*: every run label except the run's place (``run``,
+``repetition``, ``test``, ``streams``, ``direction``, ``swapped``) and its line rate
+(``line_rate_bps``, ``link_speed_mbps``) -- a line rate describes the link, which is what a
+regression may have changed (a NIC that came up at a lower speed), so it never hides the baseline.
+
+The store (one schema for SQLite and PostgreSQL, ``MIGRATIONS``): table ``schema_version`` (one row
+per applied migration), ``history_runs`` (one row per report: name, generated_at, recorded_at,
+report directory, the whole ``results.json``) and ``history_entries`` (one row per entry: the key's
+fields as columns, the key as canonical JSON in ``comparable_key``, the samples as JSON, count,
+mean, stdev). A report is recorded in one transaction: a crash mid-write leaves the earlier
+reports and no part of this one. ``previous()`` returns, per key, the newest earlier entry.
+
+The backends (``history_sqlite.py``, ``history_pg.py``) give a ``Connection``: ``execute()``
+with ``?`` placeholders, ``transaction()`` and ``close()``; nothing here imports a driver.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS
+
+__all__ = [
+    "MIGRATIONS",
+    "PLACE_LABELS",
+    "Connection",
+    "Entry",
+    "Found",
+    "HistoryError",
+    "HistoryTarget",
+    "comparable_key",
+    "entries_of",
+    "iter_runs",
+    "migrate",
+    "parse_target",
+    "previous",
+    "record",
+    "schema_version",
+]
+
+# Run labels that place a run, or give its line rate: never part of what makes runs comparable.
+PLACE_LABELS = frozenset((*RUN_LABELS, "line_rate_bps", "link_speed_mbps"))
+
+
+class HistoryError(ValueError):
+    """The history cannot be used as asked; the message names the option and the fix."""
+
+
+# --------------------------------------------------------------------------------------------
+# Entries: the runs of one comparable key, from a results.json document
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    """The runs of one comparable key in one report."""
+
+    test: str
+    direction: str
+    swapped: bool
+    streams: int | None
+    tool: str | None
+    protocol: str | None
+    labels: dict[str, Any]
+    samples: list[float] = field(default_factory=list)  # bits/s of every run with a figure, in run order
+    runs: int = 0  # runs of the key, with or without a figure
+    max_retransmits: int | None = None
+    max_lost_percent: float | None = None
+    percent_of_line_rate: float | None = None  # of the mean, when every run has the same line rate
+    line_rate_bps: float | None = None
+
+    @property
+    def key(self) -> str:
+        return comparable_key(self)
+
+    @property
+    def title(self) -> str:
+        swapped = " (swapped)" if self.swapped else ""
+        streams = "" if self.streams is None else f", {self.streams} stream{'s' if self.streams != 1 else ''}"
+        return f"{self.test} {self.direction}{swapped}{streams}"
+
+    @property
+    def count(self) -> int:
+        return len(self.samples)
+
+    @property
+    def mean(self) -> float | None:
+        return math.fsum(self.samples) / len(self.samples) if self.samples else None
+
+    @property
+    def stdev(self) -> float | None:
+        if len(self.samples) < 2:
+            return None
+        mean = math.fsum(self.samples) / len(self.samples)
+        return math.sqrt(math.fsum((x - mean) ** 2 for x in self.samples) / (len(self.samples) - 1))
+
+    def as_doc(self) -> dict[str, Any]:
+        return {
+            "test": self.test,
+            "direction": self.direction,
+            "swapped": self.swapped,
+            "streams": self.streams,
+            "tool": self.tool,
+            "protocol": self.protocol,
+            "labels": self.labels,
+            "samples": self.samples,
+            "count": self.count,
+            "mean": self.mean,
+            "stdev": self.stdev,
+            "max_retransmits": self.max_retransmits,
+            "max_lost_percent": self.max_lost_percent,
+            "percent_of_line_rate": self.percent_of_line_rate,
+            "line_rate_bps": self.line_rate_bps,
+        }
+
+
+def comparable_key(entry: Entry) -> str:
+    """The canonical JSON of what makes two entries comparable (see the module docstring)."""
+    return json.dumps(
+        [entry.test, entry.direction, entry.swapped, entry.streams, entry.tool, entry.protocol, entry.labels],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _larger(current: float | None, value: float | None) -> float | None:
+    if value is None:
+        return current
+    return value if current is None else max(current, value)
+
+
+def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> list[Entry]:
+    """The entries of a ``results.json`` document, in the order of their first run.
+
+    ``source`` names the document in errors (a path, or the history).
+    """
+    if not isinstance(document, Mapping) or document.get("format") != "esxilab.iperf.report":
+        raise HistoryError(f"{source} is not a results.json of esxilab.iperf.report (its format is not so)")
+    runs, results = document.get("runs"), document.get("results")
+    if not isinstance(runs, list) or not isinstance(results, list):
+        raise HistoryError(f"{source} has no list of runs and results; write it again with esxilab.iperf.report")
+    entries: dict[str, Entry] = {}
+    position = 0
+    rates: dict[str, set[float | None]] = {}
+    for run in runs:
+        if not isinstance(run, Mapping):
+            raise HistoryError(f"{source}: a run is not a mapping")
+        pairs_value = run.get("pairs")
+        pairs = pairs_value if isinstance(pairs_value, int) and not isinstance(pairs_value, bool) else 0
+        results_of_run = [r for r in results[position : position + pairs] if isinstance(r, Mapping)]
+        position += pairs
+        outcomes: list[Mapping[str, Any]] = [
+            r["result"] for r in results_of_run if isinstance(r.get("result"), Mapping)
+        ]
+        record_value = run.get("record")
+        record: Mapping[str, Any] = record_value if isinstance(record_value, Mapping) else {}
+        tools = {o.get("tool") for o in outcomes if isinstance(o.get("tool"), str)}
+        tool = record.get("tool") if isinstance(record.get("tool"), str) else (tools.pop() if len(tools) == 1 else None)
+        labels_value = run.get("labels")
+        labels: Mapping[str, Any] = labels_value if isinstance(labels_value, Mapping) else {}
+        entry = Entry(
+            test=str(run.get("test")),
+            direction=str(run.get("direction")),
+            swapped=bool(run.get("swapped")),
+            streams=run.get("streams") if isinstance(run.get("streams"), int) else None,
+            tool=tool,
+            protocol=run.get("protocol") if isinstance(run.get("protocol"), str) else None,
+            labels={k: v for k, v in sorted(labels.items()) if k not in PLACE_LABELS},
+        )
+        entry = entries.setdefault(entry.key, entry)
+        entry.runs += 1
+        figure = _number(run.get("bits_per_second"))
+        if figure is not None:
+            entry.samples.append(figure)
+        retransmits = run.get("retransmits")
+        if isinstance(retransmits, int) and not isinstance(retransmits, bool):
+            entry.max_retransmits = int(_larger(entry.max_retransmits, retransmits) or 0)
+        for outcome in outcomes:
+            udp = outcome.get("udp")
+            if isinstance(udp, Mapping):
+                entry.max_lost_percent = _larger(entry.max_lost_percent, _number(udp.get("lost_percent")))
+        rates.setdefault(entry.key, set()).add(_number(run.get("line_rate_bps")))
+    for key, entry in entries.items():
+        (rate,) = rates[key] if len(rates[key]) == 1 else (None,)
+        entry.line_rate_bps = rate
+        mean = entry.mean
+        entry.percent_of_line_rate = None if rate is None or mean is None else 100.0 * mean / rate
+    return list(entries.values())
+
+
+# --------------------------------------------------------------------------------------------
+# Where the history is
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryTarget:
+    """``kind`` sqlite (``path``), postgresql (``dsn``) or none; ``shown`` is the URL without a password."""
+
+    kind: str
+    path: str | None = None
+    dsn: str | None = None
+    shown: str = ""
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def parse_target(url: str, *, option: str = "report_history") -> HistoryTarget:
+    """``sqlite:///PATH`` (``sqlite:////abs/path`` or a relative path), ``postgresql://...`` or ``none``."""
+    text = url.strip() if isinstance(url, str) else ""
+    if text.lower() in ("none", "off", "false", ""):
+        return HistoryTarget(kind="none", shown="none")
+    if text.startswith("sqlite:///") and len(text) > len("sqlite:///"):
+        path = text[len("sqlite:///") :]
+        return HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
+    if text.startswith(("postgresql://", "postgres://")):
+        return HistoryTarget(kind="postgresql", dsn=text, shown=_without_password(text))
+    raise HistoryError(
+        f"{option}={_without_password(text)!r} is not a history: use sqlite:///PATH (a file; "
+        "sqlite:////abs/history.sqlite), postgresql://USER@HOST/DB (password from the password option or PGPASSWORD) "
+        "or none"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The store: schema, migrations, record, previous
+# --------------------------------------------------------------------------------------------
+
+
+class Connection(Protocol):
+    """What a backend gives: ``?`` placeholders, rows as tuples, one transaction at a time."""
+
+    dialect: str  # sqlite | postgresql
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
+
+
+# {id} is the dialect's auto-numbered primary key; everything else is the same SQL for both.
+_ID = {
+    "sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT",
+    "postgresql": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+}
+
+# Ordered migrations: (version, what it does, statements). Never edit a released one: add the next.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "history_runs and history_entries",
+        (
+            """CREATE TABLE history_runs (
+                id {id},
+                name TEXT NOT NULL,
+                title TEXT,
+                generated_at TEXT,
+                recorded_at TEXT NOT NULL,
+                report_dir TEXT,
+                document TEXT NOT NULL
+            )""",
+            """CREATE TABLE history_entries (
+                id {id},
+                run_id BIGINT NOT NULL REFERENCES history_runs (id) ON DELETE CASCADE,
+                comparable_key TEXT NOT NULL,
+                test TEXT NOT NULL,
+                direction TEXT NOT NULL,
+                swapped BOOLEAN NOT NULL,
+                streams INTEGER,
+                tool TEXT,
+                protocol TEXT,
+                labels TEXT NOT NULL,
+                samples TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                mean_bps DOUBLE PRECISION,
+                stdev_bps DOUBLE PRECISION,
+                max_retransmits BIGINT,
+                max_lost_percent DOUBLE PRECISION,
+                line_rate_bps DOUBLE PRECISION,
+                percent_of_line_rate DOUBLE PRECISION
+            )""",
+        ),
+    ),
+    (
+        2,
+        "index for the previous comparable run",
+        ("CREATE INDEX history_entries_by_key ON history_entries (comparable_key, run_id)",),
+    ),
+)
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def schema_version(conn: Connection) -> int:
+    """The highest applied migration (0: an empty database)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    rows = conn.execute("SELECT MAX(version) FROM schema_version")
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def migrate(conn: Connection, now: str, *, upto: int | None = None) -> list[int]:
+    """Apply the pending migrations in order, each in its own transaction; return the applied versions.
+
+    A database of a newer schema than this collection knows is refused (``HistoryError``).
+    """
+    target = LATEST if upto is None else upto
+    applied: list[int] = []
+    with conn.transaction():
+        current = schema_version(conn)
+    if current > LATEST:
+        raise HistoryError(
+            f"the history's schema is version {current}, newer than this collection's {LATEST}: upgrade "
+            "esxilab.iperf, or point report_history at another store"
+        )
+    for version, description, statements in MIGRATIONS:
+        if version <= current or version > target:
+            continue
+        with conn.transaction():
+            if conn.dialect == "postgresql":  # one migrator at a time; the loser sees the version applied
+                conn.execute("LOCK TABLE schema_version IN EXCLUSIVE MODE")
+            if schema_version(conn) >= version:
+                continue
+            for statement in statements:
+                conn.execute(statement.replace("{id}", _ID[conn.dialect]))
+            conn.execute(
+                "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
+                (version, description, now),
+            )
+        applied.append(version)
+    return applied
+
+
+def _insert_entry(conn: Connection, run_id: int, entry: Entry) -> None:
+    conn.execute(
+        "INSERT INTO history_entries (run_id, comparable_key, test, direction, swapped, streams, tool, protocol, "
+        "labels, samples, count, mean_bps, stdev_bps, max_retransmits, max_lost_percent, line_rate_bps, "
+        "percent_of_line_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run_id,
+            entry.key,
+            entry.test,
+            entry.direction,
+            entry.swapped,
+            entry.streams,
+            entry.tool,
+            entry.protocol,
+            json.dumps(entry.labels, sort_keys=True, default=str),
+            json.dumps(entry.samples),
+            entry.count,
+            entry.mean,
+            entry.stdev,
+            entry.max_retransmits,
+            entry.max_lost_percent,
+            entry.line_rate_bps,
+            entry.percent_of_line_rate,
+        ),
+    )
+
+
+def record(
+    conn: Connection,
+    document: Mapping[str, Any],
+    *,
+    now: str,
+    report_dir: str | None,
+    between: Callable[[], None] | None = None,
+) -> int:
+    """Append a report (its ``results.json`` document) in one transaction; return its ``history_runs`` id.
+
+    ``between`` is called after each row (tests use it to kill the writer mid-way).
+    """
+    entries = entries_of(document)
+    text = json.dumps(document, sort_keys=True, allow_nan=False)
+    with conn.transaction():
+        rows = conn.execute(
+            "INSERT INTO history_runs (name, title, generated_at, recorded_at, report_dir, document) "
+            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            (str(document.get("name")), document.get("title"), document.get("generated_at"), now, report_dir, text),
+        )
+        run_id = int(rows[0][0])
+        for entry in entries:
+            if between is not None:
+                between()
+            _insert_entry(conn, run_id, entry)
+    return run_id
+
+
+@dataclass(frozen=True)
+class Found:
+    """A baseline entry from the history, with the report it belongs to."""
+
+    entry: Entry
+    run_id: int
+    name: str
+    generated_at: str | None
+    report_dir: str | None
+
+
+def previous(conn: Connection, entries: Sequence[Entry], *, before: int | None = None) -> dict[str, Found]:
+    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``)."""
+    found: dict[str, Found] = {}
+    for entry in entries:
+        rows = conn.execute(
+            "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
+            "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
+            "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
+            "WHERE e.comparable_key = ? AND e.run_id < ? ORDER BY e.run_id DESC LIMIT 1",
+            (entry.key, before if before is not None else 2**62),
+        )
+        if not rows:
+            continue
+        run_id, name, generated_at, report_dir, samples, retransmits, lost, rate, percent = rows[0]
+        base = Entry(
+            test=entry.test,
+            direction=entry.direction,
+            swapped=entry.swapped,
+            streams=entry.streams,
+            tool=entry.tool,
+            protocol=entry.protocol,
+            labels=dict(entry.labels),
+            samples=[float(x) for x in json.loads(samples)],
+            max_retransmits=None if retransmits is None else int(retransmits),
+            max_lost_percent=None if lost is None else float(lost),
+            line_rate_bps=None if rate is None else float(rate),
+            percent_of_line_rate=None if percent is None else float(percent),
+        )
+        base.runs = len(base.samples)
+        found[entry.key] = Found(base, int(run_id), str(name), generated_at, report_dir)
+    return found
+
+
+def iter_runs(conn: Connection) -> Iterator[tuple[int, str, str | None]]:
+    """``(id, name, generated_at)`` of every recorded report, oldest first."""
+    for row in conn.execute("SELECT id, name, generated_at FROM history_runs ORDER BY id"):
+        yield int(row[0]), str(row[1]), row[2]

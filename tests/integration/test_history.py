@@ -1,0 +1,274 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The history on a real PostgreSQL server and a real SQLite file, and the regression gate on the local lab.
+
+PostgreSQL: a throw-away cluster (``pg_cluster.py``: Debian's initdb/pg_ctl, a Unix socket in a
+temp dir, password authentication) for the schema, migrations, the comparable-run query, a writer
+killed mid-transaction, and ``run_gate`` with the password given apart from the URL.
+
+The lab (prefix ``fhs``, 198.19.104.0/24, 2 hosts): the same paired test (one pair, 3 repetitions
+of 2 s) at ``--rate 1gbit``, then at ``800mbit`` (the lab converged to the new rate), then again at
+800mbit. The second run finds the first as its baseline in SQLite (the report role's default file
+beside the reports) and in PostgreSQL, and the gate (``report_max_drop_percent: 5``) fails the
+play naming the test, the figures and an interval that excludes zero; the unchanged rerun passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from tests.collection_path import REPO, ensure_collection_path
+from tests.integration import pg_cluster
+from tests.unit.plugins.plugin_utils.history_docs import doc_of
+
+NOW = "2026-12-02T00:00:00Z"
+G = 1e9
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    reason = pg_cluster.unavailable()
+    if reason:
+        pytest.skip(reason)
+    with pg_cluster.pg_cluster() as url:
+        yield url
+
+
+def _connect(url: str, database: str) -> history_pg.PgConnection:
+    """A fresh database per test in the cluster, so the tests do not see each other's rows."""
+    admin = history_pg.connect(url, url, pg_cluster.PASSWORD)
+    admin.execute(f"DROP DATABASE IF EXISTS {database}")
+    admin.execute(f"CREATE DATABASE {database}")
+    admin.close()
+    return history_pg.connect(url.replace("/postgres?", f"/{database}?"), url, pg_cluster.PASSWORD)
+
+
+def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
+    conn = _connect(pg_url, "t_migrate")
+    assert history.migrate(conn, NOW, upto=1) == [1]
+    first = history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1")
+    assert history.migrate(conn, NOW) == [2] and history.migrate(conn, NOW) == []
+    history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")
+    second = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
+    now = history.entries_of(doc_of([0.7 * G, 0.7 * G]))
+    assert history.previous(conn, now)[now[0].key].run_id == second
+    assert history.previous(conn, now, before=second)[now[0].key].entry.samples == [0.94 * G, 0.95 * G]
+    assert first < second
+    types = dict(
+        conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'history_entries'"
+        )
+    )
+    assert (types["swapped"], types["mean_bps"], types["id"]) == ("boolean", "double precision", "bigint")
+    conn.close()
+
+
+def test_postgresql_a_wrong_password_is_refused_without_showing_it(pg_url: str) -> None:
+    with pytest.raises(HistoryError, match="cannot connect to PostgreSQL") as caught:
+        history_pg.connect(pg_url, pg_url, "wrong-password-xyz")
+    assert "wrong-password-xyz" not in str(caught.value)
+
+
+_WRITER = textwrap.dedent(
+    """
+    import json, sys, time
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
+    conn = history_pg.connect(sys.argv[1], "pg", sys.argv[2])
+    document = json.loads(sys.stdin.read())
+    def stop():
+        print("between", flush=True)
+        time.sleep(60)
+    history.record(conn, document, now="t", report_dir="/r/killed", between=stop)
+    """
+)
+
+
+def test_postgresql_a_writer_killed_mid_write_loses_no_earlier_run(pg_url: str) -> None:
+    conn = _connect(pg_url, "t_kill")
+    history.migrate(conn, NOW)
+    kept = [history.record(conn, doc_of([G, G]), now=NOW, report_dir=f"/r/{i}") for i in range(2)]
+    url = pg_url.replace("/postgres?", "/t_kill?")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, url, pg_cluster.PASSWORD],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(ensure_collection_path())),
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(doc_of([0.1 * G, 0.1 * G], test="killed")))
+    proc.stdin.close()
+    try:
+        assert proc.stdout.readline().strip() == "between"  # its history_runs row is in, uncommitted
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert [r[0] for r in history.iter_runs(conn)] == kept
+    assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 2
+    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/next") > kept[-1]
+    conn.close()
+
+
+def test_run_gate_on_postgresql_and_sqlite_finds_the_same_baseline(pg_url: str, tmp_path: Path) -> None:
+    _connect(pg_url, "t_gate").close()
+    pg = parse_target(pg_url.replace("/postgres?", "/t_gate?"))
+    lite = parse_target(f"sqlite:///{tmp_path}/h.sqlite")
+    verdicts = []
+    for index, values in enumerate(([940e6, 941e6, 942e6], [752e6, 753e6, 751e6])):
+        report = tmp_path / f"r{index}"
+        report.mkdir()
+        (report / "results.json").write_text(json.dumps(doc_of(values, generated_at=f"2026-12-01T0{index}:00:00Z")))
+        for target in (pg, lite):
+            outcome = run_gate(
+                str(report), target=target, password=pg_cluster.PASSWORD, baseline="previous",
+                limits=Limits(max_drop_percent=5), now=NOW, check_mode=False,
+            )  # fmt: skip
+            verdicts.append((target.kind, outcome.doc["baseline"]["comparisons"][0]["verdict"], outcome.message))
+    assert [v[:2] for v in verdicts] == [
+        ("postgresql", "no baseline"), ("sqlite", "no baseline"),
+        ("postgresql", "significant"), ("sqlite", "significant"),
+    ]  # fmt: skip
+    assert verdicts[2][2] == verdicts[3][2] and "drop <= 5 % breached" in str(verdicts[2][2])
+
+
+# --------------------------------------------------------------------------------------------
+# The lab: 1 Gbit/s, then 800 Mbit/s, then 800 Mbit/s again
+# --------------------------------------------------------------------------------------------
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "history" / "gate.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = "fhs"
+SUBNET = "198.19.104"
+PLAY_TIMEOUT = 150
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "iperf3"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    return pg_cluster.unavailable()
+
+
+def _lab(state: Path, command: str, *args: str) -> None:
+    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state), *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"{argv}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+def _up(state: Path, rate: str) -> None:
+    _lab(state, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", rate)
+
+
+@pytest.fixture
+def lab_state(tmp_path: Path) -> Iterator[Path]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path / "state"
+    _lab(state, "down", "--purge")
+    try:
+        yield state
+    finally:
+        _lab(state, "down", "--purge")
+        names = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+        assert [n["name"] for n in json.loads(names.stdout or "[]") if str(n["name"]).startswith(f"{PREFIX}-")] == []
+
+
+def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]]:
+    before = set((tmp / "reports").glob("gate-*"))
+    variables = {
+        "paired_test_tests": [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}],
+        "paired_test_address_var": "lab_address",
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_duration": 2,
+        "paired_test_repeat": 3,
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "gate",
+        "report_plots": False,
+        "report_baseline": "previous",
+        "report_max_drop_percent": 5,
+        "history_pg_url": pg_url,
+        "history_pg_password": pg_cluster.PASSWORD,
+    }
+    (tmp / "vars.json").write_text(json.dumps(variables))
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+    )
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(state / "inventory.yml"), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    output = proc.stdout + proc.stderr
+    (report,) = set((tmp / "reports").glob("gate-*")) - before
+    return proc.returncode, output, {**json.loads((report / "results.json").read_text()), "_dir": str(report)}
+
+
+def _history_runs(pg_url: str, sqlite_path: Path) -> tuple[list[list[float]], list[list[float]]]:
+    pg = history_pg.connect(pg_url, pg_url, pg_cluster.PASSWORD)
+    pg_rows = pg.execute("SELECT e.samples FROM history_entries e ORDER BY e.run_id")
+    pg.close()
+    lite = sqlite3.connect(sqlite_path).execute("SELECT samples FROM history_entries ORDER BY run_id").fetchall()
+    return [json.loads(r[0]) for r in pg_rows], [json.loads(r[0]) for r in lite]
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_lab_rate_drop_fails_the_gate_and_an_unchanged_rerun_passes(
+    lab_state: Path, tmp_path: Path, pg_url: str
+) -> None:
+    (tmp_path / "remote").mkdir()
+    _up(lab_state, "1gbit")
+    rc, output, first = _play(lab_state, tmp_path, pg_url)
+    assert rc == 0, output[-4000:]
+    assert first["baseline"]["comparisons"][0]["verdict"] == "no baseline"
+    fast = first["baseline"]["comparisons"][0]["now"]["mean"]
+    assert pg_cluster.PASSWORD not in output
+
+    _up(lab_state, "800mbit")
+    rc, output, second = _play(lab_state, tmp_path, pg_url)
+    print(output[output.find("TASK [esxilab.iperf.report : Print baseline vs now") :][:3000])
+    assert rc != 0, output[-4000:]
+    (comparison,) = second["baseline"]["comparisons"]  # the PostgreSQL gate's, written last
+    assert comparison["verdict"] == "significant" and comparison["ci95_percent"]["high"] < 0
+    assert comparison["baseline"]["samples"] == first["baseline"]["comparisons"][0]["now"]["samples"]
+    assert -25 < comparison["difference_percent"] < -15  # 800/1000 of the goodput, give or take the load
+    assert second["gate"]["passed"] is False
+    failures = [line for line in output.splitlines() if "regression gate failed: one-pair forward, 1 stream" in line]
+    assert len(failures) >= 2, output[-4000:]  # the role's (SQLite) and the PostgreSQL task's
+    assert "drop <= 5 % breached" in failures[0] and "(3 vs 3 runs)" in failures[0] and "95 % CI" in failures[0]
+    assert "**Gate: FAILED**" in (Path(second["_dir"]) / "summary.md").read_text()
+    slow = comparison["now"]["mean"]
+    assert slow < fast
+    assert pg_cluster.PASSWORD not in output
+
+    rc, output, third = _play(lab_state, tmp_path, pg_url)
+    assert rc == 0, output[-4000:]
+    (again,) = third["baseline"]["comparisons"]
+    assert again["baseline"]["samples"] == comparison["now"]["samples"] and third["gate"]["passed"] is True
+
+    pg_samples, lite_samples = _history_runs(pg_url, tmp_path / "reports" / "history.sqlite")
+    expected = [first["baseline"]["comparisons"][0]["now"]["samples"], comparison["now"]["samples"]]
+    expected.append(again["now"]["samples"])
+    assert pg_samples == lite_samples == expected

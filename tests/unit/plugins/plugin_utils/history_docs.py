@@ -1,0 +1,47 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""results.json documents for the history and gate tests, made by the collection's own report builder
+from a real parsed iperf3 output whose headline figure is set to the value under test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
+from tests.collection_path import FIXTURES
+
+# "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver"
+LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
+
+
+def runs_of(values: Sequence[float | None], test: str = "one-pair", **labels: Any) -> list[dict[str, Any]]:
+    base: dict[str, Any] = parse((FIXTURES / LABLOG).read_text())
+    runs = []
+    for repetition, value in enumerate(values, start=1):
+        result = json.loads(json.dumps(base))
+        result["bits_per_second"] = value
+        result["labels"] = {"test": test, "repetition": repetition, **labels}
+        runs.append(result)
+    return runs
+
+
+def doc_of(
+    values: Sequence[float | None], test: str = "one-pair", generated_at: str = "2026-12-01T00:00:00Z", **labels: Any
+) -> dict[str, Any]:
+    """The results.json of a report of one test with these run figures (bit/s)."""
+    report = build_report(
+        runs_of(values, test, **labels),
+        name="hist",
+        title=None,
+        environment={},
+        line_rate_bps=1e9,
+        compare_by=None,
+        knee_tolerance=0.05,
+        generated_at=generated_at,
+    )
+    document: dict[str, Any] = json.loads(to_json(report))
+    return document
