@@ -90,19 +90,23 @@ SETTINGS: dict[str, Setting] = {
         "repeat",
         1,
         description=(
-            "How many times each point (streams value, direction, role order) runs; the summary is over the repetitions.",
+            (
+                "How many times each point (streams value, direction, role order) runs; the summary is over the "
+                "repetitions."
+            ),
             (
                 "A whole number - exactly that often. Or a dictionary C({min, max, until_cv, ci_percent, max_failures})"
                 " - at least C(min) and at most C(max) runs; once a point has C(min) usable samples (2 at least) its "
                 "remaining runs are skipped as soon as the coefficient of variation is at most C(until_cv) % of the "
                 "mean and (when given) the half-width of the 95 % confidence interval at most C(ci_percent) % of the "
-                "mean. A point that reaches C(max) without that is reported as \"unstable after N runs (cv X %)\" "
+                'mean. A point that reaches C(max) without that is reported as "unstable after N runs (cv X %)" '
                 "(C(stability) in the run records and the summary)."
             ),
             (
                 "C(max_failures) - failed runs a point tolerates (they do not stop the play even without "
                 "O(paired_test_continue_on_error)); one more and the point's remaining runs are skipped. Unset - a "
-                "failed run stops the play (or, with O(paired_test_continue_on_error), is recorded and the point goes on)."
+                "failed run stops the play (or, with O(paired_test_continue_on_error), is recorded and the point goes "
+                "on)."
             ),
             "The whole plan (every point's C(max)) is capped by O(paired_test_max_runs).",
         ),
@@ -131,9 +135,7 @@ SETTINGS: dict[str, Setting] = {
         None,
         nullable=True,
         minimum=0,
-        description=(
-            "Seed of the V(shuffled) order. Unset - a random seed, recorded in the run records.",
-        ),
+        description=("Seed of the V(shuffled) order. Unset - a random seed, recorded in the run records.",),
     ),
     "combine_swapped": Setting(
         "bool",

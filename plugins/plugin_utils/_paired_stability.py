@@ -91,7 +91,8 @@ def read_repeat(value: Any, where: str) -> RepeatSpec:
         )
     unknown = sorted(str(k) for k in value if k not in REPEAT_KEYS)
     if unknown:
-        raise StabilityError(f"{where}: repeat has unknown key(s) {', '.join(unknown)}; known: {', '.join(REPEAT_KEYS)}")
+        known = ", ".join(REPEAT_KEYS)
+        raise StabilityError(f"{where}: repeat has unknown key(s) {', '.join(unknown)}; known: {known}")
     counts: dict[str, int] = {}
     for key in ("min", "max"):
         if key not in value:

@@ -133,7 +133,7 @@ def test_interleaved_is_round_robin() -> None:
 
 
 def test_sequential_is_back_to_back() -> None:
-    assert [r[0:2] + (r[3],) for r in run_order(POINTS[:2], 2, "sequential", None)] == [
+    assert [(*r[0:2], r[3]) for r in run_order(POINTS[:2], 2, "sequential", None)] == [
         (1, "forward", 1), (1, "forward", 2), (4, "forward", 1), (4, "forward", 2),
     ]  # fmt: skip
 
