@@ -148,6 +148,22 @@ def _tests_md(report: Report) -> list[str]:
             (_group_row(report, g, with_compare, with_rate) for g in groups),
         )
         lines.append("")
+        stability = [
+            f"- {md_text(g.direction_text)}, {g.streams} stream(s): {md_text(g.stability)}"
+            for g in groups
+            if g.stability is not None
+        ]
+        if stability:
+            lines += ["Stability (repeat until_cv / ci_percent):", "", *stability, ""]
+        combined = [g for g in report.combined if g.test == test]
+        if combined:
+            lines += ["Swapped and unswapped runs combined (combine_swapped):", ""]
+            lines += _table(
+                header,
+                "ll" + ("l" if with_compare else "") + "r" * (len(header) - 2 - with_compare),
+                (_group_row(report, g, with_compare, with_rate) for g in combined),
+            )
+            lines.append("")
         for sweep in (s for s in report.sweeps if s.test == test):
             where = sweep.direction_text + (
                 f", {md_text(report.compare_by)}={md_text(sweep.compare)}" if sweep.compare else ""

@@ -37,6 +37,8 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "percent_of_line_rate": group.percent_of_line_rate,
         "sweep": group.sweep,
         "knee": group.knee,
+        "stability": group.stability,
+        "combined": group.combined,
     }
 
 
@@ -110,7 +112,11 @@ def _sweep_doc(sweep: Sweep) -> dict[str, Any]:
 def summary_doc(report: Report) -> dict[str, Any]:
     """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
     result: dict[str, Any] = plain_data(
-        {"summary": [_group_doc(g) for g in report.groups], "sweeps": [_sweep_doc(s) for s in report.sweeps]}
+        {
+            "summary": [_group_doc(g) for g in report.groups],
+            "sweeps": [_sweep_doc(s) for s in report.sweeps],
+            "combined": [_group_doc(g) for g in report.combined],
+        }
     )
     return result
 
@@ -132,6 +138,8 @@ def to_json(report: Report) -> str:
         "results": [_result_doc(row) for row in report.results],
         "summary": [_group_doc(group) for group in report.groups],
         "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
+        # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
+        "combined": [_group_doc(group) for group in report.combined],
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
     }
     return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"
