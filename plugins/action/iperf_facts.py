@@ -175,10 +175,7 @@ readf() {
 }
 lspeed() {
   printf '\n%%s SPEED %%s\n' "$M" "$1"
-  _i=
-  if command -v ip >/dev/null 2>&1; then
-    _i=$(ip -o addr show to "$1" 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; })
-  fi
+  _i=$( (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; })
   printf '%%s\n' "$_i"
   if [ -n "$_i" ]; then cat "/sys/class/net/$_i/speed" 2>&1; fi
   printf '\n%%s SPEEDEND\n' "$M"

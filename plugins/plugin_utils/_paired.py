@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import run_line_rate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability import (
     RepeatSpec,
@@ -53,6 +54,7 @@ __all__ = [
     "build_record",
     "point_key",
     "run_order",
+    "with_line_rates",
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
@@ -476,11 +478,19 @@ def build_plan(
             for host in (pair["server"], pair["client"]):
                 if run["tool"] not in tools.setdefault(host, []):
                     tools[host].append(run["tool"])
+    addresses_by_host: dict[str, list[str]] = {}
+    for run in runs:
+        for pair in run["pairs"]:
+            for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_bind"])):
+                if address and address not in addresses_by_host.setdefault(host, []):
+                    addresses_by_host[host].append(address)
     return {
         "tests": normalized,
         "runs": runs,
         "run_count": len(runs),
         "hosts": hosts,
+        # the addresses each host uses in the runs (iperf_facts reads their link speed: line rate)
+        "addresses_by_host": addresses_by_host,
         "tools_by_host": tools,
         "problems": problems,
         "problem_count": sum(len(v) for v in problems.values()),
@@ -928,3 +938,53 @@ def build_record(
         "combine_swapped": bool(run.get("combine_swapped")),
         "stability": stability,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Line rate of the runs, from the hosts' link speeds
+# --------------------------------------------------------------------------------------------
+
+
+def with_line_rates(
+    plan: Mapping[str, Any],
+    speeds: Mapping[str, Mapping[str, Any]],
+    *,
+    published: Mapping[str, Mapping[str, Any]] | None = None,
+    report_line_rate_bps: Any = None,
+) -> dict[str, Any]:
+    """``plan`` with ``line_rate_bps`` and ``line_rate_source`` in the labels of every run and pair.
+
+    ``speeds`` maps each host to ``{address: {speed_mbps, source, reason}}`` (``iperf_facts``'
+    ``iperf_link_speeds``); ``published`` the same per host from ``esxi_network``
+    (``esxi_network_link_speeds``: the vmknic's vSwitch uplinks), which wins where it has a speed.
+    A value given by the caller wins and is only named: the test's ``line_rate_bps`` /
+    ``link_speed_mbps`` labels (the inventory), then ``report_line_rate_bps``; else
+    ``_line_rate.run_line_rate()`` - the slowest end of the run.
+    """
+    by_end: dict[str, Mapping[str, Any]] = {}
+    for given in (speeds, published or {}):
+        for host, items in given.items():
+            for address, item in (items or {}).items() if isinstance(items, Mapping) else ():
+                known = by_end.get(f"{host} {address}")
+                if isinstance(item, Mapping) and (known is None or item.get("speed_mbps") is not None):
+                    by_end[f"{host} {address}"] = item
+    given_report = _float_or_none(report_line_rate_bps)
+    runs = []
+    for run in plan["runs"]:
+        labels = dict(run.get("labels") or {})
+        extra: dict[str, Any]
+        label_bps = _float_or_none(labels.get("line_rate_bps"))
+        label_mbps = _float_or_none(labels.get("link_speed_mbps"))
+        if (label_bps or 0) > 0 or (label_mbps or 0) > 0:
+            key = "line_rate_bps" if (label_bps or 0) > 0 else "link_speed_mbps"
+            extra = {"line_rate_source": f"given: the test's {key} label (inventory)"}
+        elif given_report is not None and given_report > 0:
+            extra = {"line_rate_source": "given: report_line_rate_bps"}
+        else:
+            rate, why = run_line_rate(run["pairs"], by_end)
+            extra = {"line_rate_source": why}
+            if rate is not None:
+                extra["line_rate_bps"] = rate
+        pairs = [{**pair, "labels": {**pair["labels"], **extra}} for pair in run["pairs"]]
+        runs.append({**run, "labels": {**labels, **extra}, "pairs": pairs})
+    return {**plan, "runs": runs}

@@ -48,6 +48,12 @@ class Group:
         return None
 
     @property
+    def line_rate_source(self) -> str | None:
+        """Where the line rate came from, when its runs agree (see ``RunRow.line_rate_source``)."""
+        sources = {run.line_rate_source for run in self.runs}
+        return sources.pop() if len(sources) == 1 else None
+
+    @property
     def mean(self) -> float | None:
         return as_number(self.stats.get("mean"))
 

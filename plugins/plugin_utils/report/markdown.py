@@ -138,7 +138,9 @@ def _tests_md(report: Report) -> list[str]:
             facts.append("pairs per run " + ", ".join(str(p) for p in pairs))
         rate = common_value(r.line_rate_bps for r in runs)
         if rate is not None:
-            facts.append(f"line rate {rate_with_unit(rate)}")
+            sources = {r.line_rate_source for r in runs}
+            source = sources.pop() if len(sources) == 1 else None
+            facts.append(f"line rate {rate_with_unit(rate)}" + (f" ({md_text(source)})" if source else ""))
         facts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
         sentence = "; ".join(facts)
         lines += [sentence[:1].upper() + sentence[1:] + ".", ""]

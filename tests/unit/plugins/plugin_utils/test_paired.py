@@ -756,7 +756,7 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     doc = json.loads(to_json(report))
     assert list(doc) == [
         "format", "version", "name", "title", "generated_at", "environment", "line_rate_bps", "compare_by",
-        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison",
+        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined",
     ]  # fmt: skip
     assert (doc["format"], doc["version"], doc["environment"]["complete"]) == ("esxilab.iperf.report", 1, False)
     assert doc["runs"][0]["bits_per_second"] == 414225344.760976
