@@ -140,6 +140,8 @@ def _tests_md(report: Report) -> list[str]:
         if rate is not None:
             sources = {r.line_rate_source for r in runs}
             source = sources.pop() if len(sources) == 1 else None
+            if source == "given: report_line_rate_bps":
+                source = None  # the header says it (Line rate: ...)
             facts.append(f"line rate {rate_with_unit(rate)}" + (f" ({md_text(source)})" if source else ""))
         facts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
         sentence = "; ".join(facts)
