@@ -32,6 +32,12 @@ options:
     description: Where the NICs came from, named in C(source).
     type: str
     default: esxi_vmknic
+  uplinks:
+    description:
+      - The names of the vSwitch's uplinks (M(esxilab.iperf.esxi_vmknic)'s C(vswitch.uplinks)). Unset - the NICs whose
+        C(vswitch) is O(vswitch).
+    type: list
+    elements: str
 """
 
 EXAMPLES = r"""
@@ -61,13 +67,15 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import uplink_speed as _uplink_speed
 
 
-def uplink_speed(nics: Any, vswitch: Any, how: str = "esxi_vmknic") -> dict[str, Any]:
+def uplink_speed(nics: Any, vswitch: Any, how: str = "esxi_vmknic", uplinks: Any = None) -> dict[str, Any]:
     """The line rate of ``vswitch`` (see the DOCUMENTATION above)."""
     if not isinstance(nics, list):
         raise AnsibleFilterError(f"esxilab.iperf.uplink_speed: expected the physical_nics list, got {nics!r:.200}")
     if not isinstance(vswitch, str) or not vswitch:
         raise AnsibleFilterError(f"esxilab.iperf.uplink_speed: vswitch must be a vSwitch name, got {vswitch!r}")
-    return _uplink_speed(nics, vswitch, str(how))
+    if uplinks is not None and (not isinstance(uplinks, list) or not all(isinstance(u, str) for u in uplinks)):
+        raise AnsibleFilterError(f"esxilab.iperf.uplink_speed: uplinks must be a list of NIC names, got {uplinks!r}")
+    return _uplink_speed(nics, vswitch, str(how), uplinks)
 
 
 class FilterModule:

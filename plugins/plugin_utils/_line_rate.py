@@ -83,9 +83,18 @@ def esxcli_nics(nic_list: str, vswitch_list: str) -> list[dict[str, Any]]:
     return nics
 
 
-def uplink_speed(nics: Sequence[Mapping[str, Any]], vswitch: str, how: str) -> dict[str, Any]:
-    """``{speed_mbps, source, reason, uplinks}``: the lowest speed of ``vswitch``'s uplinks whose link is up."""
-    uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("vswitch") == vswitch]
+def uplink_speed(
+    nics: Sequence[Mapping[str, Any]], vswitch: str, how: str, names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """``{speed_mbps, source, reason, uplinks}``: the lowest speed of ``vswitch``'s uplinks whose link is up.
+
+    The uplinks are the NICs named in ``names`` (the vSwitch's own list, as ``esxi_vmknic`` returns it) or,
+    without it, the NICs whose ``vswitch`` is ``vswitch``.
+    """
+    if names is not None:
+        uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("name") in names]
+    else:
+        uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("vswitch") == vswitch]
     listed = [{"name": n.get("name"), "link_up": bool(n.get("link_up")), "speed_mbps": n.get("speed_mbps")}
               for n in uplinks]  # fmt: skip
     active = [(str(n["name"]), int(speed)) for n in listed if n["link_up"] and (speed := _number(n["speed_mbps"]))]

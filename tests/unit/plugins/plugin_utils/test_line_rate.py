@@ -70,6 +70,10 @@ def test_vswitch_line_rate_from_the_vmknic_module_takes_the_lowest_active_uplink
     found = uplink_speed(nics, "vSwitch-56G", "esxi_vmknic")
     assert found["speed_mbps"] == 40000 and "vmnic4 56000 Mb/s, vmnic5 40000 Mb/s; down: vmnic6" in found["source"]
     assert uplink_speed(nics[2:3], "vSwitch-56G", "esxi_vmknic")["speed_mbps"] is None
+    # the vSwitch's own uplink list (esxi_vmknic's vswitch.uplinks) decides when given
+    assert uplink_speed(nics, "vSwitch-56G", "esxi_vmknic", ["vmnic4"])["speed_mbps"] == 56000
+    # govmomi's simulator keeps no uplink on a new vSwitch: no speed, and the reason
+    assert uplink_speed(nics, "vSwitch-c", "esxi_vmknic", [])["reason"] == "vSwitch-c has no uplink (esxi_vmknic)"
 
 
 def _speeds(**by_end: Any) -> dict[str, Any]:
