@@ -7,7 +7,8 @@ One lab for the module: prefix ``fst``, 2 hosts on 198.19.105.0/24, every link s
 200 Mbit/s; 1 s runs. Its finalizer runs ``down --purge`` and checks that nothing of the lab is
 left. A tbf-shaped link is steady to well under 1 % from one second to the next, so a test asking
 for a cv of 5 % stops at ``min``; one asking for 0.001 % cannot be met and runs to ``max`` and is
-reported unstable, with the cv measured.
+reported unstable, with the cv measured. With no line rate in the inventory, the report's line rate
+is the veth ends' link speed read from sysfs (10000 Mb/s).
 """
 
 from __future__ import annotations
@@ -143,5 +144,11 @@ def test_a_stable_link_stops_at_min_and_an_impossible_cv_runs_to_max(inventory: 
     cv = summary[("unstable", 1)]["stats"]["cv"] * 100
     assert cv > 0.001 and verdict == f"unstable after 3 runs (cv {cv:.2f} %)", verdict
     assert f"unstable 1 stream(s): {verdict}" in output.replace("forward, ", "")  # the printed table says it
+    # % of line rate with no line rate in the inventory: the lab's veth ends report 10000 Mb/s in sysfs
+    assert group["line_rate_bps"] == 10_000_000_000
+    assert group["line_rate_source"].startswith("host: 10000 Mb/s, the slowest end of the run (h"), group
+    assert group["line_rate_source"].endswith(" /sys/class/net/eth0/speed)"), group
+    assert group["percent_of_line_rate"] == pytest.approx(group["stats"]["mean"] / 1e8)
+    assert "% line" in output  # the printed table has the column
     assert "skipping" in output  # the runs after "stable" were skipped, not made
     print(f"\nstability on the lab: {len(runs)} runs in {seconds:.0f} s; {group['stability']}; {verdict}")
