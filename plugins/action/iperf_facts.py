@@ -13,7 +13,9 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
    iperf2 prints its banner there);
 2. expands the ``src`` globs in the host's shell and ``cat``s every file;
 3. for each address of ``link_speed_of``: the interface that holds it (``ip -o addr show to``) and its
-   ``/sys/class/net/<interface>/speed`` (read by ``_line_rate.sysfs_speed``).
+   ``/sys/class/net/<interface>/speed`` (read by ``_line_rate.sysfs_speed``); on ESXi (where
+   ``esxcli network nic list`` answers) the ``esxcli network`` listings instead
+   (``_line_rate.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch).
 
 The sections of its output are framed by marker lines carrying a random token (the host
 layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
@@ -38,7 +40,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import sysfs_speed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_speed, sysfs_speed
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
@@ -181,6 +183,21 @@ lspeed() {
   printf '\n%%s SPEEDEND\n' "$M"
   return 0
 }
+_ex() {
+  _k=$1; shift
+  printf '\n%%s ESXCLI %%s\n' "$M" "$_k"
+  ("$@") 2>&1
+  printf '\n%%s ESXCLIEND %%s\n' "$M" "$?"
+}
+lspeed_esxi() {
+  if esxcli network nic list >/dev/null 2>&1; then
+    _ex nic esxcli network nic list
+    _ex ipv4 esxcli network ip interface ipv4 list
+    _ex interfaces esxcli network ip interface list
+    _ex vswitches esxcli network vswitch standard list
+  fi
+  return 0
+}
 """
 
 # Every file called one of PATH_NAMES in a (non-empty) $PATH directory, probed in $PATH order.
@@ -209,6 +226,8 @@ def build_script(
         parts.append(f"printf '\\n%s SRC %s\\n' \"$M\" {index}\n")
         parts.append(f'for _f in {sh_glob_word(pattern)}; do readf "$_f"; done\n')
     parts.extend(f"lspeed {shlex.quote(address)}\n" for address in link_speed_of)
+    if link_speed_of:
+        parts.append("lspeed_esxi\n")  # ESXi: no /sys, esxcli instead (nothing on a host without esxcli)
     parts.append("printf '\\n%s DONE\\n' \"$M\"\n")
     return "".join(parts)
 
@@ -246,6 +265,8 @@ class ProbeOutput:
     files: list[FileRead] = field(default_factory=list)
     #: address -> (interface or "", what /sys/class/net/<interface>/speed held)
     speeds: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: ESXi: esxcli network listings (nic, ipv4, interfaces, vswitches) that exited 0
+    esxcli: dict[str, str] = field(default_factory=dict)
     finished: bool = False
     tty: bool = False
 
@@ -301,6 +322,9 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
         elif kind == "SPEED" and following is not None and following.name == "SPEEDEND":
             interface, _nl, speed = body.lstrip("\n").partition("\n")
             out.speeds[arg] = (interface.strip(), speed)
+        elif kind == "ESXCLI" and following is not None and following.name == "ESXCLIEND":
+            if following.args.strip() == "0":
+                out.esxcli[arg] = body
         elif kind == "FILE" and following is not None and following.name == "FILEEND":
             rc, problem = _end_status(following.args)
             if problem is None and rc != 0:
@@ -524,8 +548,13 @@ class ActionModule(HostAction):
         if args["gather_tools"]:
             facts["iperf_tools"] = tool_facts(probe.tools)
         if args["link_speed_of"]:
+            # an ESXi host (esxcli answered) has no /sys: the vmknic's vSwitch uplinks instead
+            esxi = len(probe.esxcli) == 4
             facts["iperf_link_speeds"] = {
-                address: sysfs_speed(*probe.speeds.get(address, ("", "")), address) for address in args["link_speed_of"]
+                address: esxcli_speed(address, probe.esxcli)
+                if esxi
+                else sysfs_speed(*probe.speeds.get(address, ("", "")), address)
+                for address in args["link_speed_of"]
             }
 
         if sources or args["content"] is not None:

@@ -98,8 +98,11 @@ options:
       - IP addresses of the host whose interface's link speed to read into RV(ansible_facts.iperf_link_speeds), in the
         same command (Linux - the interface that holds the address, found with C(ip -o addr show to), and its
         C(/sys/class/net/<interface>/speed)). Used by the role C(esxilab.iperf.paired_test) for C(% of line rate).
-      - A speed of V(-1), an unreadable file (a link that is down, a device without a speed) or a host without C(ip)
-        or C(/sys) (ESXi) gives C(speed_mbps=null) with the reason - never a guess.
+      - On ESXi (where C(esxcli network nic list) answers) - the VMkernel adapter holding the address
+        (C(esxcli network ip interface ipv4 list)), its vSwitch (C(ip interface list)) and the lowest speed among that
+        vSwitch's uplinks whose link is up (C(vswitch standard list), C(nic list)).
+      - A speed of V(-1), an unreadable file (a link that is down, a device without a speed), a host without C(ip)
+        or an address no interface holds gives C(speed_mbps=null) with the reason - never a guess.
     type: list
     elements: str
     default: []

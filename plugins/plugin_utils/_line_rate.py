@@ -27,7 +27,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import kv_blocks, parse_table, split_list
 
-__all__ = ["esxcli_nics", "run_line_rate", "sysfs_speed", "uplink_speed"]
+__all__ = ["esxcli_nics", "esxcli_speed", "run_line_rate", "sysfs_speed", "uplink_speed"]
 
 
 def _number(value: Any) -> float | None:
@@ -81,6 +81,28 @@ def esxcli_nics(nic_list: str, vswitch_list: str) -> list[dict[str, Any]]:
             }
         )
     return nics
+
+
+def esxcli_speed(address: str, listings: Mapping[str, str]) -> dict[str, Any]:
+    """``{interface, speed_mbps, source, reason}`` of the VMkernel adapter holding ``address`` on an ESXi host, from
+    ``esxcli network`` listings (``ipv4``: ``ip interface ipv4 list``, ``interfaces``: ``ip interface list``,
+    ``vswitches``: ``vswitch standard list``, ``nic``: ``nic list``): the lowest active uplink of its vSwitch."""
+    vmk = next(
+        (row.get("name") for row in parse_table(listings.get("ipv4", ""), "Name") if row.get("ipv4address") == address),
+        None,
+    )
+    if not vmk:
+        return {"interface": None, "speed_mbps": None, "source": None,
+                "reason": f"no VMkernel adapter holds {address} (esxcli network ip interface ipv4 list)"}  # fmt: skip
+    portset = next(
+        (f.get("portset") for title, f in kv_blocks(listings.get("interfaces", "")) if (f.get("name") or title) == vmk),
+        None,
+    )
+    if not portset or portset.upper() == "N/A":
+        return {"interface": vmk, "speed_mbps": None, "source": None,
+                "reason": f"{vmk} is on no standard vSwitch (esxcli network ip interface list)"}  # fmt: skip
+    found = uplink_speed(esxcli_nics(listings.get("nic", ""), listings.get("vswitches", "")), portset, "esxcli")
+    return {"interface": vmk, "speed_mbps": found["speed_mbps"], "source": found["source"], "reason": found["reason"]}
 
 
 def uplink_speed(

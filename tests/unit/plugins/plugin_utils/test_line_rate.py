@@ -6,6 +6,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import build_script, parse_probe_output
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import (
     esxcli_nics,
+    esxcli_speed,
     run_line_rate,
     sysfs_speed,
     uplink_speed,
@@ -142,3 +146,32 @@ def test_a_given_line_rate_wins_and_esxi_network_beats_sysfs() -> None:
     unset = build_plan([{"name": "t", "pairs": PAIR, "labels": {"link_speed_mbps": None}}])
     (run,) = with_line_rates(unset, {"h1": {"198.18.0.1": veth}, "h2": {"198.18.0.2": veth}})["runs"]
     assert run["labels"]["line_rate_bps"] == 1e10
+
+
+def test_esxi_speed_through_the_standin_esxcli(tmp_path: Path) -> None:
+    """The probe's shell code run for real against tests/esxi_standin (recorded ESXi 6.7 listings): vmk0 holds
+    192.168.0.28 and is on vSwitch0, whose one uplink vmnic0 is up at 1000 Mb/s."""
+    addresses = ["192.168.0.28", "192.168.100.28", "198.18.0.1"]
+    script = build_script("MK", gather_tools=False, link_speed_of=addresses)
+    standin = REPO / "tests" / "esxi_standin"
+    env = {
+        **os.environ,
+        "PATH": f"{standin}:{os.environ['PATH']}",
+        "ESXI_STANDIN_STATE": str(tmp_path),
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True)
+    probe = parse_probe_output(done.stdout, "MK")
+    assert sorted(probe.esxcli) == ["interfaces", "ipv4", "nic", "vswitches"]
+    vmk0, vmk1, other = (esxcli_speed(a, probe.esxcli) for a in addresses)
+    assert vmk0 == {"interface": "vmk0", "speed_mbps": 1000, "reason": None,
+                    "source": "esxcli: the lowest active uplink of vSwitch0 (vmnic0 1000 Mb/s)"}  # fmt: skip
+    # the recorded interface list (another host) has no vmk1: no vSwitch, so no speed - and why
+    assert (
+        vmk1["speed_mbps"] is None
+        and vmk1["reason"] == "vmk1 is on no standard vSwitch (esxcli network ip interface list)"
+    )
+    assert other["reason"] == "no VMkernel adapter holds 198.18.0.1 (esxcli network ip interface ipv4 list)"
+    # a Linux host has no esxcli: nothing of it in the output, the sysfs path answers
+    linux = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert parse_probe_output(linux.stdout, "MK").esxcli == {}
