@@ -126,10 +126,18 @@ def test_percent_of_line_rate_without_an_inventory_value() -> None:
 
 
 def test_a_given_line_rate_wins_and_esxi_network_beats_sysfs() -> None:
-    unknown = {"interface": None, "speed_mbps": None, "source": None, "reason": "no interface (ESXi)"}
-    veth = {"interface": "eth0", "speed_mbps": 10000, "source": "/sys/class/net/eth0/speed", "reason": None}
-    uplink = {"speed_mbps": 56000, "source": "esxi_vmknic: the lowest active uplink of vSwitch-56G (vmnic4 56000 Mb/s)"}
-    speeds = {"h1": {"198.18.0.1": unknown}, "h2": {"198.18.0.2": veth}}
+    unknown: dict[str, Any] = {"interface": None, "speed_mbps": None, "source": None, "reason": "no interface (ESXi)"}
+    veth: dict[str, Any] = {
+        "interface": "eth0",
+        "speed_mbps": 10000,
+        "source": "/sys/class/net/eth0/speed",
+        "reason": None,
+    }
+    uplink: dict[str, Any] = {
+        "speed_mbps": 56000,
+        "source": "esxi_vmknic: the lowest active uplink of vSwitch-56G (vmnic4 56000 Mb/s)",
+    }
+    speeds: dict[str, Any] = {"h1": {"198.18.0.1": unknown}, "h2": {"198.18.0.2": veth}}
     plan = build_plan([{"name": "t", "pairs": PAIR}])
     (run,) = with_line_rates(plan, speeds)["runs"]
     assert "line_rate_bps" not in run["labels"]
