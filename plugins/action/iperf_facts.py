@@ -11,7 +11,11 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
    the first hit and is unreliable on old busybox), the ESXi locations and the user's
    ``paths`` -- probed with ``[ -x ]``, and runs ``<binary> -v`` for each (stderr merged:
    iperf2 prints its banner there);
-2. expands the ``src`` globs in the host's shell and ``cat``s every file.
+2. expands the ``src`` globs in the host's shell and ``cat``s every file;
+3. for each address of ``link_speed_of``: the interface that holds it (``ip -o addr show to``) and its
+   ``/sys/class/net/<interface>/speed`` (read by ``_line_rate.sysfs_speed``); on ESXi (where
+   ``esxcli network nic list`` answers) the ``esxcli network`` listings instead
+   (``_line_rate.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch).
 
 The sections of its output are framed by marker lines carrying a random token (the host
 layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
@@ -24,6 +28,7 @@ unit-tested without a connection.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import shlex
 import uuid
@@ -35,6 +40,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_speed, sysfs_speed
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
@@ -67,7 +73,7 @@ PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
 # The options are those of the module's DOCUMENTATION (one declaration); ``src`` and ``paths``
 # are taken as they come and checked by hand (``_check_str_list``) for clearer messages than the
 # list type gives.
-ARGUMENT_SPEC = _SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw"})
+ARGUMENT_SPEC = _SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw", "link_speed_of": "raw"})
 # How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
 DEFAULT_RAW_MAX_BYTES: int = ARGUMENT_SPEC["raw_max_bytes"]["default"]
 
@@ -169,6 +175,29 @@ readf() {
   fi
   return 0
 }
+lspeed() {
+  printf '\n%%s SPEED %%s\n' "$M" "$1"
+  _i=$( (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; })
+  printf '%%s\n' "$_i"
+  if [ -n "$_i" ]; then cat "/sys/class/net/$_i/speed" 2>&1; fi
+  printf '\n%%s SPEEDEND\n' "$M"
+  return 0
+}
+_ex() {
+  _k=$1; shift
+  printf '\n%%s ESXCLI %%s\n' "$M" "$_k"
+  ("$@") 2>&1
+  printf '\n%%s ESXCLIEND %%s\n' "$M" "$?"
+}
+lspeed_esxi() {
+  if esxcli network nic list >/dev/null 2>&1; then
+    _ex nic esxcli network nic list
+    _ex ipv4 esxcli network ip interface ipv4 list
+    _ex interfaces esxcli network ip interface list
+    _ex vswitches esxcli network vswitch standard list
+  fi
+  return 0
+}
 """
 
 # Every file called one of PATH_NAMES in a (non-empty) $PATH directory, probed in $PATH order.
@@ -183,6 +212,7 @@ def build_script(
     gather_tools: bool = True,
     extra_paths: Sequence[str] = (),
     sources: Sequence[str] = (),
+    link_speed_of: Sequence[str] = (),
 ) -> str:
     """The POSIX ``sh`` script run on the host (see the module docstring for its output)."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", marker):
@@ -195,6 +225,9 @@ def build_script(
     for index, pattern in enumerate(sources):
         parts.append(f"printf '\\n%s SRC %s\\n' \"$M\" {index}\n")
         parts.append(f'for _f in {sh_glob_word(pattern)}; do readf "$_f"; done\n')
+    parts.extend(f"lspeed {shlex.quote(address)}\n" for address in link_speed_of)
+    if link_speed_of:
+        parts.append("lspeed_esxi\n")  # ESXi: no /sys, esxcli instead (nothing on a host without esxcli)
     parts.append("printf '\\n%s DONE\\n' \"$M\"\n")
     return "".join(parts)
 
@@ -230,6 +263,10 @@ class ProbeOutput:
 
     tools: list[ToolProbe] = field(default_factory=list)
     files: list[FileRead] = field(default_factory=list)
+    #: address -> (interface or "", what /sys/class/net/<interface>/speed held)
+    speeds: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: ESXi: esxcli network listings (nic, ipv4, interfaces, vswitches) that exited 0
+    esxcli: dict[str, str] = field(default_factory=dict)
     finished: bool = False
     tty: bool = False
 
@@ -282,6 +319,12 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
         elif kind == "TOOL" and following is not None and following.name == "TOOLEND":
             rc, problem = _end_status(following.args)
             out.tools.append(ToolProbe(path=arg, output=body, rc=rc, problem=problem))
+        elif kind == "SPEED" and following is not None and following.name == "SPEEDEND":
+            interface, _nl, speed = body.lstrip("\n").partition("\n")
+            out.speeds[arg] = (interface.strip(), speed)
+        elif kind == "ESXCLI" and following is not None and following.name == "ESXCLIEND":
+            if following.args.strip() == "0":
+                out.esxcli[arg] = body
         elif kind == "FILE" and following is not None and following.name == "FILEEND":
             rc, problem = _end_status(following.args)
             if problem is None and rc != 0:
@@ -441,8 +484,16 @@ class ActionModule(HostAction):
         try:
             args["src"] = _check_str_list(args.get("src"), "src", "paths or globs on the host")
             args["paths"] = _check_str_list(args.get("paths"), "paths", "absolute paths of iperf binaries")
+            args["link_speed_of"] = _check_str_list(args.get("link_speed_of"), "link_speed_of", "IP addresses")
         except OptionError as exc:
             raise HostError(f"{_NAME}: {exc}") from exc
+        for index, address in enumerate(args["link_speed_of"]):
+            try:
+                args["link_speed_of"][index] = ipaddress.ip_address(address.strip()).compressed
+            except ValueError:
+                raise HostError(
+                    f"{_NAME}: link_speed_of[{index}] must be an IP address of the host, got {address!r}"
+                ) from None
         for index, path in enumerate(args["paths"]):
             if not path.startswith("/"):
                 raise HostError(
@@ -461,7 +512,7 @@ class ActionModule(HostAction):
             )
         if self._task.args.get("src") is not None and not args["src"]:
             raise HostError(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
-        if not args["gather_tools"] and not args["src"] and content is None:
+        if not args["gather_tools"] and not args["src"] and content is None and not args["link_speed_of"]:
             raise HostError(
                 f"{_NAME}: nothing to do: gather_tools is false and neither src nor content is set; "
                 "set src (files on the host) or content (text), or gather_tools=true"
@@ -475,9 +526,15 @@ class ActionModule(HostAction):
         warnings: list[str] = []
 
         probe = ProbeOutput(finished=True)
-        if args["gather_tools"] or sources:
+        if args["gather_tools"] or sources or args["link_speed_of"]:
             marker = f"ESXILAB_IPERF_{uuid.uuid4().hex}"
-            script = build_script(marker, gather_tools=args["gather_tools"], extra_paths=args["paths"], sources=sources)
+            script = build_script(
+                marker,
+                gather_tools=args["gather_tools"],
+                extra_paths=args["paths"],
+                sources=sources,
+                link_speed_of=args["link_speed_of"],
+            )
             res = self.execute(script)
             probe = parse_probe_output(res.stdout, marker)
             if not probe.finished:
@@ -490,6 +547,15 @@ class ActionModule(HostAction):
                 )
         if args["gather_tools"]:
             facts["iperf_tools"] = tool_facts(probe.tools)
+        if args["link_speed_of"]:
+            # an ESXi host (esxcli answered) has no /sys: the vmknic's vSwitch uplinks instead
+            esxi = len(probe.esxcli) == 4
+            facts["iperf_link_speeds"] = {
+                address: esxcli_speed(address, probe.esxcli)
+                if esxi
+                else sysfs_speed(*probe.speeds.get(address, ("", "")), address)
+                for address in args["link_speed_of"]
+            }
 
         if sources or args["content"] is not None:
             items: list[tuple[str, str | Mapping[str, Any] | None, str | None]] = []

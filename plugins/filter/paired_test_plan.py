@@ -111,6 +111,12 @@ _value:
           C(reverse), C(swapped), C(repetition), the iperf settings (C(duration), C(tool), C(protocol), C(bandwidth),
           ...), C(server_timeout), C(barrier) (whether the clients wait for a common start time; false for one pair),
           C(start_delay), C(server_hosts), C(client_hosts) and C(pairs).
+        - C(point) names the run's point (test, direction, streams value, role order); C(stability) is the test's
+          C(repeat) dictionary (C({min, max, until_cv, ci_percent, max_failures})) when it has one, else C(null);
+          C(order) and C(shuffle_seed) say how the test's runs were ordered (a V(shuffled) test without a seed gets
+          a random one here); C(combine_swapped) whether the report combines swapped and unswapped runs.
+        - With a C(repeat) dictionary the plan holds every point's C(max) runs; the role skips the runs of a point
+          once its C(stability) is C(done) (see P(esxilab.iperf.paired_test_record#filter)).
         - C(iperf_server) and C(iperf_client) are the M(esxilab.iperf.iperf_run) arguments of the run's servers and
           clients that come from the test's settings, keyed by option name (unset settings left out); the role hands
           them to its iperf_run tasks as they are.
@@ -145,6 +151,7 @@ _value:
 # Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.
 # ruff: noqa: E402
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -176,6 +183,8 @@ def paired_test_plan(
             play_hosts=list(play_hosts) if play_hosts is not None else None,
             forks=int(forks) if forks is not None else None,
             max_runs=max_runs,
+            # the seed of a shuffled test without shuffle_seed: drawn here, recorded in the plan
+            random_seed=random.SystemRandom().randrange(2**31),
         )
     except PairedTestError as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc

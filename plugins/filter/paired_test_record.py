@@ -39,6 +39,13 @@ options:
         (epoch seconds) and how many seconds ahead of the moment it was set. Ignored when its C(run) is not this
         run's.
     type: dict
+  previous:
+    description:
+      - The records of the runs before this one (C(paired_test_results)). Used with a C(repeat) dictionary, for
+        RV(_value.stability) over the point's runs so far.
+    type: list
+    elements: dict
+    default: []
 seealso:
   - plugin: esxilab.iperf.paired_test_plan
     plugin_type: filter
@@ -201,6 +208,27 @@ _value:
       description: Incomplete results, servers that could not be stopped, the reason the total is null.
       type: list
       elements: str
+    point:
+      description: The run's point - test, direction, streams value and role order, joined by C(|).
+      type: str
+    order:
+      description: How the test's runs were ordered - V(interleaved), V(sequential) or V(shuffled).
+      type: str
+    shuffle_seed:
+      description: The seed of a V(shuffled) order (C(null) otherwise); the same seed gives the same order.
+      type: int
+    combine_swapped:
+      description: Whether the report adds a summary over the swapped and unswapped runs of the point.
+      type: bool
+    stability:
+      description:
+        - With a C(repeat) dictionary, the state of the run's point after this run (C(null) for C(repeat) N).
+        - C(runs), C(samples) (usable totals), C(failures), C(mean), C(cv_percent) (coefficient of variation in %
+          of the mean), C(ci_percent) (half-width of the 95 % confidence interval in % of the mean), C(stable)
+          (C(min) samples, at least 2, within C(until_cv) and C(ci_percent)), C(done) (the point's remaining runs
+          are skipped), C(tolerated) (this run failed within C(max_failures)) and C(verdict) - for example
+          V(stable after 3 runs (cv 0.41 %\)) or V(unstable after 6 runs (cv 7.90 %\)); C(null) until the point is done.
+      type: dict
 """
 
 # Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.
@@ -217,14 +245,16 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import
 _NAME = "esxilab.iperf.paired_test_record"
 
 
-def paired_test_record(run: Any, reports: Any, barrier: Mapping[str, Any] | None = None) -> RunRecord:
+def paired_test_record(
+    run: Any, reports: Any, barrier: Mapping[str, Any] | None = None, previous: Any = None
+) -> RunRecord:
     """Build the record of one run (see the DOCUMENTATION above)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
         raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
     if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
     try:
-        record = build_record(run, list(reports), barrier=barrier)
+        record = build_record(run, list(reports), barrier=barrier, previous=list(previous or []))
     except (PairedTestError, KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     return record

@@ -93,6 +93,19 @@ options:
         40 KiB) and keeps a large log from filling the facts.
     type: int
     default: 65536
+  link_speed_of:
+    description:
+      - IP addresses of the host whose interface's link speed to read into RV(ansible_facts.iperf_link_speeds), in the
+        same command (Linux - the interface that holds the address, found with C(ip -o addr show to), and its
+        C(/sys/class/net/<interface>/speed)). Used by the role C(esxilab.iperf.paired_test) for C(% of line rate).
+      - On ESXi (where C(esxcli network nic list) answers) - the VMkernel adapter holding the address
+        (C(esxcli network ip interface ipv4 list)), its vSwitch (C(ip interface list)) and the lowest speed among that
+        vSwitch's uplinks whose link is up (C(vswitch standard list), C(nic list)).
+      - A speed of V(-1), an unreadable file (a link that is down, a device without a speed), a host without C(ip)
+        or an address no interface holds gives C(speed_mbps=null) with the reason - never a guess.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.info_module
@@ -149,6 +162,15 @@ ansible_facts:
   returned: always
   type: dict
   contains:
+    iperf_link_speeds:
+      description:
+        - One item per address of O(link_speed_of), keyed by the address - C(interface) (the one holding it, or
+          C(null)), C(speed_mbps) (the link speed in Mb/s, or C(null)), C(source) (the file read) and C(reason) (why
+          there is no speed; C(null) when there is one).
+        - A veth device reports 10000 Mb/s.
+      returned: when O(link_speed_of) is not empty
+      type: dict
+      sample: {"198.18.0.11": {interface: eth0, speed_mbps: 10000, source: /sys/class/net/eth0/speed, reason: null}}
     iperf_tools:
       description: Every iperf binary found, in E(PATH) order, then the ESXi locations, then O(paths).
       returned: when O(gather_tools=true)

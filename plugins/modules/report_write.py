@@ -177,7 +177,9 @@ files:
   contains:
     json:
       description: C(results.json) - C(format=esxilab.iperf.report), C(version=1), the options, C(environment),
-        C(runs), C(results) (every normalized result with its labels), C(summary), C(sweeps), C(comparison). The
+        C(runs), C(results) (every normalized result with its labels), C(summary) (with C(stability) - the verdict
+        of C(repeat {min, max, until_cv}) per point), C(sweeps), C(combined) (swapped + unswapped groups of tests with
+        C(combine_swapped)), C(comparison). The
         run records of C(paired_test_results) are kept as recorded - C(runs[].record) (without the pairs) and
         C(results[].record) (each pair without its result); V(null) for plain results.
       type: str

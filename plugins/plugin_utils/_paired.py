@@ -28,12 +28,20 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import run_line_rate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability import (
+    RepeatSpec,
+    StabilityError,
+    assess,
+    read_repeat,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
 
 __all__ = [
@@ -44,6 +52,9 @@ __all__ = [
     "PairedTestError",
     "build_plan",
     "build_record",
+    "point_key",
+    "run_order",
+    "with_line_rates",
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
@@ -137,6 +148,11 @@ def _check_setting(name: str, value: Any, where: str) -> Any:
     value = _coerce(kind, value)
     if kind == "streams":
         return _check_streams(value, where)
+    if kind == "repeat":
+        try:
+            return read_repeat(value, where)
+        except StabilityError as exc:
+            raise PairedTestError(str(exc)) from exc
     if kind == "int" or kind == "float":
         ok = _is_int(value) or (kind == "float" and isinstance(value, float))
         if not ok or (isinstance(value, float) and not math.isfinite(value)):
@@ -308,6 +324,7 @@ def build_plan(
     play_hosts: Sequence[str] | None = None,
     forks: int | None = None,
     max_runs: int = MAX_RUNS,
+    random_seed: int = 0,
 ) -> dict[str, Any]:
     """Expand ``tests`` into runs and list the problems to assert on before running anything.
 
@@ -315,6 +332,8 @@ def build_plan(
     ``addresses`` maps host names to their test address (from the host variable named by
     ``address_var``), used when a pair gives no ``address`` / ``client_address``. The host
     lists and ``forks`` are only used for the problem checks (``None``: not checked).
+    ``random_seed`` is the seed of a ``shuffled`` test without ``shuffle_seed`` (the caller draws it;
+    the plan records it in the test and its runs).
 
     Raises ``PairedTestError`` for input of the wrong shape (unknown keys, wrong types,
     duplicate test names) and for a plan of more than ``max_runs`` runs (counted before any
@@ -406,24 +425,34 @@ def build_plan(
                     if problem not in problems["address_conflicts"]:
                         problems["address_conflicts"].append(problem)
 
-        normalized.append({"name": name, "pairs": resolved, **settings, "streams": list(streams) if sweep else streams})
+        repeat: RepeatSpec = settings["repeat"]
+        seed = settings["shuffle_seed"]
+        if settings["order"] == "shuffled" and seed is None:
+            seed = random_seed
+        settings = {**settings, "shuffle_seed": seed if settings["order"] == "shuffled" else None}
+        normalized.append(
+            {
+                "name": name,
+                "pairs": resolved,
+                **settings,
+                "repeat": repeat.max if not repeat.adaptive and repeat.max_failures is None else repeat.as_dict(),
+                "streams": list(streams) if sweep else streams,
+            }
+        )
         swaps = (False, True) if settings["swap_roles"] else (False,)
-        count = len(stream_values) * len(_directions(settings["direction"])) * len(swaps) * settings["repeat"]
+        count = len(stream_values) * len(_directions(settings["direction"])) * len(swaps) * repeat.max
         counts.append(
             f"{where}: {len(stream_values)} streams value(s) x {len(_directions(settings['direction']))} "
-            f"direction(s) x {len(swaps)} role order(s) x repeat {settings['repeat']} = {count}"
+            f"direction(s) x {len(swaps)} role order(s) x repeat {repeat.max} = {count}"
         )
         planned += count
         if planned > max_runs:
             continue  # counted, not made: the error below gives the whole count
-        for stream_count in stream_values:
-            for direction in _directions(settings["direction"]):
-                for swapped in swaps:
-                    for repetition in range(1, settings["repeat"] + 1):
-                        runs.append(
-                            _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction,
-                                      swapped, repetition)
-                        )  # fmt: skip
+        points = [(s, d, w) for s in stream_values for d in _directions(settings["direction"]) for w in swaps]
+        for stream_count, direction, swapped, repetition in run_order(points, repeat.max, settings["order"], seed):
+            runs.append(
+                _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction, swapped, repetition)
+            )
         for swapped in swaps:
             _problems_for_concurrency(problems, where, resolved, swapped)
 
@@ -449,11 +478,19 @@ def build_plan(
             for host in (pair["server"], pair["client"]):
                 if run["tool"] not in tools.setdefault(host, []):
                     tools[host].append(run["tool"])
+    addresses_by_host: dict[str, list[str]] = {}
+    for run in runs:
+        for pair in run["pairs"]:
+            for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_bind"])):
+                if address and address not in addresses_by_host.setdefault(host, []):
+                    addresses_by_host[host].append(address)
     return {
         "tests": normalized,
         "runs": runs,
         "run_count": len(runs),
         "hosts": hosts,
+        # the addresses each host uses in the runs (iperf_facts reads their link speed: line rate)
+        "addresses_by_host": addresses_by_host,
         "tools_by_host": tools,
         "problems": problems,
         "problem_count": sum(len(v) for v in problems.values()),
@@ -546,6 +583,32 @@ def _join(items: Sequence[Any]) -> str:
     return ", ".join(str(i) for i in items)
 
 
+def run_order(
+    points: Sequence[tuple[int, str, bool]], repeat: int, order: str, seed: int | None
+) -> list[tuple[int, str, bool, int]]:
+    """The runs of one test as ``(streams, direction, swapped, repetition)``, in the order they run.
+
+    ``interleaved``: round robin, repetition 1 of every point, then repetition 2, ...; ``sequential``: the
+    repetitions of each point back to back; ``shuffled``: round robin, each round in a random order drawn
+    from ``random.Random(seed)`` (the same seed gives the same order).
+    """
+    if order == "sequential":
+        return [(*point, rep) for point in points for rep in range(1, repeat + 1)]
+    rng = random.Random(seed) if order == "shuffled" else None
+    runs: list[tuple[int, str, bool, int]] = []
+    for rep in range(1, repeat + 1):
+        round_points = list(points)
+        if rng is not None:
+            rng.shuffle(round_points)
+        runs.extend((*point, rep) for point in round_points)
+    return runs
+
+
+def point_key(test: str, direction: str, streams: int, swapped: bool) -> str:
+    """The name of one point of a test: what its stability is decided over."""
+    return f"{test}|{direction}|{streams}|{'swapped' if swapped else 'unswapped'}"
+
+
 def _make_run(
     number: int,
     test: str,
@@ -603,7 +666,15 @@ def _make_run(
         "reverse": direction == "reverse",
         "swapped": swapped,
         "repetition": repetition,
-        "repeat": settings["repeat"],
+        "repeat": settings["repeat"].max,
+        "point": point_key(test, direction, streams, swapped),
+        # None for a plain repeat: N (every run is made); else what assess() decides with
+        "stability": settings["repeat"].as_dict()
+        if settings["repeat"].adaptive or settings["repeat"].max_failures is not None
+        else None,
+        "order": settings["order"],
+        "shuffle_seed": settings["shuffle_seed"],
+        "combine_swapped": settings["combine_swapped"] and settings["swap_roles"],
         # every setting that feeds iperf_run, under its own name (streams: this run's value)
         **{name: settings[name] for name, setting in SETTINGS.items() if setting.server or setting.client},
         "streams": streams,
@@ -770,6 +841,7 @@ def build_record(
     reports: Sequence[Any],
     *,
     barrier: Mapping[str, Any] | None = None,
+    previous: Sequence[Any] = (),
 ) -> RunRecord:
     """The record of one run, from the per-host reports registered during it.
 
@@ -784,6 +856,10 @@ def build_record(
     ``barrier_margin`` is the time the slowest client had left when it reached the barrier
     (negative: it was late and started at once); ``delay_shortfall`` how much longer the delay
     should have been to leave ``START_MARGIN``.
+
+    ``previous`` holds the records of the runs before (``paired_test_results``): with a ``repeat``
+    dictionary, ``stability`` is ``_paired_stability.assess()`` over the totals of this run's point
+    so far (this run included) - the role skips the point's remaining runs once it is ``done``.
     """
     number = run["run"]
     start_at: float | None = None
@@ -822,6 +898,16 @@ def build_record(
             )
     if not ok:
         warnings.append(f"{len(errors)} of {len(pairs)} pair(s) failed: total_bits_per_second is null (no partial sum)")
+    stability: dict[str, Any] | None = None
+    spec = run.get("stability")
+    if isinstance(spec, Mapping):
+        point = run.get("point")
+        samples = [
+            _float_or_none(r.get("total_bits_per_second"))
+            for r in previous
+            if isinstance(r, Mapping) and r.get("point") == point and r.get("run") != number
+        ]
+        stability = assess([*samples, total], RepeatSpec(**spec))
     return {
         "run": number,
         "test": run["test"],
@@ -846,4 +932,59 @@ def build_record(
         "failed_pairs": sum(not p["ok"] for p in pairs),
         "errors": errors,
         "warnings": warnings,
+        "point": run.get("point"),
+        "order": run.get("order"),
+        "shuffle_seed": run.get("shuffle_seed"),
+        "combine_swapped": bool(run.get("combine_swapped")),
+        "stability": stability,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Line rate of the runs, from the hosts' link speeds
+# --------------------------------------------------------------------------------------------
+
+
+def with_line_rates(
+    plan: Mapping[str, Any],
+    speeds: Mapping[str, Mapping[str, Any]],
+    *,
+    published: Mapping[str, Mapping[str, Any]] | None = None,
+    report_line_rate_bps: Any = None,
+) -> dict[str, Any]:
+    """``plan`` with ``line_rate_bps`` and ``line_rate_source`` in the labels of every run and pair.
+
+    ``speeds`` maps each host to ``{address: {speed_mbps, source, reason}}`` (``iperf_facts``'
+    ``iperf_link_speeds``); ``published`` the same per host from ``esxi_network``
+    (``esxi_network_link_speeds``: the vmknic's vSwitch uplinks), which wins where it has a speed.
+    A value given by the caller wins and is only named: the test's ``line_rate_bps`` /
+    ``link_speed_mbps`` labels (the inventory), then ``report_line_rate_bps``; else
+    ``_line_rate.run_line_rate()`` - the slowest end of the run.
+    """
+    by_end: dict[str, Mapping[str, Any]] = {}
+    for given in (speeds, published or {}):
+        for host, items in given.items():
+            for address, item in (items or {}).items() if isinstance(items, Mapping) else ():
+                known = by_end.get(f"{host} {address}")
+                if isinstance(item, Mapping) and (known is None or item.get("speed_mbps") is not None):
+                    by_end[f"{host} {address}"] = item
+    given_report = _float_or_none(report_line_rate_bps)
+    runs = []
+    for run in plan["runs"]:
+        labels = dict(run.get("labels") or {})
+        extra: dict[str, Any]
+        label_bps = _float_or_none(labels.get("line_rate_bps"))
+        label_mbps = _float_or_none(labels.get("link_speed_mbps"))
+        if (label_bps or 0) > 0 or (label_mbps or 0) > 0:
+            key = "line_rate_bps" if (label_bps or 0) > 0 else "link_speed_mbps"
+            extra = {"line_rate_source": f"given: the test's {key} label (inventory)"}
+        elif given_report is not None and given_report > 0:
+            extra = {"line_rate_source": "given: report_line_rate_bps"}
+        else:
+            rate, why = run_line_rate(run["pairs"], by_end)
+            extra = {"line_rate_source": why}
+            if rate is not None:
+                extra["line_rate_bps"] = rate
+        pairs = [{**pair, "labels": {**pair["labels"], **extra}} for pair in run["pairs"]]
+        runs.append({**run, "labels": {**labels, **extra}, "pairs": pairs})
+    return {**plan, "runs": runs}

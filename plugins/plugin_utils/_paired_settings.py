@@ -42,6 +42,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "dict": ("dict", None),
     "list_str": ("list", "str"),
     "streams": ("raw", None),  # a stream count or a list of them to sweep
+    "repeat": ("raw", None),  # a run count or {min, max, until_cv, ci_percent, max_failures}
 }
 
 
@@ -86,12 +87,65 @@ SETTINGS: dict[str, Setting] = {
         ),
     ),
     "repeat": Setting(
-        "int",
+        "repeat",
         1,
-        minimum=1,
         description=(
-            "How many times each combination runs; the summary is over the repetitions.",
-            "The whole plan is capped by O(paired_test_max_runs).",
+            (
+                "How many times each point (streams value, direction, role order) runs; the summary is over the "
+                "repetitions."
+            ),
+            (
+                "A whole number - exactly that often. Or a dictionary C({min, max, until_cv, ci_percent, max_failures})"
+                " - at least C(min) and at most C(max) runs; once a point has C(min) usable samples (2 at least) its "
+                "remaining runs are skipped as soon as the coefficient of variation is at most C(until_cv) % of the "
+                "mean and (when given) the half-width of the 95 % confidence interval at most C(ci_percent) % of the "
+                'mean. A point that reaches C(max) without that is reported as "unstable after N runs (cv X %)" '
+                "(C(stability) in the run records and the summary)."
+            ),
+            (
+                "C(max_failures) - failed runs a point tolerates (they do not stop the play even without "
+                "O(paired_test_continue_on_error)); one more and the point's remaining runs are skipped. Unset - a "
+                "failed run stops the play (or, with O(paired_test_continue_on_error), is recorded and the point goes "
+                "on)."
+            ),
+            "The whole plan (every point's C(max)) is capped by O(paired_test_max_runs).",
+        ),
+    ),
+    "order": Setting(
+        "choice",
+        "interleaved",
+        choices=("interleaved", "sequential", "shuffled"),
+        description=(
+            "The order of a test's runs.",
+            (
+                "V(interleaved) - round robin: the first repetition of every point (streams value, direction, role "
+                "order), then the second, and so on, so that drift over time (warm-up, a neighbour VM) is spread over "
+                "every point instead of lining up with one setting."
+            ),
+            "V(sequential) - every repetition of a point back to back, then the next point.",
+            (
+                "V(shuffled) - like V(interleaved), each round in a random order from O(paired_test_shuffle_seed); "
+                "the seed is recorded in every run record (C(shuffle_seed)) so the order can be replayed."
+            ),
+            "Tests always run one after the other, in the order given.",
+        ),
+    ),
+    "shuffle_seed": Setting(
+        "int",
+        None,
+        nullable=True,
+        minimum=0,
+        description=("Seed of the V(shuffled) order. Unset - a random seed, recorded in the run records.",),
+    ),
+    "combine_swapped": Setting(
+        "bool",
+        False,
+        description=(
+            (
+                "With O(paired_test_swap_roles) - the report adds a combined summary over the swapped and the "
+                "unswapped runs of each direction and streams value (C(combined) in C(results.json)), besides the "
+                "separate rows."
+            ),
         ),
     ),
     "direction": Setting(

@@ -260,6 +260,11 @@ class RunRecord(TypedDict):
     failed_pairs: int
     errors: list[str]
     warnings: list[str]
+    point: str | None  # test|direction|streams|swapped: the point the stability is decided over
+    order: str | None  # interleaved | sequential | shuffled
+    shuffle_seed: int | None
+    combine_swapped: bool
+    stability: dict[str, Any] | None  # _paired_stability.assess() of the point so far; None for repeat: N
 
 
 def result_from(value: Any) -> IperfResult | None:

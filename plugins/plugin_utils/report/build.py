@@ -10,7 +10,7 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
@@ -21,7 +21,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     pick_unit,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison, build_comparison
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep, build_groups, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import (
+    Group,
+    Sweep,
+    build_groups,
+    combine_swapped,
+    in_order,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, kind_name, read_runs
 
 
@@ -41,6 +47,8 @@ class Report:
     sweeps: list[Sweep]
     comparison: Comparison | None
     unit: Unit
+    #: The swapped and unswapped runs of a point together, for the tests with combine_swapped.
+    combined: list[Group] = field(default_factory=list)
 
     @property
     def results(self) -> list[ResultRow]:
@@ -126,4 +134,5 @@ def build_report(
         sweeps=sweeps,
         comparison=comparison,
         unit=unit,
+        combined=combine_swapped(groups),
     )

@@ -68,6 +68,17 @@ def table_lines(report: Report, *, directory: str | None = None, plots_note: str
             rows.append(row)
         right = [False, False, True] + ([False] if with_compare else []) + [True] * (len(header) - 3 - with_compare)
         lines += _columns(rows, right)
+        for group in report.combined:
+            lines.append(
+                f"{group.test} {group.direction_text}, {NA if group.streams is None else group.streams} stream(s): "
+                f"mean {format_rate(group.mean, unit)} {unit.name} +/- {format_rate(group.half_width, unit)} over "
+                f"{int(group.stats.get('count') or 0)} run(s)"
+                + (f", {pct(group.percent_of_line_rate)} of line rate" if with_rate else "")
+            )
+        for group in report.groups:
+            if group.stability is not None:
+                streams = NA if group.streams is None else group.streams
+                lines.append(f"{group.test} {group.direction_text}, {streams} stream(s): {group.stability}")
         if any(s.knee is not None for s in report.sweeps):
             lines.append(f"* knee: the smallest stream count within {report.knee_tolerance * 100:g} % of the best mean")
     if report.comparison is not None and len(report.comparison.values) > 1:

@@ -3,14 +3,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Grouping, statistics and knees: the runs of one test, direction, swap, streams value and compared label value
 make a ``Group`` (its statistics from ``iperf.stats.summarize``); a family of groups over several stream counts makes a
-``Sweep`` with its knee (``iperf.stats.knee``).
+``Sweep`` with its knee (``iperf.stats.knee``). ``combine_swapped()`` adds, for the tests whose runs ask for it
+(``combine_swapped`` in the paired_test record), one group over the swapped and unswapped runs of each point.
 
 Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,24 @@ class Group:
     line_rate_bps: float | None
     knee: int | None = None
     sweep: bool = False
+    combined: bool = False  # the swapped and the unswapped runs together (combine_swapped)
+
+    @property
+    def stability(self) -> str | None:
+        """The verdict of ``repeat {min, max, until_cv}`` on this point: the last run's record says it."""
+        if self.combined:
+            return None  # two points, each with its own verdict
+        for run in reversed(self.runs):
+            state = run.record.get("stability") if run.record is not None else None
+            if isinstance(state, Mapping) and isinstance(state.get("verdict"), str):
+                return str(state["verdict"])
+        return None
+
+    @property
+    def line_rate_source(self) -> str | None:
+        """Where the line rate came from, when its runs agree (see ``RunRow.line_rate_source``)."""
+        sources = {run.line_rate_source for run in self.runs}
+        return sources.pop() if len(sources) == 1 else None
 
     @property
     def mean(self) -> float | None:
@@ -48,6 +67,8 @@ class Group:
 
     @property
     def direction_text(self) -> str:
+        if self.combined:
+            return f"{self.direction} (swapped + unswapped)"
         return f"{self.direction} (swapped)" if self.swapped else self.direction
 
     @property
@@ -95,6 +116,43 @@ def common_value(values: Iterable[float | None]) -> float | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
+def _group(
+    test: str, direction: str, swapped: bool, streams: int | None, compare: str | None, members: list[RunRow]
+) -> Group:
+    try:
+        stats = summarize([r.bits_per_second for r in members])
+    except StatsError as exc:  # pragma: no cover - figures are checked by as_number
+        raise ReportError(f"test {test!r}: {exc}") from exc
+    stats["key"] = "bits_per_second"
+    return Group(
+        test=test,
+        direction=direction,
+        swapped=swapped,
+        streams=streams,
+        compare=compare,
+        runs=members,
+        stats=stats,
+        line_rate_bps=common_value(r.line_rate_bps for r in members),
+    )
+
+
+def combine_swapped(groups: Sequence[Group]) -> list[Group]:
+    """One group over the unswapped and the swapped runs of each point whose runs ask for it (seed 002)."""
+    combined: list[Group] = []
+    for group in groups:
+        if group.swapped or not any(r.record is not None and r.record.get("combine_swapped") for r in group.runs):
+            continue
+        key = (group.test, group.direction, group.streams, group.compare)
+        partner = next((g for g in groups if g.swapped and (g.test, g.direction, g.streams, g.compare) == key), None)
+        if partner is None:
+            continue
+        members = sorted([*group.runs, *partner.runs], key=lambda r: r.run)
+        merged = _group(group.test, group.direction, False, group.streams, group.compare, members)
+        merged.combined = True
+        combined.append(merged)
+    return combined
+
+
 def build_groups(runs: Sequence[RunRow], tolerance: float) -> tuple[list[Group], list[Sweep]]:
     buckets: dict[tuple[str, str, bool, int | None, str | None], list[RunRow]] = {}
     for run in runs:
@@ -109,24 +167,7 @@ def build_groups(runs: Sequence[RunRow], tolerance: float) -> tuple[list[Group],
                 (k for k in keys if (k[1], k[2], k[4]) == (direction, swapped, compare)),
                 key=lambda k: streams_order(k[3]),
             ):
-                members = buckets[key]
-                try:
-                    stats = summarize([r.bits_per_second for r in members])
-                except StatsError as exc:  # pragma: no cover - figures are checked by as_number
-                    raise ReportError(f"test {test!r}: {exc}") from exc
-                stats["key"] = "bits_per_second"
-                groups.append(
-                    Group(
-                        test=test,
-                        direction=direction,
-                        swapped=swapped,
-                        streams=key[3],
-                        compare=compare,
-                        runs=members,
-                        stats=stats,
-                        line_rate_bps=common_value(r.line_rate_bps for r in members),
-                    )
-                )
+                groups.append(_group(test, direction, swapped, key[3], compare, buckets[key]))
     sweeps: list[Sweep] = []
     for family in in_order(g.family for g in groups):
         family_groups = [g for g in groups if g.family == family and g.streams is not None]

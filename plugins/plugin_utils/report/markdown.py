@@ -138,7 +138,11 @@ def _tests_md(report: Report) -> list[str]:
             facts.append("pairs per run " + ", ".join(str(p) for p in pairs))
         rate = common_value(r.line_rate_bps for r in runs)
         if rate is not None:
-            facts.append(f"line rate {rate_with_unit(rate)}")
+            sources = {r.line_rate_source for r in runs}
+            source = sources.pop() if len(sources) == 1 else None
+            if source == "given: report_line_rate_bps":
+                source = None  # the header says it (Line rate: ...)
+            facts.append(f"line rate {rate_with_unit(rate)}" + (f" ({md_text(source)})" if source else ""))
         facts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
         sentence = "; ".join(facts)
         lines += [sentence[:1].upper() + sentence[1:] + ".", ""]
@@ -148,6 +152,22 @@ def _tests_md(report: Report) -> list[str]:
             (_group_row(report, g, with_compare, with_rate) for g in groups),
         )
         lines.append("")
+        stability = [
+            f"- {md_text(g.direction_text)}, {g.streams} stream(s): {md_text(g.stability)}"
+            for g in groups
+            if g.stability is not None
+        ]
+        if stability:
+            lines += ["Stability (repeat until_cv / ci_percent):", "", *stability, ""]
+        combined = [g for g in report.combined if g.test == test]
+        if combined:
+            lines += ["Swapped and unswapped runs combined (combine_swapped):", ""]
+            lines += _table(
+                header,
+                "ll" + ("l" if with_compare else "") + "r" * (len(header) - 2 - with_compare),
+                (_group_row(report, g, with_compare, with_rate) for g in combined),
+            )
+            lines.append("")
         for sweep in (s for s in report.sweeps if s.test == test):
             where = sweep.direction_text + (
                 f", {md_text(report.compare_by)}={md_text(sweep.compare)}" if sweep.compare else ""

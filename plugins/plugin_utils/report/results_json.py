@@ -34,9 +34,12 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "runs": [run.run for run in group.runs],
         "stats": _stats_doc(group.stats),
         "line_rate_bps": group.line_rate_bps,
+        "line_rate_source": group.line_rate_source,
         "percent_of_line_rate": group.percent_of_line_rate,
         "sweep": group.sweep,
         "knee": group.knee,
+        "stability": group.stability,
+        "combined": group.combined,
     }
 
 
@@ -49,6 +52,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "pairs": len(run.results),
         "bits_per_second": run.bits_per_second,
         "line_rate_bps": run.line_rate_bps,
+        "line_rate_source": run.line_rate_source,
         "percent_of_line_rate": run.percent_of_line_rate,
         "retransmits": run.retransmits,
         "complete": run.complete,
@@ -110,7 +114,11 @@ def _sweep_doc(sweep: Sweep) -> dict[str, Any]:
 def summary_doc(report: Report) -> dict[str, Any]:
     """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
     result: dict[str, Any] = plain_data(
-        {"summary": [_group_doc(g) for g in report.groups], "sweeps": [_sweep_doc(s) for s in report.sweeps]}
+        {
+            "summary": [_group_doc(g) for g in report.groups],
+            "sweeps": [_sweep_doc(s) for s in report.sweeps],
+            "combined": [_group_doc(g) for g in report.combined],
+        }
     )
     return result
 
@@ -133,5 +141,7 @@ def to_json(report: Report) -> str:
         "summary": [_group_doc(group) for group in report.groups],
         "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
+        # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
+        "combined": [_group_doc(group) for group in report.combined],
     }
     return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"

@@ -91,6 +91,21 @@ class RunRow(_Rated):
     warnings: list[str] = field(default_factory=list)
     record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
 
+    @property
+    def line_rate_source(self) -> str | None:
+        """Where the line rate came from: the ``line_rate_source`` label (the paired_test role: given, or read
+        from the hosts, or why it is unknown), else ``labels`` or ``report_line_rate_bps``; ``None`` without one."""
+        source = self.labels.get("line_rate_source")
+        if isinstance(source, str) and source:
+            return source
+        if self.line_rate_bps is None:
+            return None
+        return (
+            "given: labels (line_rate_bps / link_speed_mbps)"
+            if _line_rate_of(self.labels)
+            else ("given: report_line_rate_bps")
+        )
+
     def identity(self) -> dict[str, Any]:
         """Which run this is (the ``RUN_IDENTITY`` fields), as results.json and results.csv name it."""
         return {name: getattr(self, name) for name in RUN_IDENTITY}

@@ -84,14 +84,14 @@ def _ring(hosts: int = 3) -> list[dict[str, str]]:
 # -- plan: expansion -------------------------------------------------------------------------
 
 
-def test_spec_example_expands_to_unswapped_then_swapped_repetitions() -> None:
+def test_spec_example_expands_to_interleaved_unswapped_and_swapped_repetitions() -> None:
     plan = build_plan(SPEC_EXAMPLE, inventory_hosts=HOSTS, play_hosts=HOSTS, forks=5)
     assert plan["problem_count"] == 0
     assert plan["run_count"] == 8
     assert [(r["swapped"], r["repetition"]) for r in plan["runs"]] == [
-        (False, 1), (False, 2), (False, 3), (False, 4), (True, 1), (True, 2), (True, 3), (True, 4),
+        (False, 1), (True, 1), (False, 2), (True, 2), (False, 3), (True, 3), (False, 4), (True, 4),
     ]  # fmt: skip
-    first, swapped = plan["runs"][0], plan["runs"][4]
+    first, swapped = plan["runs"][0], plan["runs"][1]
     assert (first["run"], first["test"], first["streams"], first["direction"], first["duration"]) == (
         1, "vswitch-forwarding", 4, "forward", 60,
     )  # fmt: skip
@@ -120,11 +120,11 @@ def test_spec_example_expands_to_unswapped_then_swapped_repetitions() -> None:
     assert plan["tools_by_host"] == {"vm1": ["iperf3"], "vm2": ["iperf3"], "vm3": ["iperf3"], "vm4": ["iperf3"]}
 
 
-def test_order_is_tests_streams_direction_swap_repeat() -> None:
+def test_sequential_order_is_tests_streams_direction_swap_repeat() -> None:
     tests = [
         {"name": "a",
          "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2", "client_address": "198.18.0.2"}],
-         "streams": [1, 4], "direction": "both", "swap_roles": True, "repeat": 2},
+         "streams": [1, 4], "direction": "both", "swap_roles": True, "repeat": 2, "order": "sequential"},
         {"name": "b", "pairs": [{"server": "h2", "address": "198.18.0.2", "client": "h1"}]},
     ]  # fmt: skip
     plan = build_plan(tests)
@@ -756,7 +756,7 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     doc = json.loads(to_json(report))
     assert list(doc) == [
         "format", "version", "name", "title", "generated_at", "environment", "line_rate_bps", "compare_by",
-        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison",
+        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined",
     ]  # fmt: skip
     assert (doc["format"], doc["version"], doc["environment"]["complete"]) == ("esxilab.iperf.report", 1, False)
     assert doc["runs"][0]["bits_per_second"] == 414225344.760976

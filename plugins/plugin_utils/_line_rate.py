@@ -1,0 +1,167 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Line rate read from the hosts: a NIC's link speed, the uplinks of a vSwitch, the line rate of a run.
+
+* ``sysfs_speed()`` reads what a Linux host printed for ``/sys/class/net/<if>/speed`` (Mb/s; ``-1``
+  or an unreadable file - a link that is down, a virtual device without a speed - is ``None``
+  with the reason). ``iperf_facts`` runs that probe (option ``link_speed_of``).
+* ``uplink_speed()`` is the line rate of a vSwitch from its physical NICs - ``esxi_vmknic``'s
+  ``physical_nics`` (vSphere API) or ``esxcli_nics()`` of ``esxcli network nic list`` and
+  ``network vswitch standard list``. The rule: **the lowest speed among the uplinks whose link is
+  up** (a teamed vSwitch sends one flow over one uplink; the slowest active one bounds what a test
+  can count on). Uplinks that are down are named in the reason, not counted.
+* ``run_line_rate()`` is the line rate of one paired run: the value the caller gives (the
+  inventory's ``line_rate_bps`` / ``link_speed_mbps`` labels or ``report_line_rate_bps``) wins;
+  else the lowest link speed of the hosts' ends of the run's pairs; else ``None`` with the reason.
+  ``line_rate_source`` says which.
+
+Plain data; no Ansible import, no I/O. Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import kv_blocks, parse_table, split_list
+
+__all__ = ["esxcli_nics", "esxcli_speed", "run_line_rate", "sysfs_speed", "uplink_speed"]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def sysfs_speed(interface: str | None, text: str | None, address: str) -> dict[str, Any]:
+    """``{interface, speed_mbps, source, reason}`` from the probe of ``address``'s interface."""
+    if not interface:
+        return {"interface": None, "speed_mbps": None, "source": None,
+                "reason": f"no interface of the host holds {address} (or `ip` is missing)"}  # fmt: skip
+    where = f"/sys/class/net/{interface}/speed"
+    word = (text or "").strip()
+    try:
+        speed = int(word)
+    except ValueError:
+        shown = " ".join(word.split())[:120] or "nothing"
+        return {"interface": interface, "speed_mbps": None, "source": where,
+                "reason": f"{where} could not be read ({shown}): no link speed (a link that is down or a device "
+                          "without one)"}  # fmt: skip
+    if speed <= 0:
+        return {"interface": interface, "speed_mbps": None, "source": where,
+                "reason": f"{where} says {speed}: the driver reports no speed (unknown)"}  # fmt: skip
+    return {"interface": interface, "speed_mbps": speed, "source": where, "reason": None}
+
+
+def esxcli_nics(nic_list: str, vswitch_list: str) -> list[dict[str, Any]]:
+    """The physical NICs as ``esxi_vmknic`` returns them, from ``esxcli network nic list`` and
+    ``esxcli network vswitch standard list`` (name, driver, link_up, speed_mbps, vswitch)."""
+    uplink_of: dict[str, str] = {}
+    for title, fields in kv_blocks(vswitch_list):
+        for nic in split_list(fields.get("uplinks")):
+            uplink_of.setdefault(nic, fields.get("name") or title)
+    nics = []
+    for row in parse_table(nic_list, "Name"):
+        up = (row.get("linkstatus") or "").strip().lower() == "up"
+        speed = _number(row.get("speed"))
+        nics.append(
+            {
+                "name": row.get("name"),
+                "driver": row.get("driver"),
+                "link_up": up,
+                "speed_mbps": int(speed) if up and speed else None,
+                "vswitch": uplink_of.get(str(row.get("name"))),
+            }
+        )
+    return nics
+
+
+def esxcli_speed(address: str, listings: Mapping[str, str]) -> dict[str, Any]:
+    """``{interface, speed_mbps, source, reason}`` of the VMkernel adapter holding ``address`` on an ESXi host, from
+    ``esxcli network`` listings (``ipv4``: ``ip interface ipv4 list``, ``interfaces``: ``ip interface list``,
+    ``vswitches``: ``vswitch standard list``, ``nic``: ``nic list``): the lowest active uplink of its vSwitch."""
+    vmk = next(
+        (row.get("name") for row in parse_table(listings.get("ipv4", ""), "Name") if row.get("ipv4address") == address),
+        None,
+    )
+    if not vmk:
+        return {"interface": None, "speed_mbps": None, "source": None,
+                "reason": f"no VMkernel adapter holds {address} (esxcli network ip interface ipv4 list)"}  # fmt: skip
+    portset = next(
+        (f.get("portset") for title, f in kv_blocks(listings.get("interfaces", "")) if (f.get("name") or title) == vmk),
+        None,
+    )
+    if not portset or portset.upper() == "N/A":
+        return {"interface": vmk, "speed_mbps": None, "source": None,
+                "reason": f"{vmk} is on no standard vSwitch (esxcli network ip interface list)"}  # fmt: skip
+    found = uplink_speed(esxcli_nics(listings.get("nic", ""), listings.get("vswitches", "")), portset, "esxcli")
+    return {"interface": vmk, "speed_mbps": found["speed_mbps"], "source": found["source"], "reason": found["reason"]}
+
+
+def uplink_speed(
+    nics: Sequence[Mapping[str, Any]], vswitch: str, how: str, names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """``{speed_mbps, source, reason, uplinks}``: the lowest speed of ``vswitch``'s uplinks whose link is up.
+
+    The uplinks are the NICs named in ``names`` (the vSwitch's own list, as ``esxi_vmknic`` returns it) or,
+    without it, the NICs whose ``vswitch`` is ``vswitch``.
+    """
+    if names is not None:
+        uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("name") in names]
+    else:
+        uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("vswitch") == vswitch]
+    listed = [{"name": n.get("name"), "link_up": bool(n.get("link_up")), "speed_mbps": n.get("speed_mbps")}
+              for n in uplinks]  # fmt: skip
+    active = [(str(n["name"]), int(speed)) for n in listed if n["link_up"] and (speed := _number(n["speed_mbps"]))]
+    down = [str(n["name"]) for n in listed if not n["link_up"]]
+    if not active:
+        reason = f"{vswitch} has no uplink" if not listed else f"no uplink of {vswitch} has its link up with a speed"
+        return {"speed_mbps": None, "source": None, "reason": f"{reason} ({how})", "uplinks": listed}
+    speed = min(s for _n, s in active)
+    parts = ", ".join(f"{n} {s} Mb/s" for n, s in active) + (f"; down: {', '.join(down)}" if down else "")
+    return {
+        "speed_mbps": speed,
+        "source": f"{how}: the lowest active uplink of {vswitch} ({parts})",
+        "reason": None,
+        "uplinks": listed,
+    }
+
+
+def run_line_rate(
+    pairs: Sequence[Mapping[str, Any]],
+    speeds: Mapping[str, Mapping[str, Any]],
+    *,
+    given_bps: float | None = None,
+    given_source: str | None = None,
+) -> tuple[float | None, str]:
+    """``(line_rate_bps, line_rate_source)`` of one run.
+
+    ``speeds`` maps ``"host address"`` to a link speed item (``speed_mbps``, ``source``, ``reason``) of that end.
+    The run's line rate is the lowest link speed over every end (server and client) of its pairs - the slowest NIC
+    the run crosses; when an end has no speed the rate is ``None`` and the source says why.
+    """
+    rate = _number(given_bps)
+    if rate is not None:
+        return rate, given_source or "given"
+    found: list[tuple[float, str]] = []
+    for pair in pairs:
+        for host, address in ((pair.get("server"), pair.get("address")), (pair.get("client"), pair.get("client_bind"))):
+            if not address:
+                continue
+            item = speeds.get(f"{host} {address}")
+            speed = _number(item.get("speed_mbps")) if isinstance(item, Mapping) else None
+            if speed is None:
+                why = item.get("reason") if isinstance(item, Mapping) else None
+                return None, f"unknown: {host} {address}: {why or 'its link speed was not read'}"
+            found.append((speed * 1e6, f"{host} {address} {item.get('source')}"))  # type: ignore[union-attr]
+    if not found:
+        return None, "unknown: no address of the run's hosts to read a link speed for"
+    lowest = min(found)
+    return lowest[0], f"host: {int(lowest[0] / 1e6)} Mb/s, the slowest end of the run ({lowest[1]})"

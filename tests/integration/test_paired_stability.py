@@ -1,0 +1,154 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""repeat {min, max, until_cv} for real, on the local lab (``lab/esxilab_lab.py``).
+
+One lab for the module: prefix ``fst``, 2 hosts on 198.19.105.0/24, every link shaped by tbf to
+200 Mbit/s; 1 s runs. Its finalizer runs ``down --purge`` and checks that nothing of the lab is
+left. A tbf-shaped link is steady to well under 1 % from one second to the next, so a test asking
+for a cv of 5 % stops at ``min``; one asking for 0.001 % cannot be met and runs to ``max`` and is
+reported unstable, with the cv measured. With no line rate in the inventory, the report's line rate
+is the veth ends' link speed read from sysfs (10000 Mb/s).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = "fst"
+SUBNET = "198.19.105"
+RATE_BPS = 200_000_000
+PORT_BASE = 25501
+PLAY_TIMEOUT = 240  # 6 runs of 1 s: about 60 s on an idle 2-CPU machine
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "iperf3"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    return None
+
+
+def _lab(state_dir: Path, command: str, *args: str) -> dict[str, Any]:
+    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state_dir), "--json"]
+    proc = subprocess.run([*argv, *args], capture_output=True, text=True, timeout=90, check=False)
+    assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    doc = json.loads(proc.stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def _leftovers() -> list[str]:
+    names = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=True)
+    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=True)
+    found = [str(n["name"]) for n in json.loads(names.stdout or "[]")]
+    found += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
+    return [name for name in found if name.startswith(f"{PREFIX}-")]
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    state_dir = tmp_path_factory.mktemp(PREFIX) / "state"
+    _lab(state_dir, "down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        _lab(state_dir, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "200mbit")
+        yield state_dir / "inventory.yml"
+    finally:
+        _lab(state_dir, "down", "--purge")
+        assert _leftovers() == []
+
+
+def _play(inventory: Path, tmp: Path, tests: Sequence[dict[str, Any]]) -> tuple[int, str, dict[str, Any] | None]:
+    (tmp / "remote").mkdir()
+    variables = {
+        "paired_test_tests": list(tests),
+        "paired_test_address_var": "lab_address",
+        "paired_test_port_base": PORT_BASE,
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "report",
+    }
+    (tmp / "vars.json").write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    except subprocess.TimeoutExpired as exc:
+        output = exc.output.decode(errors="replace") if isinstance(exc.output, bytes) else str(exc.output)
+        pytest.fail(f"the play took more than {PLAY_TIMEOUT} s; it printed:\n{output[-6000:]}")
+    found = sorted((tmp / "reports").glob("report-*/results.json"))
+    return proc.returncode, proc.stdout + proc.stderr, json.loads(found[0].read_text()) if found else None
+
+
+def _records(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    pairs = iter(doc["results"])
+    return [
+        {**run["record"], "pairs": [r["record"] for r in itertools.islice(pairs, run["pairs"])]} for run in doc["runs"]
+    ]
+
+
+PAIR = {"server": "h1", "client": "h2"}
+
+
+def test_a_stable_link_stops_at_min_and_an_impossible_cv_runs_to_max(inventory: Path, tmp_path: Path) -> None:
+    tests = [
+        {"name": "stable", "pairs": [PAIR], "duration": 1, "repeat": {"min": 3, "max": 6, "until_cv": 5}},
+        {"name": "unstable", "pairs": [PAIR], "duration": 1, "repeat": {"min": 2, "max": 3, "until_cv": 0.001}},
+    ]  # fmt: skip
+    started = time.monotonic()
+    rc, output, doc = _play(inventory, tmp_path, tests)
+    seconds = time.monotonic() - started
+    assert rc == 0, output[-3000:]
+    assert doc is not None
+    runs = _records(doc)
+    stable = [r for r in runs if r["test"] == "stable"]
+    unstable = [r for r in runs if r["test"] == "unstable"]
+    # 6 planned for "stable", 3 made (runs 4-6 skipped); 3 planned and made for "unstable" (runs 7-9)
+    assert [(r["run"], r["repetition"]) for r in stable] == [(1, 1), (2, 2), (3, 3)]
+    assert [(r["run"], r["repetition"]) for r in unstable] == [(7, 1), (8, 2), (9, 3)]
+    assert all(r["ok"] and r["order"] == "interleaved" for r in runs)
+    for record in runs:  # the figures are iperf's own: near the 200 Mbit/s goodput of the tbf
+        assert 0.85 * RATE_BPS < record["total_bits_per_second"] < RATE_BPS, record["total_bits_per_second"]
+    summary = {(g["test"], g["streams"]): g for g in doc["summary"]}
+    group = summary[("stable", 1)]
+    assert group["stats"]["count"] == 3 and group["stats"]["cv"] * 100 <= 5
+    assert group["stability"] == f"stable after 3 runs (cv {group['stats']['cv'] * 100:.2f} %)"
+    verdict = summary[("unstable", 1)]["stability"]
+    cv = summary[("unstable", 1)]["stats"]["cv"] * 100
+    assert cv > 0.001 and verdict == f"unstable after 3 runs (cv {cv:.2f} %)", verdict
+    assert f"unstable 1 stream(s): {verdict}" in output.replace("forward, ", "")  # the printed table says it
+    # % of line rate with no line rate in the inventory: the lab's veth ends report 10000 Mb/s in sysfs
+    assert group["line_rate_bps"] == 10_000_000_000
+    assert group["line_rate_source"].startswith("host: 10000 Mb/s, the slowest end of the run (h"), group
+    assert group["line_rate_source"].endswith(" /sys/class/net/eth0/speed)"), group
+    assert group["percent_of_line_rate"] == pytest.approx(group["stats"]["mean"] / 1e8)
+    assert "% line" in output  # the printed table has the column
+    assert "skipping" in output  # the runs after "stable" were skipped, not made
+    print(f"\nstability on the lab: {len(runs)} runs in {seconds:.0f} s; {group['stability']}; {verdict}")
