@@ -52,7 +52,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         try:
             known = known_names(role_dir) | set(args["known"])
         except (RoleVarsError, OSError) as exc:
-            result.update(failed=True, msg=f"{_NAME}: {exc}; role_path must be the role's directory ({{{{ role_path }}}})")
+            result.update(
+                failed=True, msg=f"{_NAME}: {exc}; role_path must be the role's directory ({{{{ role_path }}}})"
+            )
             return result
         unknown = unknown_names(task_vars or {}, prefix, known)
         if unknown:

@@ -101,7 +101,9 @@ def unknown_names(defined: Iterable[str], prefix: str, known: Iterable[str]) -> 
     """The ``defined`` names that start with ``prefix`` and are not ``known``, sorted, each with a suggestion."""
     valid = sorted(name for name in set(known) if name.startswith(prefix))
     found = sorted({name for name in defined if name.startswith(prefix)} - set(known))
-    return [Unknown(name, next(iter(difflib.get_close_matches(name, valid, n=1, cutoff=_CUTOFF)), None)) for name in found]
+    return [
+        Unknown(name, next(iter(difflib.get_close_matches(name, valid, n=1, cutoff=_CUTOFF)), None)) for name in found
+    ]
 
 
 def warning(role: str, unknown: Unknown) -> str:
