@@ -131,8 +131,8 @@ def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: P
     end = progress[-1][0]  # the last run's line: the runs are over
     print(f"\n{'line':<60} {'at':>7} {'left (shown)':>13} {'left (real)':>12}")
     for at, m in progress:
-        shown = "" if m["left"] is None else f"{_seconds(m['left']):.0f} s"
-        print(f"{m.group(0)[:60]:<60} {at - started:6.1f}s {shown:>13} {end - at:11.1f}s")
+        left = "" if m["left"] is None else f"{_seconds(m['left']):.0f} s"
+        print(f"{m.group(0)[:60]:<60} {at - started:6.1f}s {left:>13} {end - at:11.1f}s")
     lefts = [_seconds(m["left"]) for _, m in progress[:-1]]
     assert progress[-1][1]["left"] is None  # the last run says so
     assert all(later < earlier for earlier, later in itertools.pairwise(lefts)), lefts
