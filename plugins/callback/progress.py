@@ -24,15 +24,17 @@ description:
     test, streams value and direction on, the mean of the repetitions so far and its 95 % confidence interval (as a
     percentage of the mean) follow in parentheses. A failed run shows C(failed) and its errors.
   - 'The time left comes from the plan: the planned seconds of the remaining runs (C(duration) + C(omit) + the
-    clients'' start delay) plus, per remaining run, the overhead measured so far (the time taken by the finished runs
-    beyond their planned seconds, per run).'
+    clients'' start delay when the run has several pairs, with what an automatic start delay has grown by) plus, per
+    remaining run, the overhead measured so far (the time taken by the finished runs beyond their seconds in iperf
+    and in their start delay, per run).'
   - An aggregate callback - it prints beside the stdout callback (C(ansible.builtin.default), AWX's own), so it works
     in a terminal and in AWX job output alike. Enable it with C(callbacks_enabled = esxilab.iperf.progress) in the
     C([defaults]) section of C(ansible.cfg) (or C(ANSIBLE_CALLBACKS_ENABLED)).
   - 'It depends on these facts of the role, and on nothing else (task names may change): C(paired_test_plan) with its
-    C(runs) (each with C(run), C(duration), C(omit), C(start_delay)); C(paired_test_results) set to an empty list
-    right before the first run, and set again after each run with the new run record last (C(run), C(test),
-    C(streams), C(direction), C(swapped), C(repetition), C(total_bits_per_second), C(ok), C(errors)).'
+    C(runs) (each with C(run), C(duration), C(omit), C(start_delay), C(barrier), C(start_delay_auto));
+    C(paired_test_results) set to an empty list right before the first run, and set again after each run with the new
+    run record last (C(run), C(test), C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
+    C(total_bits_per_second), C(ok), C(errors)).'
 requirements:
   - enabled in callbacks_enabled
 options:

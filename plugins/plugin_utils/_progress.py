@@ -7,15 +7,18 @@ The callback plugin ``esxilab.iperf.progress`` feeds this from the facts the rol
 ``esxilab.iperf.paired_test`` sets - the contract it depends on, and nothing else:
 
 * ``paired_test_plan`` (set once per call of the role): ``runs``, each with ``run`` (its
-  number), ``duration``, ``omit``, ``start_delay`` (see ``_paired.run_seconds``);
+  number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
+  ``_paired.run_seconds``);
 * ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
 * ``paired_test_results`` set again after each run, the new ``RunRecord`` last: ``run``, ``test``,
-  ``streams``, ``direction``, ``swapped``, ``repetition``, ``total_bits_per_second``, ``ok``,
-  ``errors``.
+  ``streams``, ``direction``, ``swapped``, ``repetition``, ``start_delay`` (the one used, None
+  without a barrier), ``total_bits_per_second``, ``ok``, ``errors``.
 
 The time left is planned, not guessed: the remaining runs' planned seconds plus, per remaining
-run, the overhead measured so far (elapsed time less the planned seconds of the finished runs,
-per finished run). Each figure shown is the record's own; the confidence interval is that of
+run, the overhead measured so far (elapsed time less the seconds the finished runs spent in
+iperf and in their start delay, per finished run). A one-pair run has no start delay (no
+barrier); an automatic start delay that grew (a late client) counts with its current value.
+Each figure shown is the record's own; the confidence interval is that of
 the finished repetitions of the same test, streams and direction (95 %, Student t), shown from
 two of them on. Plain data in, lines out; the clock is the caller's.
 
@@ -57,6 +60,9 @@ class Progress:
     """The state of the current plan and of every run seen in the play."""
 
     planned: dict[int, float] = field(default_factory=dict)  # run number -> planned seconds
+    runs: dict[int, Mapping[str, Any]] = field(default_factory=dict)  # run number -> run of the plan
+    spent: float = 0.0  # seconds the finished runs of the plan spent in iperf and their start delay
+    extra_delay: float = 0.0  # what the automatic start delay has grown by
     run_count: int = 0
     started: float | None = None
     done: set[int] = field(default_factory=set)
@@ -72,12 +78,19 @@ class Progress:
         runs = plan.get("runs") if isinstance(plan, Mapping) else None
         if not isinstance(runs, Sequence):
             return
-        self.planned = {}
+        self.planned, self.runs = {}, {}
         for run in runs:
+            if not isinstance(run, Mapping):
+                continue
             try:
-                self.planned[int(run["run"])] = run_seconds(run)
+                number = int(run["run"])
+                # a one-pair run starts its client at once: no start delay (see run.yml's barrier)
+                self.planned[number] = run_seconds(
+                    {**run, "start_delay": run.get("start_delay") if run.get("barrier", True) else 0}
+                )
             except (KeyError, TypeError, ValueError):
                 continue
+            self.runs[number] = run
         self.run_count = len(runs)
         self.started = None
         self.done = set()
@@ -89,6 +102,8 @@ class Progress:
         """The runs begin (``paired_test_results`` set to ``[]``)."""
         self.started = now
         self.done = set()
+        self.spent = 0.0
+        self.extra_delay = 0.0
         self.totals = {}
         if self.first_start is None:
             self.first_start = now
@@ -97,10 +112,31 @@ class Progress:
         """Seconds until the last run of the plan ends; None before the first run ended."""
         if self.started is None or not self.done:
             return None
-        done_planned = sum(self.planned.get(n, 0.0) for n in self.done)
-        overhead = max(0.0, (now - self.started - done_planned) / len(self.done))
-        remaining = [seconds for n, seconds in self.planned.items() if n not in self.done]
+        overhead = max(0.0, (now - self.started - self.spent) / len(self.done))
+        remaining = [
+            seconds + (self.extra_delay if self._auto_barrier(n) else 0.0)
+            for n, seconds in self.planned.items()
+            if n not in self.done
+        ]
         return math.fsum(remaining) + overhead * len(remaining)
+
+    def _auto_barrier(self, number: int) -> bool:
+        run = self.runs.get(number, {})
+        return bool(run.get("barrier", True) and run.get("start_delay_auto"))
+
+    def _account(self, number: int, record: Mapping[str, Any]) -> None:
+        """Add the seconds a finished run spent in iperf and its start delay; note a grown automatic delay."""
+        run = self.runs.get(number)
+        if run is None:
+            return
+        used = record.get("start_delay")
+        delay = float(used) if isinstance(used, int | float) and not isinstance(used, bool) else 0.0
+        try:
+            self.spent += run_seconds({**run, "start_delay": delay})
+        except (KeyError, TypeError, ValueError):
+            return
+        if self._auto_barrier(number) and used is not None:
+            self.extra_delay = max(0.0, delay - float(run.get("start_delay") or 0))
 
     def record(self, records: Any, now: float) -> str | None:
         """``paired_test_results`` was set: the line of its newest run, or None (nothing new)."""
@@ -121,6 +157,7 @@ class Progress:
         if self.started is None:
             self.start(now)
         self.done.add(number)
+        self._account(number, record)
         self.records.append(record)
         eta = self.eta(now)
         self.last_eta = eta

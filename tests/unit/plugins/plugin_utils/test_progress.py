@@ -52,14 +52,40 @@ def test_lines_and_time_left_from_the_plan_and_the_measured_overhead() -> None:
     ]
 
 
-def test_the_time_left_counts_omit_and_the_start_delay() -> None:
-    plan = _plan(duration=5, omit=2, start_delay=1.5, repeat=3)
+TWO_PAIRS = [
+    {"server": "h1", "client": "h2", "address": "198.18.0.1"},
+    {"server": "h3", "client": "h4", "address": "198.18.0.3"},
+]
+
+
+def test_the_time_left_counts_omit_and_the_start_delay_of_a_barrier() -> None:
+    plan = build_plan([{"name": "t", "pairs": TWO_PAIRS, "duration": 5, "omit": 2, "start_delay": 1.5, "repeat": 3}])
     progress = Progress()
     progress.plan(plan)
     progress.record([], 0.0)
-    progress.record([_record(plan["runs"][0])], 8.5)  # exactly as planned: no overhead
+    progress.record([_record(plan["runs"][0], start_delay=1.5)], 8.5)  # exactly as planned: no overhead
     assert progress.eta(8.5) == pytest.approx(2 * 8.5)
     assert progress.eta(10.5) == pytest.approx(2 * (8.5 + 2))  # 2 s overhead so far, per remaining run
+
+
+def test_a_one_pair_run_has_no_start_delay() -> None:
+    plan = _plan(duration=5, repeat=3)  # automatic start delay 1.4 s planned, but no barrier
+    progress = Progress()
+    progress.plan(plan)
+    progress.record([], 0.0)
+    progress.record([_record(plan["runs"][0], start_delay=None)], 5.0)
+    assert progress.eta(5.0) == pytest.approx(2 * 5)
+
+
+def test_a_grown_automatic_start_delay_counts_for_the_remaining_runs() -> None:
+    plan = build_plan([{"name": "t", "pairs": TWO_PAIRS, "duration": 5, "repeat": 3}])
+    planned_delay = plan["runs"][0]["start_delay"]  # 1 s + 0.4 s per client
+    assert planned_delay == pytest.approx(1.8)
+    progress = Progress()
+    progress.plan(plan)
+    progress.record([], 0.0)
+    progress.record([_record(plan["runs"][0], start_delay=2.3)], 7.3)  # a late client: 0.5 s more from now on
+    assert progress.eta(7.3) == pytest.approx(2 * (5 + 2.3))
 
 
 def test_repetitions_show_the_mean_and_its_confidence_interval() -> None:
