@@ -37,7 +37,7 @@ doc() {
 }
 
 count=0
-for type in module filter; do
+for type in module filter callback; do
   listing=$(doc -t "$type" -l esxilab.iperf --json)
   names_text=$(python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin))))' <<<"$listing")
   mapfile -t names <<<"$names_text"

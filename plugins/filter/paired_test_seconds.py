@@ -67,7 +67,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan, run_seconds
 
 _NAME = "esxilab.iperf.paired_test_seconds"
 
@@ -82,7 +82,7 @@ def paired_test_seconds(tests: Any, defaults: Mapping[str, Any] | None = None, p
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     total = 0.0
     for run in plan["runs"]:
-        total += run["duration"] + (run["omit"] or 0) + math.ceil(run["start_delay"]) + per_run
+        total += math.ceil(run_seconds(run)) + per_run
     return math.ceil(total)
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "point_key",
     "run_order",
     "with_line_rates",
+    "run_seconds",
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
@@ -691,6 +692,12 @@ def _make_run(
     run["iperf_server"] = _iperf_arguments(run, "server")
     run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
     return run
+
+
+def run_seconds(run: Mapping[str, Any]) -> float:
+    """The planned seconds of one run of the plan: the test itself (``duration`` + ``omit``) and the
+    clients' ``start_delay``; starting and stopping the servers and collecting the results come on top."""
+    return float(run["duration"]) + float(run.get("omit") or 0) + float(run.get("start_delay") or 0)
 
 
 def _iperf_arguments(run: Mapping[str, Any], mode: str) -> dict[str, Any]:

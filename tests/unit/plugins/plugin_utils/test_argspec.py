@@ -132,6 +132,12 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "max_loss_percent": {"type": "float"},
         "fail_on_regression": {"type": "bool", "default": True},
     },
+    "role_vars_check": {
+        "role_path": {"type": "path", "required": True},
+        "prefix": {"type": "str"},
+        "role_name": {"type": "str"},
+        "known": {"type": "list", "elements": "str", "default": []},
+    },
 }
 # Where each action's spec lives (the module that validates with it) and the files that read the options.
 _PU = "ansible_collections.esxilab.iperf.plugins.plugin_utils"
@@ -145,6 +151,7 @@ SPEC_HOME = {
     "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
     "report_gate": f"{_ACTION}.report_gate",
+    "role_vars_check": f"{_ACTION}.role_vars_check",
 }
 READERS = {
     "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py", "plugin_utils/_esxi_journal.py"],
@@ -163,6 +170,7 @@ READERS = {
     "paired_test_report": ["action/paired_test_report.py"],
     "report_write": ["action/report_write.py"],
     "report_gate": ["action/report_gate.py"],
+    "role_vars_check": ["action/role_vars_check.py"],
 }
 ACTIONS = sorted(p.stem for p in (REPO / "plugins" / "action").glob("*.py"))
 

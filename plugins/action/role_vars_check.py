@@ -1,0 +1,67 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin ``esxilab.iperf.role_vars_check``: warn about role variables that no role option matches.
+
+Documentation: the module file of the same name. The names come from the task's variables (every
+variable defined for the host); the comparison is ``plugin_utils/_role_vars.py``. The warnings
+go into the result's ``warnings``, which Ansible prints as ``[WARNING]`` (once per text, however
+many hosts).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.esxilab.iperf.plugins.modules.role_vars_check import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
+    RoleVarsError,
+    known_names,
+    unknown_names,
+    warning,
+)
+
+_NAME = "esxilab.iperf.role_vars_check"
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
+
+
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """Compare the host's variables with the role's options; warn, never fail, for an unknown one."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._supports_check_mode = True
+        self._supports_async = False
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        del tmp  # tmp no longer has any effect
+        try:
+            _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        except AnsibleActionFail as exc:
+            result.update(exc.result)
+            return result
+        role_dir = os.path.normpath(args["role_path"])
+        base = os.path.basename(role_dir)
+        prefix = args["prefix"] or f"{base}_"
+        role = args["role_name"] or f"esxilab.iperf.{base}"
+        try:
+            known = known_names(role_dir) | set(args["known"])
+        except (RoleVarsError, OSError) as exc:
+            result.update(
+                failed=True, msg=f"{_NAME}: {exc}; role_path must be the role's directory ({{{{ role_path }}}})"
+            )
+            return result
+        unknown = unknown_names(task_vars or {}, prefix, known)
+        if unknown:
+            result["warnings"] = [warning(role, item) for item in unknown]
+        result.update(
+            changed=False,
+            unknown=[{"name": item.name, "suggestion": item.suggestion} for item in unknown],
+            msg=f"{len(unknown)} unknown variable(s) of {role}",
+        )
+        return result

@@ -1,0 +1,216 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Progress of the paired_test runs: one line per finished run with the time left, and a summary.
+
+The callback plugin ``esxilab.iperf.progress`` feeds this from the facts the role
+``esxilab.iperf.paired_test`` sets - the contract it depends on, and nothing else:
+
+* ``paired_test_plan`` (set once per call of the role): ``runs``, each with ``run`` (its
+  number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
+  ``_paired.run_seconds``);
+* ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
+* ``paired_test_results`` set again after each run, the new ``RunRecord`` last: ``run``, ``test``,
+  ``streams``, ``direction``, ``swapped``, ``repetition``, ``start_delay`` (the one used, None
+  without a barrier), ``total_bits_per_second``, ``ok``, ``errors``.
+
+The time left is planned, not guessed: the remaining runs' planned seconds plus, per remaining
+run, the overhead measured so far (elapsed time less the seconds the finished runs spent in
+iperf and in their start delay, per finished run). A one-pair run has no start delay (no
+barrier); an automatic start delay that grew (a late client) counts with its current value.
+Each figure shown is the record's own; the confidence interval is that of
+the finished repetitions of the same test, streams and direction (95 %, Student t), shown from
+two of them on. Plain data in, lines out; the clock is the caller's.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import run_seconds
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import rate_with_unit
+
+__all__ = ["Progress", "duration_text"]
+
+
+def duration_text(seconds: float) -> str:
+    """``2 min 10 s``, ``45 s``, ``1 h 02 min``: rounded to the second, never negative."""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
+def _group(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (record.get("test"), record.get("streams"), record.get("direction"), bool(record.get("swapped")))
+
+
+@dataclass
+class Progress:
+    """The state of the current plan and of every run seen in the play."""
+
+    planned: dict[int, float] = field(default_factory=dict)  # run number -> planned seconds
+    runs: dict[int, Mapping[str, Any]] = field(default_factory=dict)  # run number -> run of the plan
+    spent: float = 0.0  # seconds the finished runs of the plan spent in iperf and their start delay
+    extra_delay: float = 0.0  # what the automatic start delay has grown by
+    run_count: int = 0
+    started: float | None = None
+    done: set[int] = field(default_factory=set)
+    last_eta: float | None = None
+    # every record seen (over all plans): for the CI and the summary
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+    plans: int = 0
+    first_start: float | None = None
+    totals: dict[tuple[Any, ...], list[float]] = field(default_factory=dict)
+
+    def plan(self, plan: Any) -> None:
+        """A new plan (``paired_test_plan``): its runs are the ones counted from now on."""
+        runs = plan.get("runs") if isinstance(plan, Mapping) else None
+        if not isinstance(runs, Sequence):
+            return
+        self.planned, self.runs = {}, {}
+        for run in runs:
+            if not isinstance(run, Mapping):
+                continue
+            try:
+                number = int(run["run"])
+                # a one-pair run starts its client at once: no start delay (see run.yml's barrier)
+                self.planned[number] = run_seconds(
+                    {**run, "start_delay": run.get("start_delay") if run.get("barrier", True) else 0}
+                )
+            except (KeyError, TypeError, ValueError):
+                continue
+            self.runs[number] = run
+        self.run_count = len(runs)
+        self.started = None
+        self.done = set()
+        self.last_eta = None
+        self.totals = {}
+        self.plans += 1
+
+    def start(self, now: float) -> None:
+        """The runs begin (``paired_test_results`` set to ``[]``)."""
+        self.started = now
+        self.done = set()
+        self.spent = 0.0
+        self.extra_delay = 0.0
+        self.totals = {}
+        if self.first_start is None:
+            self.first_start = now
+
+    def eta(self, now: float) -> float | None:
+        """Seconds until the last run of the plan ends; None before the first run ended."""
+        if self.started is None or not self.done:
+            return None
+        overhead = max(0.0, (now - self.started - self.spent) / len(self.done))
+        remaining = [
+            seconds + (self.extra_delay if self._auto_barrier(n) else 0.0)
+            for n, seconds in self.planned.items()
+            if n not in self.done
+        ]
+        return math.fsum(remaining) + overhead * len(remaining)
+
+    def _auto_barrier(self, number: int) -> bool:
+        run = self.runs.get(number, {})
+        return bool(run.get("barrier", True) and run.get("start_delay_auto"))
+
+    def _account(self, number: int, record: Mapping[str, Any]) -> None:
+        """Add the seconds a finished run spent in iperf and its start delay; note a grown automatic delay."""
+        run = self.runs.get(number)
+        if run is None:
+            return
+        used = record.get("start_delay")
+        delay = float(used) if isinstance(used, int | float) and not isinstance(used, bool) else 0.0
+        try:
+            self.spent += run_seconds({**run, "start_delay": delay})
+        except (KeyError, TypeError, ValueError):
+            return
+        if self._auto_barrier(number) and used is not None:
+            self.extra_delay = max(0.0, delay - float(run.get("start_delay") or 0))
+
+    def record(self, records: Any, now: float) -> str | None:
+        """``paired_test_results`` was set: the line of its newest run, or None (nothing new)."""
+        if not isinstance(records, Sequence) or isinstance(records, str):
+            return None
+        if not records:
+            self.start(now)
+            return None
+        record = records[-1]
+        if not isinstance(record, Mapping):
+            return None
+        try:
+            number = int(record["run"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if number in self.done:
+            return None  # the same record seen again (set on another host)
+        if self.started is None:
+            self.start(now)
+        self.done.add(number)
+        self._account(number, record)
+        self.records.append(record)
+        eta = self.eta(now)
+        self.last_eta = eta
+        return f"{self._label(record)}: {self._figure(record)} \u2014 {self._left(eta)}"
+
+    def _label(self, record: Mapping[str, Any], *, numbered: bool = True) -> str:
+        streams = record.get("streams")
+        text = f"run {record.get('run')}/{self.run_count or '?'} " if numbered else ""
+        text += f"{record.get('test')} {streams} stream{'' if streams == 1 else 's'} {record.get('direction')}"
+        if record.get("swapped"):
+            text += " swapped"
+        if record.get("repetition") not in (None, 1):
+            text += f" repetition {record.get('repetition')}"
+        return text
+
+    def _figure(self, record: Mapping[str, Any]) -> str:
+        total = record.get("total_bits_per_second")
+        if not record.get("ok", True):
+            errors = "; ".join(str(e) for e in record.get("errors") or [])
+            return f"failed ({errors})" if errors else "failed"
+        if total is None:
+            return "no figure"
+        values = self.totals.setdefault(_group(record), [])
+        values.append(float(total))
+        text = rate_with_unit(float(total))
+        stats = summarize(values)
+        half, mean = stats["ci95"]["half_width"], stats["mean"]
+        if half is not None and mean:
+            text += f" (mean of {len(values)} {rate_with_unit(mean)} ± {100 * half / mean:.1f} % CI95)"
+        return text
+
+    def _left(self, eta: float | None) -> str:
+        if len(self.done) >= self.run_count and self.run_count:
+            return "last run"
+        return "time left unknown" if eta is None else f"{duration_text(eta)} left"
+
+    def summary(self, now: float) -> list[str]:
+        """The plain summary at the end of the playbook; empty when no run was seen."""
+        if not self.records:
+            return []
+        ok = sum(1 for r in self.records if r.get("ok", True) and r.get("total_bits_per_second") is not None)
+        failed = sum(1 for r in self.records if not r.get("ok", True))
+        elapsed = now - (self.first_start if self.first_start is not None else now)
+        line = f"paired_test: {len(self.records)} run(s) in {duration_text(elapsed)}: {ok} with a figure"
+        if failed:
+            line += f", {failed} failed"
+        lines = [line]
+        best = max(
+            (r for r in self.records if r.get("total_bits_per_second") is not None),
+            key=lambda r: float(r["total_bits_per_second"]),
+            default=None,
+        )
+        if best is not None:
+            figure = rate_with_unit(float(best["total_bits_per_second"]))
+            lines.append(f"paired_test: best {self._label(best, numbered=False)}: {figure}")
+        return lines

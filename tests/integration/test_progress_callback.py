@@ -1,0 +1,150 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The progress callback (``esxilab.iperf.progress``) during a real sweep on the local lab.
+
+The repository's ``ansible.cfg`` enables the callback; ``ESXILAB_PROGRESS=always`` makes it
+print although the output is a pipe (in ``auto`` it is quiet there, as in CI). An 8-run sweep of
+1 s runs (streams 1..8) on lab ``fu1`` (2 hosts on 198.19.110.0/24, 1 Gbit/s tbf): each line is
+stamped as it arrives; the time left must decrease from line to line, and at the midpoint (after
+run 4) be within 20 % of the time the remaining runs really took (the arrival of the last run's
+line less the midpoint line's). Every figure is printed. The lab is removed afterwards.
+
+The time left is a forecast from the overhead measured so far; a machine whose load changes a lot
+during the sweep can make the midpoint figure miss by more than 20 % (a load flake, not a bug).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = "fu1"
+SUBNET = "198.19.110"
+PORT_BASE = 25711
+PLAY_TIMEOUT = 300
+RUNS = 8
+LINE = re.compile(
+    r"^run (?P<run>\d+)/(?P<count>\d+) sweep (?P<streams>\d+) streams? forward: (?P<figure>[0-9.]+ [A-Za-z]+/s)"
+    r" \u2014 (?:(?P<left>.+) left|last run)$"
+)
+
+
+def _seconds(text: str) -> float:
+    """``2 min 10 s`` / ``44 s`` / ``1 h 02 min`` as seconds."""
+    total = 0.0
+    for value, unit in re.findall(r"(\d+) (h|min|s)\b", text):
+        total += int(value) * {"h": 3600, "min": 60, "s": 1}[unit]
+    return total
+
+
+def _lab_cli(state: Path, command: str, *args: str) -> None:
+    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state), "--json", *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"{argv}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root (network namespaces, bridge, tc)")
+    for tool in ("ip", "tc", "ssh", "iperf3"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+    state = tmp_path_factory.mktemp(PREFIX) / "state"
+    _lab_cli(state, "down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        _lab_cli(state, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit")
+        yield state / "inventory.yml"
+    finally:
+        _lab_cli(state, "down", "--purge")
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
+        assert not [line for line in leftover.stdout.splitlines() if line.startswith(f"{PREFIX}-")]
+
+
+def _stamped_play(argv: list[str], env: dict[str, str]) -> tuple[int, list[tuple[float, str]]]:
+    """Run the play; every output line with the monotonic time it arrived."""
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO, bufsize=1
+    )
+    timer = threading.Timer(PLAY_TIMEOUT, proc.kill)  # our own child only
+    timer.start()
+    lines: list[tuple[float, str]] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append((time.monotonic(), line.rstrip("\n")))
+        rc = proc.wait()
+    finally:
+        timer.cancel()
+    return rc, lines
+
+
+def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: Path, tmp_path: Path) -> None:
+    (tmp_path / "remote").mkdir()
+    variables = {
+        "paired_test_tests": [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}],
+        "paired_test_streams": list(range(1, RUNS + 1)),
+        "paired_test_address_var": "lab_address",
+        "paired_test_port_base": PORT_BASE,
+        "paired_test_state_dir": str(tmp_path / "remote"),
+        "paired_test_report_dir": str(tmp_path / "reports"),
+        "paired_test_report_name": "sweep",
+    }
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    drop = ("ANSIBLE_CONFIG", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACKS_ENABLED")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_FORKS="10",
+        ANSIBLE_NOCOLOR="1",
+        ESXILAB_PROGRESS="always",
+    )
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
+    started = time.monotonic()
+    rc, lines = _stamped_play(argv, env)
+    output = "\n".join(text for _, text in lines)
+    assert rc == 0, output[-4000:]
+
+    progress = [(at, m) for at, text in lines if (m := LINE.match(text))]
+    assert [int(m["run"]) for _, m in progress] == list(range(1, RUNS + 1)), output[-4000:]
+    assert {int(m["count"]) for _, m in progress} == {RUNS}
+    assert [int(m["streams"]) for _, m in progress] == list(range(1, RUNS + 1))
+    end = progress[-1][0]  # the last run's line: the runs are over
+    print(f"\n{'line':<60} {'at':>7} {'left (shown)':>13} {'left (real)':>12}")
+    for at, m in progress:
+        left = "" if m["left"] is None else f"{_seconds(m['left']):.0f} s"
+        print(f"{m.group(0)[:60]:<60} {at - started:6.1f}s {left:>13} {end - at:11.1f}s")
+    lefts = [_seconds(m["left"]) for _, m in progress[:-1]]
+    assert progress[-1][1]["left"] is None  # the last run says so
+    mid_at, mid = progress[RUNS // 2 - 1]
+    shown, real = _seconds(mid["left"]), end - mid_at
+    print(
+        f"midpoint (after run {mid['run']}): {shown:.0f} s left shown, {real:.1f} s really left "
+        f"({100 * (shown - real) / real:+.1f} %)"
+    )
+    assert all(later < earlier for earlier, later in itertools.pairwise(lefts)), lefts
+    assert abs(shown - real) <= 0.2 * real, (shown, real)
+
+    summary = [text for _, text in lines if text.startswith("paired_test: ")]
+    print("\n".join(summary))
+    assert summary and re.match(rf"paired_test: {RUNS} run\(s\) in .+: {RUNS} with a figure$", summary[0]), summary
+    assert "is not an option of the role" not in output  # a clean play: no typo warning

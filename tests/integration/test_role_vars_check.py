@@ -1,0 +1,116 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Mistakes in role variables, as a user sees them with the repository's ansible.cfg, by the real ansible-playbook.
+
+* A role variable with the role's prefix that no option matches (``paired_test_stream``) is
+  warned about, naming the closest valid name, and the play goes on; a clean play warns nothing.
+* A wrong key inside a test definition fails the role's argument validation: with the
+  repository's ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the failure is the one
+  useful line per host, not the role's whole argument spec (compared with ``ansible.builtin.default``
+  in the same test, so the check can fail).
+
+No lab and no network: two inventory hosts with the local connection, addresses from the
+benchmark range that nothing is sent to, check mode (only the preflight runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = pytest.mark.slow
+
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+INVENTORY = """[lab]
+h1 ansible_connection=local lab_address=198.19.110.11
+h2 ansible_connection=local lab_address=198.19.110.12
+"""
+TEST = {"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}
+TYPO = "esxilab.iperf.paired_test: the variable paired_test_stream is not an option of the role and is ignored"
+
+
+def _play(tmp: Path, playbook: Path, *, stdout_callback: str | None = None, **variables: Any) -> tuple[int, str]:
+    (tmp / "hosts.ini").write_text(INVENTORY)
+    (tmp / "vars.json").write_text(json.dumps(variables))
+    # the repository's ansible.cfg (cwd) decides the callbacks unless a test overrides the stdout one
+    drop = ("ANSIBLE_CONFIG", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACKS_ENABLED")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
+    if stdout_callback:
+        env["ANSIBLE_STDOUT_CALLBACK"] = stdout_callback
+    argv = [
+        str(ANSIBLE_PLAYBOOK),
+        "-i",
+        str(tmp / "hosts.ini"),
+        str(playbook),
+        "-e",
+        f"@{tmp / 'vars.json'}",
+        "--check",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=env, cwd=REPO)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _settings(tmp: Path, test: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "paired_test_tests": [test],
+        "paired_test_address_var": "lab_address",
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+    }
+
+
+def test_a_typo_in_a_role_variable_names_the_valid_one(tmp_path: Path) -> None:
+    rc, output = _play(tmp_path, PLAYBOOK, **_settings(tmp_path, TEST), paired_test_stream=[1, 2, 4])
+    assert rc == 0, output[-3000:]
+    flat = " ".join(output.split())
+    print(next(line for line in output.splitlines() if "paired_test_stream " in line))
+    assert f"[WARNING]: {TYPO} - did you mean paired_test_streams?" in flat
+    assert flat.count(TYPO) == 1  # once, not once per host
+
+
+def test_a_clean_play_warns_nothing(tmp_path: Path) -> None:
+    rc, output = _play(tmp_path, PLAYBOOK, **_settings(tmp_path, {**TEST, "streams": [1, 2, 4]}))
+    assert rc == 0, output[-3000:]
+    assert "[WARNING]" not in output, output
+
+
+def test_a_typo_in_a_report_variable_is_found_by_the_report_role(tmp_path: Path) -> None:
+    playbook = tmp_path / "report.yml"
+    playbook.write_text(
+        "- name: A report\n  hosts: h1\n  gather_facts: false\n  roles:\n    - role: esxilab.iperf.report\n"
+    )
+    rc, output = _play(tmp_path, playbook, report_runs=[], report_titel="x", report_dir=str(tmp_path / "r"))
+    flat = " ".join(output.split())
+    assert (
+        "[WARNING]: esxilab.iperf.report: the variable report_titel is not an option of the role and is ignored"
+        " - did you mean report_title?" in flat
+    ), output
+    assert rc != 0 and "report_runs is empty" in flat  # the role's own check still runs after the warning
+
+
+def test_a_wrong_test_key_fails_in_one_line_not_the_spec_dump(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, {**TEST, "strams": 3})
+    rc, output = _play(tmp_path, PLAYBOOK, **settings)
+    rc_default, output_default = _play(tmp_path, PLAYBOOK, stdout_callback="ansible.builtin.default", **settings)
+    print(
+        f"output with the repository's ansible.cfg: {len(output)} characters; with ansible.builtin.default: "
+        f"{len(output_default)}"
+    )
+    print("\n".join(line[:200] for line in output.splitlines() if "FAILED" in line or "strams" in line))
+    assert rc != 0 and rc_default != 0
+    useful = "paired_test_tests.strams. Supported parameters include: "
+    assert useful in output and useful in output_default
+    assert "argument_spec_data" not in output
+    assert "argument_spec_data" in output_default  # the dump the concise callback leaves out
+    assert len(output) < 8000 < 20000 < len(output_default)
