@@ -54,8 +54,8 @@ __all__ = [
     "build_record",
     "point_key",
     "run_order",
-    "with_line_rates",
     "run_seconds",
+    "with_line_rates",
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
