@@ -39,6 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     to_markdown,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import plots as _plots
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
 from tests.collection_path import FIXTURES
 
 # "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec  4811/0  0 ..." (5 one-second intervals, Rtry 0)
@@ -224,7 +225,10 @@ def test_plain_results_take_test_streams_and_direction_from_labels_or_the_result
 
 
 def test_percent_of_line_rate_from_the_report_and_from_labels(sweep: Any) -> None:
-    assert [r.line_rate_bps for r in sweep.runs] == [TEN_G] * 6
+    # run 5 had two pairs at the same time: its line rate is the sum over the pairs (not 73 % of one link)
+    assert [r.line_rate_bps for r in sweep.runs] == [TEN_G] * 4 + [2 * TEN_G, TEN_G]
+    assert sweep.runs[4].percent_of_line_rate == pytest.approx(7335.2e6 / 2 / TEN_G * 100)
+    assert [p.percent_of_line_rate for p in sweep.runs[4].results] == pytest.approx([72.4, 0.952])
     assert sweep.runs[0].percent_of_line_rate == pytest.approx(9.39)
     assert sweep.runs[3].percent_of_line_rate is None  # failed: n/a, never 0
     labelled = build_report(
@@ -290,16 +294,18 @@ def test_markdown_summary_tables_and_knee(sweep: Any) -> None:
     assert text.startswith("# iperf report: sweep\n")
     assert (
         "Report `sweep`, generated 2025-01-31T12:00:00Z: 6 runs (1 without a usable figure), 7 results, 1 test. "
-        "Line rate: 10.00 Gbit/s." in text
+        "Line rate per pair: 10.00 Gbit/s (a run of several pairs at the same time is compared with the sum over its "
+        "pairs)." in text
     )
     assert _table_after(text, "### Test `sweep`") == [
         "| Direction | Streams | Runs | Mean (Gbit/s) | Median | Stdev | 95 % CI | Min | Max | % of line rate |",
         "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |",
         "| forward | 1 | 2 | 0.932 | 0.932 | 0.009 | 0.850 - 1.015 | 0.926 | 0.939 | 9.3 |",
         "| forward | 2 | 1 of 2 | 1.970 | 1.970 | n/a | n/a | 1.970 | 1.970 | 19.7 |",
-        "| forward | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | 72.9 |",
+        # run 5 had two pairs (20 Gbit/s of line rate), run 6 one: no common line rate, no percentage
+        "| forward | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | n/a |",
     ]
-    assert "Protocol tcp; pairs per run 1, 2; line rate 10.00 Gbit/s; 6 runs." in text
+    assert "Protocol tcp; pairs per run 1, 2; 6 runs." in text
     assert (
         "Knee (forward): **4 streams** - the smallest stream count whose mean is within 5 % of the best mean "
         "(7.288 Gbit/s at 4 streams)." in text
@@ -310,11 +316,13 @@ def test_markdown_runs_table_shows_na_for_a_failed_run(sweep: Any) -> None:
     text = to_markdown(sweep)
     runs = _table_after(text, "## Runs")
     assert runs[0] == (
-        "| Run | Test | Direction | Streams | Rep. | Pairs | Throughput (Gbit/s) | % of line rate | Retr. | Status |"
+        "| Run | Test | Direction | Streams | Rep. | Pairs | Throughput (Gbit/s) | % of line rate | Retr. "
+        "| CPU local/remote % | RTT µs | Status |"
     )
-    assert runs[2] == "| 1 | sweep | forward | 1 | 1 | 1 | 0.939 | 9.4 | 0 | ok |"
-    assert runs[5] == "| 4 | sweep | forward | 2 | 2 | 1 | n/a | n/a | n/a | failed |"
-    assert runs[6] == "| 5 | sweep | forward | 4 | 1 | 2 | 7.335 | 73.4 | n/a | ok |"
+    assert runs[2] == "| 1 | sweep | forward | 1 | 1 | 1 | 0.939 | 9.4 | 0 | n/a | n/a | ok |"
+    assert runs[5] == "| 4 | sweep | forward | 2 | 2 | 1 | n/a | n/a | n/a | n/a | n/a | failed |"
+    # two pairs at the same time: 7.335 Gbit/s of 2 x 10 Gbit/s (not 73.4 % of one link)
+    assert runs[6] == "| 5 | sweep | forward | 4 | 1 | 2 | 7.335 | 36.7 | n/a | n/a | n/a | ok |"
     assert "- run 4 (sweep): pair 1 (vm2 -> vm1): the client on vm2 failed: unable to connect to server" in text
     assert "| 0.000 |" not in text  # nothing shown as zero for the failed run
 
@@ -486,7 +494,7 @@ def test_results_csv_udp_columns() -> None:
     [row] = _rows(results_csv(build_report([result(UDP)])))
     assert row["protocol"] == "udp"
     assert row["bits_per_second"] == "1000368.3351008452"
-    assert row["lost_percent"] == "0"
+    assert row["lost_percent"] == "0.0"
     assert row["jitter_ms"] == "0.05150706013209632"
     assert row["tool_version"] == "3.16"
 
@@ -537,10 +545,10 @@ def test_json_turns_non_finite_numbers_into_null() -> None:
 def test_table_lines(sweep: Any) -> None:
     assert table_lines(sweep, directory="/srv/reports/sweep-1/", plots_note="skipped - no matplotlib") == [
         "iperf report: sweep: 6 run(s), 1 without a usable figure",
-        "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line",
-        "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3",
-        "sweep  forward          2   1/2        1.970        n/a  1.970  1.970    19.7",
-        "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335    72.9",
+        "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line  retr",
+        "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3     0",
+        "sweep  forward          2   1/2        1.970        n/a  1.970  1.970    19.7     0",
+        "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335     n/a   n/a",
         "* knee: the smallest stream count within 5 % of the best mean",
         "plots: skipped - no matplotlib",
         "report: /srv/reports/sweep-1/summary.md",
@@ -551,8 +559,10 @@ def test_table_lines(sweep: Any) -> None:
 
 
 def test_sweep_plot_spec(sweep: Any) -> None:
-    specs = {s.file: s for s in plot_specs(sweep)}
-    assert sorted(specs) == ["sweep-forward.png", "timeseries-sweep-forward-1s.png"]
+    # the 1-stream run has 5 one-second intervals: no time series (under 10 s and under 10 intervals)
+    assert sorted(s.file for s in plot_specs(sweep)) == ["sweep-forward.png"]
+    specs = {s.file: s for s in plot_specs(sweep, timeseries_min_seconds=0)}
+    assert sorted(specs) == ["sweep-forward.png", "timeseries-sweep-forward-streams-1.png"]
     spec = specs["sweep-forward.png"]
     assert (spec.kind, spec.xlabel, spec.ylabel) == ("sweep", "Parallel streams per client", "Throughput (Gbit/s)")
     assert spec.title == "Throughput vs parallel streams: sweep (forward)"
@@ -562,12 +572,25 @@ def test_sweep_plot_spec(sweep: Any) -> None:
     assert series.yerr[0] == pytest.approx(T_975_1 * 6.5e6 / 1e9)
     assert series.yerr[1] is None  # one figure: no interval, no invented bar
     assert series.knee == 4.0
-    assert (spec.line_rate, spec.line_rate_label) == (10.0, "line rate 10.00 Gbit/s")
+    # the 4-stream runs differ in pairs (20 and 10 Gbit/s of line rate): no common line-rate mark
+    assert (spec.line_rate, spec.line_rate_label) == (None, None)
+    one_pair = build_report([r for r in sweep_runs() if len(r["pairs"]) == 1], line_rate_bps=TEN_G)
+    [marked] = [s for s in plot_specs(one_pair) if s.kind == "sweep"]
+    assert (marked.line_rate, marked.line_rate_label) == (10.0, "line rate 10.00 Gbit/s")
 
 
 def test_timeseries_spec_from_intervals_without_omitted() -> None:
     report = build_report([result(PKB_I1, test="t"), result(OMIT, test="t")])
-    [spec] = [s for s in plot_specs(report) if s.kind == "timeseries"]
+    # by default only the result with 10 intervals is drawn; run 1 has 5 one-second intervals (5.37 s)
+    [default] = [s for s in plot_specs(report) if s.kind == "timeseries"]
+    assert [s.label for s in default.series] == ["run 2"]
+    assert timeseries_note(report) == (
+        "1 result with intervals have no time-series plot: a time series is drawn only when the intervals cover at "
+        "least 10 s or number at least 10 (role variable report_timeseries_min_seconds; 0 draws every result with 2 "
+        "or more intervals)"
+    )
+    assert timeseries_note(report, 5) is None  # 0-5 s: 5 s covered
+    [spec] = [s for s in plot_specs(report, timeseries_min_seconds=0) if s.kind == "timeseries"]
     assert report.unit == Unit("Mbit/s", 1e6)
     assert spec.ylabel == "Throughput (Mbit/s)"
     first, second = spec.series
@@ -592,8 +615,9 @@ def test_compare_plot_spec() -> None:
 
 def test_plot_file_names_are_unique_and_safe() -> None:
     runs = [result(PKB_I1, test="A/B c"), result(PKB_I1, test="a b-c")]
-    files = [s.file for s in plot_specs(build_report(runs))]
-    assert files == ["timeseries-a-b-c-forward-1s.png", "timeseries-a-b-c-forward-1s-2.png"]
+    files = [s.file for s in plot_specs(build_report(runs), timeseries_min_seconds=0)]
+    # the axis is spelled: streams-1 is one stream, not one second
+    assert files == ["timeseries-a-b-c-forward-streams-1.png", "timeseries-a-b-c-forward-streams-1-2.png"]
 
 
 # -- units and bad input ------------------------------------------------------------------------
@@ -665,7 +689,7 @@ def test_every_plot_kind_is_drawn_as_a_readable_png(sweep: Any) -> None:
     from matplotlib.image import imread
 
     specs = plot_specs(sweep) + plot_specs(build_report(nic_results(), compare_by="nic", line_rate_bps=TEN_G))
-    assert {s.kind for s in specs} == {"sweep", "timeseries", "compare"}
+    assert {s.kind for s in specs} == {"sweep", "timeseries", "compare", "cpu"}
     images, problems = _plots.render_all(specs)
     assert problems == []
     assert sorted(images) == sorted(s.file for s in specs)
