@@ -183,5 +183,3 @@ def group_figures(runs: Sequence[Figures]) -> Figures:
         reverse_bits_per_second=_apply(_each(runs, "reverse_bits_per_second"), _mean),
         bidir_sum_bits_per_second=_apply(_each(runs, "bidir_sum_bits_per_second"), _mean),
     )
-
-

@@ -119,6 +119,7 @@ def _tests_md(report: Report) -> list[str]:
         "below 2 runs."
         + ("" if with_rate else " No line rate is known (set `report_line_rate_bps` or a `line_rate_bps` label).")
     )
+    lines += ["", _figures_text(*figure_columns(report))]
     lines.append("")
     header = ["Direction", "Streams"]
     if with_compare:
@@ -251,18 +252,25 @@ def _figures_md(report: Report, groups: Sequence[Group], with_compare: bool) -> 
             row.append(group.compare or NA)
         rows.append(row + _figures_cells(report, group.figures, udp, reverse))
     fixed = 3 if with_compare else 2
-    return [
-        "Beside throughput (means over the runs with the figure; a run's figure is the mean over its pairs for CPU "
-        "and RTT, the sum for retransmits and datagrams): CPU as the tool printed it (local: the host that printed "
-        "the result, the client in paired tests; remote: its peer); retransmits of the senders per run; RTT of the "
-        "senders in µs (mean of the means, smallest minimum - largest maximum)"
+    return ["Beside throughput:", "", *_table(header, "l" * fixed + "r" * (len(header) - fixed), rows), ""]
+
+
+def _figures_text(udp: bool, reverse: bool) -> str:
+    """What the figures beside throughput are (said once, above the tests)."""
+    return (
+        "Beside throughput: CPU as the tool printed it (local: the host that printed the result, the client in "
+        "paired tests; remote: its peer); retransmits of the senders; RTT of the senders in µs, mean (smallest "
+        "minimum - largest maximum)"
         + ("; UDP loss of the receivers, jitter in ms, lost/total datagrams" if udp else "")
-        + ("; reverse: the reverse direction of bidirectional runs, both: the two directions together" if reverse else "")
-        + ".",
-        "",
-        *_table(header, "l" * fixed + "r" * (len(header) - fixed), rows),
-        "",
-    ]
+        + (
+            "; reverse: the reverse direction of bidirectional runs, both: the two directions together"
+            if reverse
+            else ""
+        )
+        + ". A run of several pairs has a figure only when every pair has it: CPU and RTT the mean over its pairs, "
+        "retransmits, datagrams and rates the sum, jitter the largest. A group's figure is the mean over its runs "
+        "with the figure (retransmits per run; datagrams summed); n/a: no run has it."
+    )
 
 
 def _cpu_md(report: Report) -> list[str]:
@@ -301,9 +309,7 @@ def _cpu_md(report: Report) -> list[str]:
                 continue
             figures = group.figures
             per_cpu = (
-                None
-                if group.mean is None or not figures.cpu_local_percent
-                else group.mean / figures.cpu_local_percent
+                None if group.mean is None or not figures.cpu_local_percent else group.mean / figures.cpu_local_percent
             )
             rows.append(
                 [

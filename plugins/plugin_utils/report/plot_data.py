@@ -224,8 +224,7 @@ def plot_specs(report: Report, *, timeseries_min_seconds: float = DEFAULT_TIMESE
                 file=_unique(
                     slug(
                         f"timeseries-{group.test}-{group.direction}{'-swapped' if group.swapped else ''}"
-                        f"-streams-{streams}"
-                        + (f"-{group.compare}" if group.compare is not None else "")
+                        f"-streams-{streams}" + (f"-{group.compare}" if group.compare is not None else "")
                     ),
                     used,
                 ),

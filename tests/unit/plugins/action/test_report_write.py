@@ -128,6 +128,32 @@ def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Pat
     assert out["msg"] == f"would write 4 file(s) in {dest}"
     assert out["plots_skipped"] == "not drawn (plots=false)"
     assert out["table"][0] == "iperf report: iperf: 3 run(s), 1 without a usable figure"
+    # issue 13: check mode used to print a report path it never wrote
+    assert out["table"][-1] == f"check mode: no report was written (it would be {dest}/summary.md)"
+
+
+def test_time_series_rule_is_an_option_and_said_in_the_summary(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    dest = tmp_path / "ts"
+    args = {"runs": _runs(), "dest": str(dest), "compare_by": "nic"}
+    out = _action({**args, "timeseries_min_seconds": 0}).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert sorted(Path(p).name for p in out["files"]["plots"]) == [
+        "compare-nic-lo.png",
+        "timeseries-lo-forward-streams-1-e1000.png",
+        "timeseries-lo-forward-streams-1-vmxnet3.png",
+    ]
+    assert "have no time-series plot" not in (dest / "summary.md").read_text()
+    out = _action(args).run(task_vars={})
+    assert [Path(p).name for p in out["removed"]] == ["timeseries-lo-forward-streams-1-e1000.png"]
+    assert (
+        "1 result with intervals have no time-series plot: a time series is drawn only when the intervals cover at "
+        "least 10 s or number at least 10" in (dest / "summary.md").read_text()
+    )
+    bad = _action({"runs": _runs(), "dest": str(tmp_path / "bad"), "timeseries_min_seconds": -1}).run(task_vars={})
+    assert bad["failed"] is True
+    assert "timeseries_min_seconds must be 0 or more seconds" in bad["msg"]
+    assert not (tmp_path / "bad").exists()
 
 
 def test_without_matplotlib_the_report_is_written_without_plots(tmp_path: Path, no_matplotlib: None) -> None:
