@@ -29,6 +29,8 @@ LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
 # "[  4]   0.00-10.00  sec   860 MBytes   721 Mbits/sec  receiver" (ten intervals)
 ATTFIBER = "iperf3-3.0or3.1-text-client-tcp-attfiber.txt"
 REFUSED = "iperf3-3.17.1-text-client-error-unable-to-connect.txt"
+# "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec" (5 one-second intervals)
+PKB_I1 = "iperf2-2.0.13-text-client-tcp-e-fm-i1-pkb.txt"
 BASE_FILES = ["results.csv", "results.json", "summary.csv", "summary.md"]
 MANIFEST = ".esxilab-iperf-report.json"  # the files of our report, kept beside them
 
@@ -85,7 +87,7 @@ def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
     assert not out.get("failed"), out.get("msg")
     assert out["changed"] is True
     assert out["dir"] == str(dest)
-    # LABLOG has 2 one-second intervals: no time series of e1000 (report_timeseries_min_seconds)
+    # LABLOG has one interval: no time series of e1000 (a single step says nothing; timeseries_min_seconds)
     pngs = ["compare-nic-lo.png", "timeseries-lo-forward-streams-1-vmxnet3.png"]
     assert sorted(p.name for p in dest.iterdir()) == sorted([MANIFEST, *BASE_FILES, *pngs])
     assert out["files"]["json"] == str(dest / "results.json")
@@ -135,7 +137,8 @@ def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Pat
 def test_time_series_rule_is_an_option_and_said_in_the_summary(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     dest = tmp_path / "ts"
-    args = {"runs": _runs(), "dest": str(dest), "compare_by": "nic"}
+    runs = [_result(PKB_I1, test="lo", nic="e1000"), _result(ATTFIBER, test="lo", nic="vmxnet3")]
+    args = {"runs": runs, "dest": str(dest), "compare_by": "nic"}
     out = _action({**args, "timeseries_min_seconds": 0}).run(task_vars={})
     assert not out.get("failed"), out.get("msg")
     assert sorted(Path(p).name for p in out["files"]["plots"]) == [
