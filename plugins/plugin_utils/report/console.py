@@ -20,6 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import direction_label
 
 
 def _columns(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
@@ -64,7 +65,7 @@ def table_lines(
             count = int(group.stats.get("count") or 0)
             row = [
                 group.test,
-                group.direction_text,
+                direction_label(group.direction, group.swapped, group.flows, limit=1),  # one flow keeps it narrow
                 (NA if group.streams is None else str(group.streams)) + ("*" if group.knee == group.streams else ""),
             ]
             if with_compare:
@@ -83,7 +84,8 @@ def table_lines(
                 retr = group_figures.retransmits
                 row.append(NA if retr is None else f"{retr:.0f}")
             if with_cpu:
-                row.append(f"{pct(group_figures.cpu_local_percent)}/{pct(group_figures.cpu_remote_percent)}")
+                cpu = f"{pct(group_figures.cpu_local_percent)}/{pct(group_figures.cpu_remote_percent)}"
+                row.append(cpu if group_figures.has_cpu else NA)
             rows.append(row)
         right = [False, False, True] + ([False] if with_compare else []) + [True] * (len(header) - 3 - with_compare)
         lines += _columns(rows, right)

@@ -111,7 +111,8 @@ def _cpu(ax: Any, spec: PlotSpec) -> list[Any]:
                 series.x, _nan(series.y), marker="o", s=46, facecolors=face, edgecolors=color, label=series.label
             )
         )
-    ax.set_xlim(left=0)
+    top = max((x for series in spec.series for x in series.x), default=0.0)
+    ax.set_xlim(left=0, right=max(top * 1.1, 1.0))  # CPU % may pass 100 (several cores): room at the right
     return handles
 
 

@@ -139,14 +139,15 @@ class RunRow(_Rated):
         return direction_label(self.direction, self.swapped, self.flows)
 
 
-def direction_label(direction: str, swapped: bool, flows: Sequence[str]) -> str:
-    """A direction that names sender and receiver: ``forward: h1 → h2``, ``reverse, swapped: h2 → h1``."""
+def direction_label(direction: str, swapped: bool, flows: Sequence[str], limit: int = FLOWS_SHOWN) -> str:
+    """A direction that names sender and receiver: ``forward: h1 → h2``, ``reverse, swapped: h2 → h1``; ``limit``
+    flows are named, the others counted (``+2 more``)."""
     text = f"{direction}, swapped" if swapped else direction
     if not flows:
         return text
-    shown = ", ".join(flows[:FLOWS_SHOWN])
-    if len(flows) > FLOWS_SHOWN:
-        shown += f" +{len(flows) - FLOWS_SHOWN} more"
+    shown = ", ".join(flows[:limit])
+    if len(flows) > limit:
+        shown += f" +{len(flows) - limit} more"
     return f"{text}: {shown}"
 
 
