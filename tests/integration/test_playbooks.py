@@ -582,15 +582,26 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
     assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
     assert any(p.name.startswith("compare-nic") for p in next(play.reports.glob("vnic-compare-*")).glob("*.png"))
     printed = _printed(play.output)
+    summary = {s["compare"]: s for s in doc["summary"]}
     for row in doc["results"]:
         result = row["result"]
         _one_pair_rate_ok(result["bits_per_second"])
+        # issue 10: CPU, retransmits (and RTT) are the report's, one run per guest: the result's own figures
+        figures = summary[row["labels"]["nic"]]["figures"]
+        assert figures["cpu_local_percent"] == result["cpu"]["local_percent"]
+        assert figures["cpu_remote_percent"] == result["cpu"]["remote_percent"]
+        assert figures["retransmits"] == result["sent"]["retransmits"]
         line = (
             f"{row['labels']['nic']} ({row['client']}): {result['bits_per_second'] / 1e6:.4g} Mbit/s over 1 run(s);"
-            f" retransmits {result['sent']['retransmits']};"
+            f" retransmits {result['sent']['retransmits']} per run;"
             f" CPU guest {result['cpu']['local_percent']:.1f} %, server {result['cpu']['remote_percent']:.1f} %"
         )
         assert line in printed
+    directory = next(play.reports.glob("vnic-compare-*"))
+    assert (directory / "cpu-vs-throughput-nic.png").is_file()
+    text = (directory / "summary.md").read_text()
+    assert "### CPU vs throughput by `nic`" in text
+    assert "| forward: h2 → h1 | 1 |" in text  # the direction names the sender and the receiver
 
 
 def test_mtu_compare_measures_the_same_path_at_1500_and_9000(lab: Lab, tmp_path: Path) -> None:
