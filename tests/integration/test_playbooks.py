@@ -404,7 +404,7 @@ class Play:
         # the lab's runs are a few seconds long: no time series (report_timeseries_min_seconds), and summary.md
         # says so; a report without any plot must say why
         summary_md = (directory / "summary.md").read_text()
-        assert plots or "have no time-series plot" in summary_md, f"no plot in {directory} and no reason given"
+        assert plots or "no time-series plot" in summary_md, f"no plot in {directory} and no reason given"
         for plot in plots:
             _assert_png(plot)
         doc: dict[str, Any] = json.loads((directory / "results.json").read_text())

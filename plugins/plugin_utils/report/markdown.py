@@ -493,7 +493,7 @@ def to_markdown(
             lines += [f"### {heading}", ""]
             for plot in chosen:
                 lines += [f"![{md_text(plot.caption or plot.title)}]({plot.file})", ""]
-    if not plots and not plots_note:
+    if not plots and not plots_note and not notes:
         lines += ["No plot: the results hold no figure to draw.", ""]
     for note in notes:
         lines += [f"{md_text(note[:1].upper() + note[1:])}.", ""]

@@ -104,7 +104,8 @@ def timeseries_note(report: Report, min_seconds: float = DEFAULT_TIMESERIES_MIN_
     if not left_out:
         return None
     return (
-        f"{left_out} result{'s' if left_out != 1 else ''} with intervals have no time-series plot: a time series is "
+        f"{left_out} result{'s' if left_out != 1 else ''} with intervals {'have' if left_out != 1 else 'has'} no "
+        "time-series plot: a time series is "
         f"drawn only when the intervals cover at least {min_seconds:g} s or number at least "
         f"{TIMESERIES_MIN_INTERVALS} (role variable report_timeseries_min_seconds; 0 draws every result with "
         f"{TIMESERIES_MIN_POINTS} or more intervals)"

@@ -146,11 +146,11 @@ def test_time_series_rule_is_an_option_and_said_in_the_summary(tmp_path: Path) -
         "timeseries-lo-forward-streams-1-e1000.png",
         "timeseries-lo-forward-streams-1-vmxnet3.png",
     ]
-    assert "have no time-series plot" not in (dest / "summary.md").read_text()
+    assert "no time-series plot" not in (dest / "summary.md").read_text()
     out = _action(args).run(task_vars={})
     assert [Path(p).name for p in out["removed"]] == ["timeseries-lo-forward-streams-1-e1000.png"]
     assert (
-        "1 result with intervals have no time-series plot: a time series is drawn only when the intervals cover at "
+        "1 result with intervals has no time-series plot: a time series is drawn only when the intervals cover at "
         "least 10 s or number at least 10" in (dest / "summary.md").read_text()
     )
     bad = _action({"runs": _runs(), "dest": str(tmp_path / "bad"), "timeseries_min_seconds": -1}).run(task_vars={})

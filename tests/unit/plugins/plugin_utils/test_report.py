@@ -585,7 +585,7 @@ def test_timeseries_spec_from_intervals_without_omitted() -> None:
     [default] = [s for s in plot_specs(report) if s.kind == "timeseries"]
     assert [s.label for s in default.series] == ["run 2"]
     assert timeseries_note(report) == (
-        "1 result with intervals have no time-series plot: a time series is drawn only when the intervals cover at "
+        "1 result with intervals has no time-series plot: a time series is drawn only when the intervals cover at "
         "least 10 s or number at least 10 (role variable report_timeseries_min_seconds; 0 draws every result with 2 "
         "or more intervals)"
     )
