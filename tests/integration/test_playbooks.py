@@ -605,6 +605,11 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
     text = (directory / "summary.md").read_text()
     assert "### CPU vs throughput by `nic`" in text
     assert "| forward: h2 → h1 | 1 |" in text  # the direction names the sender and the receiver
+    # the lab's link speed (esxilab_vnic_link_speed_mbps) gives the % of line rate of each guest's path
+    assert [r["line_rate_bps"] for r in doc["runs"]] == [1e9, 1e9]
+    assert [r["percent_of_line_rate"] for r in doc["runs"]] == [
+        pytest.approx(r["bits_per_second"] / 1e9 * 100) for r in doc["runs"]
+    ]
 
 
 def test_mtu_compare_measures_the_same_path_at_1500_and_9000(lab: Lab, tmp_path: Path) -> None:
