@@ -34,6 +34,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     to_markdown,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
 
 _NAME = "esxilab.iperf.report_write"
@@ -82,7 +83,16 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result.update(failed=True, msg=f"{_NAME}: {exc}")
             return result
 
-        specs = plot_specs(report) if args["plots"] else []
+        min_seconds = args["timeseries_min_seconds"]
+        if min_seconds < 0:
+            result.update(
+                failed=True,
+                msg=f"{_NAME}: timeseries_min_seconds must be 0 or more seconds (10: time series of runs of 10 s or "
+                f"more), got {min_seconds!r}",
+            )
+            return result
+        specs = plot_specs(report, timeseries_min_seconds=min_seconds) if args["plots"] else []
+        rule = timeseries_note(report, min_seconds) if args["plots"] else None
         problems: list[str] = []
         images: dict[str, bytes] = {}
         if specs and check_mode:
@@ -103,7 +113,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             FILES["json"]: to_json(report).encode(),
             FILES["csv"]: results_csv(report).encode(),
             FILES["summary_csv"]: summary_csv(report).encode(),
-            FILES["markdown"]: to_markdown(report, specs, note).encode(),
+            FILES["markdown"]: to_markdown(report, specs, note, [rule] if rule else []).encode(),
         }
         # In check mode no plot is drawn: it would be written, its content is unknown.
         contents.update({spec.file: None if check_mode else images[spec.file] for spec in specs})
@@ -147,7 +157,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             written=written,
             removed=outcome.removed,
             plots_skipped=note,
-            table=table_lines(report, directory=dest, plots_note=note),
+            table=table_lines(report, directory=dest, plots_note=note, check_mode=check_mode),
             summary=[
                 {
                     "test": g.test,
@@ -161,6 +171,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     "ci95_half_width": g.half_width,
                     "percent_of_line_rate": g.percent_of_line_rate,
                     "knee": g.knee,
+                    "figures": g.figures.as_dict(),
                 }
                 for g in report.groups
             ],

@@ -16,16 +16,31 @@ description:
     normalized result with its labels, the environment, the runs, the summary, the sweeps and the comparison),
     C(results.csv) (one row per result), C(summary.csv) (one row per summary group), C(summary.md) (a readable
     summary) and PNG plots.
-  - 'C(summary.md) holds: the environment given in O(environment); one table per test with, per direction, streams
-    value and (with O(compare_by)) label value, the runs, mean, median, standard deviation, 95 % confidence interval
-    (Student t), min, max and percentage of line rate; the knee of each stream sweep; the comparison by O(compare_by)
-    side by side; the plots; every run with its status.'
-  - 'Plots (matplotlib, Agg backend): throughput vs parallel streams for sweeps, with 95 % CI error bars and the knee
-    marked; grouped bars for the comparison by O(compare_by); throughput per interval of every result that has
-    intervals. Without matplotlib on the controller the other files are still written, the plots are skipped, the
-    task warns and says so in RV(plots_skipped) - the task does not fail for it.'
+  - 'C(summary.md) holds: the environment given in O(environment); one table per test with, per direction (naming
+    sender and receiver, for example C(forward: vm2 → vm1) or C(forward, swapped: vm1 → vm2)), streams value and
+    (with O(compare_by)) label value, the runs, mean, median, standard deviation, 95 % confidence interval (Student t),
+    min, max and percentage of line rate; a second table per test with the figures beside throughput - CPU (local and
+    remote, as iperf printed it), retransmits per run, RTT (mean, min - max in µs), for UDP the loss, jitter and
+    lost/total datagrams, for bidirectional runs the reverse direction and both directions together; the knee of each
+    stream sweep; the comparison by O(compare_by) side by side with its CPU-vs-throughput table; the plots; every run
+    with its status and figures.'
+  - 'The same figures are columns of C(results.csv) (per result: C(cpu_local_percent), C(cpu_remote_percent),
+    C(retransmits), C(rtt_min_us), C(rtt_mean_us), C(rtt_max_us), C(lost_percent), C(jitter_ms), C(lost_packets),
+    C(packets), C(reverse_bits_per_second), C(bidir_sum_bits_per_second), C(flow), C(run_line_rate_bps),
+    C(run_percent_of_line_rate)) and of C(summary.csv) (per group, the same names: means over the runs with the
+    figure; RTT min/max the smallest/largest; datagrams summed; C(flows)), and C(figures) of each run, result and
+    summary item of C(results.json).'
+  - 'Plots (matplotlib, Agg backend): throughput vs parallel streams for sweeps (C(sweep-<direction>.png)), with
+    95 % CI error bars and the knee marked; grouped bars for the comparison by O(compare_by)
+    (C(compare-<label>.png)) and CPU use vs throughput, one point per run (C(cpu-vs-throughput-<label>.png));
+    throughput per interval (C(timeseries-<test>-<direction>-streams-<n>.png)) of the results whose intervals say
+    something over time (see O(timeseries_min_seconds)). Without matplotlib on the controller the other files are
+    still written, the plots are skipped, the task warns and says so in RV(plots_skipped) - the task does not fail
+    for it.'
   - Every figure comes from the results. A run without a usable figure is left out of the statistics and shown as
-    C(n/a), never as 0. A percentage of line rate is shown only when a line rate is known.
+    C(n/a), never as 0. A percentage of line rate is shown only when a line rate is known; the line rate of a run
+    whose pairs ran at the same time is the sum over its pairs' line rates, and when only some pairs have one the
+    percentage is omitted and C(summary.md) says why.
   - Used by the role C(esxilab.iperf.report). Runs on the controller only; the host of the task is not contacted and
     no module is run. Use it with C(run_once=true).
   - Each file is written atomically (a temporary file renamed over it) and only when its content differs.
@@ -77,10 +92,11 @@ options:
     default: {}
   line_rate_bps:
     description:
-      - Line rate in bit/s that run figures are compared with (10 Gbit/s - V(10000000000)); for example the speed of
-        the one uplink all pairs of a run cross.
+      - Line rate in bit/s of one pair's path (10 Gbit/s - V(10000000000)), for example the speed of the link a
+        client sends over. A run of several pairs running at the same time is compared with the sum over its pairs'
+        line rates (two pairs over 1 Gbit/s links - 2 Gbit/s).
       - A run or result whose labels hold C(line_rate_bps) (bit/s) or C(link_speed_mbps) (Mb/s, as
-        M(esxilab.iperf.esxi_vmknic) reports C(speed_mbps)) uses that instead.
+        M(esxilab.iperf.esxi_vmknic) reports C(speed_mbps)) uses that instead, per pair.
       - Unset and no such label - no percentage of line rate.
     type: float
   compare_by:
@@ -99,6 +115,14 @@ options:
     description: Draw the PNG plots (needs matplotlib on the controller).
     type: bool
     default: true
+  timeseries_min_seconds:
+    description:
+      - A result gets a time-series plot (throughput per interval) only when its intervals cover at least this many
+        seconds, or there are at least 10 of them - the plot of a 5 s run with 1 s intervals says nothing the mean
+        does not. Never for fewer than 2 intervals.
+      - V(0) - every result with 2 or more intervals. C(summary.md) says how many results were left out and why.
+    type: float
+    default: 10
   generated_at:
     description: Time stamp shown in the summary and C(results.json), for example V(2025-01-31T12:00:00Z).
     type: str
@@ -119,7 +143,8 @@ attributes:
   check_mode:
     support: full
     details:
-      - Reports which files would be written and returns the table; writes nothing and draws no plot.
+      - Reports which files would be written and returns the table, whose last line says that no report was written;
+        writes nothing and draws no plot.
   diff_mode:
     support: none
     details:
@@ -200,7 +225,8 @@ files:
       description: The PNG plots written (in check mode, that would be written); empty when plots were skipped.
       type: list
       elements: str
-      sample: [/srv/lab/reports/vswitch-forwarding/sweep-forward.png]
+      sample: [/srv/lab/reports/vswitch-forwarding/sweep-forward.png,
+        /srv/lab/reports/vswitch-forwarding/timeseries-vswitch-forwarding-forward-streams-8.png]
 written:
   description: The files written (in check mode, that would be written); files that already held the same content
     are not listed.
@@ -270,6 +296,13 @@ summary:
     knee:
       description: Knee of the group's sweep (stream count); V(null) outside sweeps.
       type: int
+    figures:
+      description:
+        - The figures beside throughput over the group's runs (V(null) each when no run has it) -
+          C(cpu_local_percent), C(cpu_remote_percent), C(retransmits) (mean per run), C(rtt_min_us),
+          C(rtt_mean_us), C(rtt_max_us), C(lost_percent), C(jitter_ms), C(lost_packets), C(packets),
+          C(reverse_bits_per_second), C(bidir_sum_bits_per_second).
+      type: dict
 msg:
   description: What was done.
   returned: always

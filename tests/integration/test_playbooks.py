@@ -404,7 +404,10 @@ class Play:
         assert (self.reports / "history.sqlite").is_file()
         assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
         plots = sorted(directory.glob("*.png"))
-        assert plots, f"no plot in {directory}"
+        # the lab's runs are a few seconds long: no time series (report_timeseries_min_seconds), and summary.md
+        # says so; a report without any plot must say why
+        summary_md = (directory / "summary.md").read_text()
+        assert plots or "no time-series plot" in summary_md, f"no plot in {directory} and no reason given"
         for plot in plots:
             _assert_png(plot)
         doc: dict[str, Any] = json.loads((directory / "results.json").read_text())
@@ -585,15 +588,31 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
     assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
     assert any(p.name.startswith("compare-nic") for p in next(play.reports.glob("vnic-compare-*")).glob("*.png"))
     printed = _printed(play.output)
+    summary = {s["compare"]: s for s in doc["summary"]}
     for row in doc["results"]:
         result = row["result"]
         _one_pair_rate_ok(result["bits_per_second"])
+        # issue 10: CPU, retransmits (and RTT) are the report's, one run per guest: the result's own figures
+        figures = summary[row["labels"]["nic"]]["figures"]
+        assert figures["cpu_local_percent"] == result["cpu"]["local_percent"]
+        assert figures["cpu_remote_percent"] == result["cpu"]["remote_percent"]
+        assert figures["retransmits"] == result["sent"]["retransmits"]
         line = (
             f"{row['labels']['nic']} ({row['client']}): {result['bits_per_second'] / 1e6:.4g} Mbit/s over 1 run(s);"
-            f" retransmits {result['sent']['retransmits']};"
+            f" retransmits {result['sent']['retransmits']} per run;"
             f" CPU guest {result['cpu']['local_percent']:.1f} %, server {result['cpu']['remote_percent']:.1f} %"
         )
         assert line in printed
+    directory = next(play.reports.glob("vnic-compare-*"))
+    assert (directory / "cpu-vs-throughput-nic.png").is_file()
+    text = (directory / "summary.md").read_text()
+    assert "### CPU vs throughput by `nic`" in text
+    assert "| forward: h2 → h1 | 1 |" in text  # the direction names the sender and the receiver
+    # the lab's link speed (esxilab_vnic_link_speed_mbps) gives the % of line rate of each guest's path
+    assert [r["line_rate_bps"] for r in doc["runs"]] == [1e9, 1e9]
+    assert [r["percent_of_line_rate"] for r in doc["runs"]] == [
+        pytest.approx(r["bits_per_second"] / 1e9 * 100) for r in doc["runs"]
+    ]
 
 
 def test_mtu_compare_measures_the_same_path_at_1500_and_9000(lab: Lab, tmp_path: Path) -> None:

@@ -140,6 +140,8 @@ def _sweep_runs() -> list[dict[str, Any]]:
                     "pair": index,
                     "server": f"esxi{index}",
                     "client": f"esxi{index + 2}",
+                    "sender": f"esxi{index + 2}",  # forward: the client sends
+                    "receiver": f"esxi{index}",
                     "address": f"198.18.7.{index}",
                     "port": 5200 + index,
                     "started_at": 1738324800.5 + 15 * number,
@@ -256,7 +258,8 @@ def test_sweep_report_directory_and_files(played: dict[str, Any]) -> None:
     files = played["files"]["sweep_files"]
     assert files["dir"] == str(directory)
     assert files["markdown"] == str(directory / "summary.md")
-    pngs = ["sweep-forward.png", "timeseries-sweep-forward-1s.png"]
+    # no time series: the runs with intervals are 5 s long with 5 intervals (report_timeseries_min_seconds: 10)
+    pngs = ["sweep-forward.png"]
     assert files["plots"] == [str(directory / name) for name in pngs]
     names = sorted(p.name for p in directory.iterdir())
     # .esxilab-iperf-report.json: the manifest of the files this report wrote
@@ -284,7 +287,13 @@ def test_sweep_results_json_holds_the_input_facts(played: dict[str, Any]) -> Non
     assert one["stats"]["stdev"] == pytest.approx(statistics.stdev([939e6, 926e6]))
     assert (two["stats"]["count"], two["stats"]["skipped"], two["stats"]["mean"]) == (1, 1, 1970e6)
     assert four["stats"]["mean"] == pytest.approx(statistics.fmean([7335.2e6, 7240e6]))
-    assert four["percent_of_line_rate"] == pytest.approx(72.876)
+    # run 5 had two pairs at once (2 x 10 Gbit/s), run 6 one: no common line rate for the group
+    assert four["percent_of_line_rate"] is None
+    assert [r["line_rate_bps"] for r in document["runs"]] == [TEN_G] * 4 + [2 * TEN_G, TEN_G]
+    assert document["runs"][4]["percent_of_line_rate"] == pytest.approx(7335.2e6 / (2 * TEN_G) * 100)
+    assert document["runs"][4]["flows"] == ["esxi3 → esxi1", "esxi4 → esxi2"]
+    assert document["summary"][0]["flows"] == ["esxi3 → esxi1"]
+    assert set(document["summary"][0]["figures"]) >= {"cpu_local_percent", "rtt_mean_us", "lost_percent"}
     assert document["sweeps"][0]["knee"] == 4
 
 
@@ -316,12 +325,19 @@ def test_sweep_summary_markdown(played: dict[str, Any]) -> None:
     assert "| esxi_version | 8.0.3 (build 24022510) |" in text
     assert "| iperf.version | 3.17.1 |" in text
     assert "| vmnic1 | ixgben | true | 10000 | full |" in text
-    assert "| forward | 1 | 2 | 0.932 | 0.932 | 0.009 | 0.850 - 1.015 | 0.926 | 0.939 | 9.3 |" in text
-    assert "| forward | 2 | 1 of 2 | 1.970 | 1.970 | n/a | n/a | 1.970 | 1.970 | 19.7 |" in text
-    assert "| forward | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | 72.9 |" in text
-    assert "| 4 | sweep | forward | 2 | 2 | 1 | n/a | n/a | n/a | failed |" in text
+    one = "forward: esxi3 → esxi1"
+    both = "forward: esxi3 → esxi1, esxi4 → esxi2"
+    assert f"| {one} | 1 | 2 | 0.932 | 0.932 | 0.009 | 0.850 - 1.015 | 0.926 | 0.939 | 9.3 |" in text
+    assert f"| {one} | 2 | 1 of 2 | 1.970 | 1.970 | n/a | n/a | 1.970 | 1.970 | 19.7 |" in text
+    assert f"| {both} | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | n/a |" in text
+    assert f"| 4 | sweep | {one} | 2 | 2 | 1 | n/a | n/a | n/a | n/a | n/a | failed |" in text
+    # two pairs at once: compared with 20 Gbit/s, not with one 10 Gbit/s link
+    assert f"| 5 | sweep | {both} | 4 | 1 | 2 | 7.335 | 36.7 | n/a | n/a | n/a | ok |" in text
+    assert "Beside throughput:" in text
+    assert "1 result with intervals has no time-series plot" in text
     assert (
-        "![Mean throughput vs parallel streams (forward), error bars: 95 % CI, star: knee](sweep-forward.png)" in text
+        "![Mean throughput vs parallel streams (forward: esxi3 → esxi1), error bars: 95 % CI, star: knee]"
+        "(sweep-forward.png)" in text
     )
 
 
@@ -330,10 +346,12 @@ def test_sweep_table_is_printed(played: dict[str, Any]) -> None:
     directory = played["files"]["sweep_files"]["dir"]
     assert sweep_table == [
         "iperf report: sweep: 6 run(s), 1 without a usable figure",
-        "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line",
-        "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3",
-        "sweep  forward          2   1/2        1.970        n/a  1.970  1.970    19.7",
-        "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335    72.9",
+        # issue 13: the direction names sender -> receiver (one flow, the others counted); run 5 had two pairs
+        # at once and run 6 one, so the 4-stream group has no common line rate (no invented percentage)
+        "test   direction                       streams  runs  mean Gbit/s  +/-95% CI    min    max  % line  retr",
+        "sweep  forward: esxi3 → esxi1                1   2/2        0.932      0.083  0.926  0.939     9.3     0",
+        "sweep  forward: esxi3 → esxi1                2   1/2        1.970        n/a  1.970  1.970    19.7     0",
+        "sweep  forward: esxi3 → esxi1 +1 more       4*   2/2        7.288      0.605  7.240  7.335     n/a   n/a",
         "* knee: the smallest stream count within 5 % of the best mean",
         f"report: {directory}/summary.md",
     ]
@@ -346,7 +364,12 @@ def test_comparison_report_matches_the_results_parsed_in_the_play(played: dict[s
     directory = played["work"] / "out" / "nics"
     files = played["files"]["nic_files"]
     assert files["dir"] == str(directory)
-    pngs = ["compare-nic-tcp-1.png", "timeseries-tcp-1-forward-1s-e1000.png", "timeseries-tcp-1-forward-1s-vmxnet3.png"]
+    pngs = [
+        "compare-nic-tcp-1.png",
+        "cpu-vs-throughput-nic-tcp-1.png",  # issue 10: iperf 3.6 -V printed the CPU of the vmxnet3 run
+        "timeseries-tcp-1-forward-streams-1-e1000.png",  # ATTFIBER: ten intervals (LABLOG's one is not drawn)
+        "timeseries-tcp-1-forward-streams-1-vmxnet3.png",
+    ]
     assert files["plots"] == [str(directory / name) for name in pngs]
     for name in pngs:
         _check_png(directory / name)
@@ -364,11 +387,17 @@ def test_comparison_report_matches_the_results_parsed_in_the_play(played: dict[s
     text = (directory / "summary.md").read_text()
     assert "| tcp-1 | forward | 1 | 0.758 ± 0.476 (n=2) | 25.30 ± 5.082 (n=2) | +3235.5 % |" in text
     assert "% of line rate" not in text  # no line rate given: no invented percentage
+    assert "| tcp-1 | forward | 1 | vmxnet3 | 25.30 | 97.2 | 64.2 | 0.260 |" in text  # CPU vs throughput
+    summary = _csv_rows(directory / "summary.csv")
+    assert [(r["compare"], r["cpu_local_percent"], r["cpu_remote_percent"]) for r in summary] == [
+        ("e1000", "", ""),
+        ("vmxnet3", "97.2", "64.2"),
+    ]
     assert played["tables"][1] == [
         "e1000 vs vmxnet3: 4 run(s)",
-        "test   direction  streams  nic      runs  mean Gbit/s  +/-95% CI    min    max",
-        "tcp-1  forward          1  e1000     2/2        0.758      0.476  0.721  0.796",
-        "tcp-1  forward          1  vmxnet3   2/2        25.30      5.082  24.90  25.70",
+        "test   direction  streams  nic      runs  mean Gbit/s  +/-95% CI    min    max  retr  cpu % loc/rem",
+        "tcp-1  forward          1  e1000     2/2        0.758      0.476  0.721  0.796   268            n/a",
+        "tcp-1  forward          1  vmxnet3   2/2        25.30      5.082  24.90  25.70     0      97.2/64.2",
         "nic vs e1000 (test=tcp-1, direction=forward, streams=1): vmxnet3 +3235.5 %",
         f"report: {directory}/summary.md",
     ]
@@ -382,8 +411,11 @@ def test_check_mode_writes_nothing_and_prints_the_table(env: dict[str, str], tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (tmp_path / "out").exists()
     tables = [m for m in _printed(proc.stdout) if isinstance(m, list)]
-    assert tables[0][4] == "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335    72.9"
+    assert tables[0][4].startswith("sweep  forward: esxi3 → esxi1 +1 more       4*   2/2        7.288")
     assert tables[1][0] == "e1000 vs vmxnet3: 4 run(s)"
+    # issue 13: check mode used to print a report path it never wrote
+    assert tables[0][-1].startswith("check mode: no report was written (it would be ")
+    assert tables[1][-1] == f"check mode: no report was written (it would be {tmp_path}/out/nics/summary.md)"
 
 
 def test_without_matplotlib_the_report_is_written_and_says_plots_were_skipped(

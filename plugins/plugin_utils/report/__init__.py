@@ -16,6 +16,8 @@ What lives where (one concern per file; the arrows are the imports):
 * ``rows.py`` -- the input read into rows: ``read_runs()`` turns run records (``RunRecord``)
   and/or normalized results (``IperfResult``, both in ``plugin_utils/iperf/records.py``) into
   ``RunRow`` items with one ``ResultRow`` per pair;
+* ``figures.py`` -- the figures beside throughput (CPU, retransmits, RTT, UDP loss and jitter, the
+  reverse direction of bidirectional runs) of a result, a run and a group (``Figures``);
 * ``groups.py`` -- grouping, statistics and knees (``Group``, ``Sweep``, ``build_groups``);
 * ``comparison.py`` -- the groups side by side by one label (``Comparison``);
 * ``build.py`` -- ``build_report()`` and the ``Report`` every file is rendered from;
@@ -44,8 +46,11 @@ without its result).
 Honesty rules: every figure comes from the results (a run's figure is the record's
 ``total_bits_per_second`` or the result's headline ``bits_per_second``); a run without a
 usable figure is skipped by the statistics and shown as ``n/a``, never as 0. A percentage
-of line rate is given only when a line rate is known (label ``line_rate_bps`` or
-``link_speed_mbps`` of the run, else the report's ``line_rate_bps``).
+of line rate is given only when a line rate is known: a pair's is its label ``line_rate_bps`` or
+``link_speed_mbps`` (of the result, else of the run), else the report's ``line_rate_bps``; a run's
+is the sum over its pairs (they ran at the same time), omitted with a reason (``line_rate_note``)
+when only some pairs have one. Direction labels name sender and receiver when the records do
+(``sender`` / ``receiver`` of paired_test's pairs, labels of plain results).
 
 Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from the input is
 HTML-escaped in ``summary.md`` (``md_text``), and CSV cells go through ``_common.csv_safe``.

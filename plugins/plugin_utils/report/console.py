@@ -20,6 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import direction_label
 
 
 def _columns(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
@@ -31,8 +32,14 @@ def _columns(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
     return lines
 
 
-def table_lines(report: Report, *, directory: str | None = None, plots_note: str | None = None) -> list[str]:
-    """The compact summary for a ``debug`` task: one line per summary group, knees, where the files are."""
+def table_lines(
+    report: Report, *, directory: str | None = None, plots_note: str | None = None, check_mode: bool = False
+) -> list[str]:
+    """The compact summary for a ``debug`` task: one line per summary group, knees, where the files are.
+
+    Retransmits (mean per run) and CPU (local/remote %) get a column only when some group has the figure,
+    so the table stays narrow for results without them. In ``check_mode`` the last line says that no report
+    was written and where it would be."""
     unit = report.unit
     failed = len(report.failed_runs)
     head = f"{report.title}: {len(report.runs)} run(s)" + (f", {failed} without a usable figure" if failed else "")
@@ -46,12 +53,19 @@ def table_lines(report: Report, *, directory: str | None = None, plots_note: str
         header += ["runs", f"mean {unit.name}", "+/-95% CI", "min", "max"]
         if with_rate:
             header.append("% line")
+        figures = [g.figures for g in report.groups]
+        with_retr = any(f.retransmits is not None for f in figures)
+        with_cpu = any(f.has_cpu for f in figures)
+        if with_retr:
+            header.append("retr")
+        if with_cpu:
+            header.append("cpu % loc/rem")
         rows = [header]
         for group in report.groups:
             count = int(group.stats.get("count") or 0)
             row = [
                 group.test,
-                group.direction_text,
+                direction_label(group.direction, group.swapped, group.flows, limit=1),  # one flow keeps it narrow
                 (NA if group.streams is None else str(group.streams)) + ("*" if group.knee == group.streams else ""),
             ]
             if with_compare:
@@ -65,6 +79,13 @@ def table_lines(report: Report, *, directory: str | None = None, plots_note: str
             ]
             if with_rate:
                 row.append(pct(group.percent_of_line_rate))
+            group_figures = group.figures
+            if with_retr:
+                retr = group_figures.retransmits
+                row.append(NA if retr is None else f"{retr:.0f}")
+            if with_cpu:
+                cpu = f"{pct(group_figures.cpu_local_percent)}/{pct(group_figures.cpu_remote_percent)}"
+                row.append(cpu if group_figures.has_cpu else NA)
             rows.append(row)
         right = [False, False, True] + ([False] if with_compare else []) + [True] * (len(header) - 3 - with_compare)
         lines += _columns(rows, right)
@@ -90,6 +111,8 @@ def table_lines(report: Report, *, directory: str | None = None, plots_note: str
             lines.append(f"{comparison.label} vs {comparison.values[0]} ({where}): {', '.join(deltas)}")
     if plots_note:
         lines.append(f"plots: {plots_note}")
-    if directory:
+    if directory and check_mode:
+        lines.append(f"check mode: no report was written (it would be {directory.rstrip('/')}/{FILES['markdown']})")
+    elif directory:
         lines.append(f"report: {directory.rstrip('/')}/{FILES['markdown']}")
     return lines

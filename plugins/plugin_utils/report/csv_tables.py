@@ -16,6 +16,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS, plain_data
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
 
 RESULT_COLUMNS = (
@@ -49,6 +50,19 @@ RESULT_COLUMNS = (
     "complete",
     "error",
     "run_bits_per_second",
+    # added in 1.1: who sent to whom, the run's line rate (the sum over its pairs), the figures beside throughput
+    "flow",
+    "run_line_rate_bps",
+    "run_percent_of_line_rate",
+    "cpu_local_percent",
+    "cpu_remote_percent",
+    "rtt_min_us",
+    "rtt_mean_us",
+    "rtt_max_us",
+    "lost_packets",
+    "packets",
+    "reverse_bits_per_second",
+    "bidir_sum_bits_per_second",
 )
 SUMMARY_COLUMNS = (
     "test",
@@ -70,6 +84,9 @@ SUMMARY_COLUMNS = (
     "line_rate_bps",
     "percent_of_line_rate",
     "knee",
+    # added in 1.1: who sent to whom, and the figures beside throughput over the group's runs (figures.py)
+    "flows",
+    *FIGURE_NAMES,
 )
 
 
@@ -96,8 +113,7 @@ def results_csv(report: Report) -> str:
     for run in report.runs:
         for row in run.results:
             usable = row.bits_per_second is not None
-            udp = row.field("udp") if isinstance(row.field("udp"), Mapping) else {}
-            retransmits = row.field("sent.retransmits")
+            figures = row.figures
             item: dict[str, Any] = {
                 **run.identity(),
                 **row.place(),
@@ -113,12 +129,14 @@ def results_csv(report: Report) -> str:
                 "received_bytes": row.field("received.bytes") if usable else None,
                 "received_bits_per_second": row.field("received.bits_per_second") if usable else None,
                 "duration": row.field("duration") if usable else None,
-                "retransmits": retransmits if usable else None,
-                "jitter_ms": udp.get("jitter_ms") if usable else None,
-                "lost_percent": udp.get("lost_percent") if usable else None,
                 "complete": bool(row.field("complete")),
                 "error": row.error,
                 "run_bits_per_second": run.bits_per_second,
+                "flow": row.flow,
+                "run_line_rate_bps": run.line_rate_bps,
+                "run_percent_of_line_rate": run.percent_of_line_rate,
+                **figures.as_dict(),
+                "retransmits": None if figures.retransmits is None else int(figures.retransmits),
             }
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])
@@ -146,6 +164,8 @@ def summary_csv(report: Report) -> str:
                 "line_rate_bps": group.line_rate_bps,
                 "percent_of_line_rate": group.percent_of_line_rate,
                 "knee": group.knee,
+                "flows": "; ".join(group.flows) or None,
+                **group.figures.as_dict(),
             }
         )
     columns = list(SUMMARY_COLUMNS)

@@ -17,7 +17,8 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import ReportError, as_number
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, percent_of
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, group_figures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, direction_label, percent_of
 
 
 @dataclass
@@ -66,10 +67,25 @@ class Group:
         return percent_of(self.mean, self.line_rate_bps)
 
     @property
+    def flows(self) -> list[str]:
+        """Who sent to whom (the hosts of the group's first run that names them)."""
+        return next((run.flows for run in self.runs if run.flows), [])
+
+    @property
     def direction_text(self) -> str:
+        """``forward: vm2 → vm1``, ``forward, swapped: vm1 → vm2``; a combined group says so."""
         if self.combined:
             return f"{self.direction} (swapped + unswapped)"
-        return f"{self.direction} (swapped)" if self.swapped else self.direction
+        return direction_label(self.direction, self.swapped, self.flows)
+
+    @property
+    def figures(self) -> Figures:
+        """CPU, retransmits per run, RTT, UDP loss and jitter, reverse figures over the group's runs."""
+        return group_figures([run.figures for run in self.runs])
+
+    @property
+    def line_rate_note(self) -> str | None:
+        return next((run.line_rate_note for run in self.runs if run.line_rate_note), None)
 
     @property
     def family(self) -> tuple[str, str, bool, str | None]:
@@ -97,7 +113,7 @@ class Sweep:
 
     @property
     def direction_text(self) -> str:
-        return f"{self.direction} (swapped)" if self.swapped else self.direction
+        return direction_label(self.direction, self.swapped, next((g.flows for g in self.groups if g.flows), []))
 
 
 def in_order(values: Iterable[Any]) -> list[Any]:

@@ -27,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
 
@@ -118,6 +119,7 @@ def _tests_md(report: Report) -> list[str]:
         "below 2 runs."
         + ("" if with_rate else " No line rate is known (set `report_line_rate_bps` or a `line_rate_bps` label).")
     )
+    lines += ["", _figures_text(*figure_columns(report))]
     lines.append("")
     header = ["Direction", "Streams"]
     if with_compare:
@@ -142,7 +144,15 @@ def _tests_md(report: Report) -> list[str]:
             source = sources.pop() if len(sources) == 1 else None
             if source == "given: report_line_rate_bps":
                 source = None  # the header says it (Line rate: ...)
-            facts.append(f"line rate {rate_with_unit(rate)}" + (f" ({md_text(source)})" if source else ""))
+            per_pair = common_value(p.line_rate_bps for r in runs for p in r.results)
+            if len(pairs) == 1 and pairs[0] > 1 and per_pair is not None:
+                text = (
+                    f"line rate {rate_with_unit(rate)} (the sum over the {pairs[0]} pairs running at the same time, "
+                    f"{rate_with_unit(per_pair)} each)"
+                )
+            else:
+                text = f"line rate {rate_with_unit(rate)}"
+            facts.append(text + (f" ({md_text(source)})" if source else ""))
         facts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
         sentence = "; ".join(facts)
         lines += [sentence[:1].upper() + sentence[1:] + ".", ""]
@@ -168,6 +178,11 @@ def _tests_md(report: Report) -> list[str]:
                 (_group_row(report, g, with_compare, with_rate) for g in combined),
             )
             lines.append("")
+        notes = in_order(r.line_rate_note for r in runs if r.line_rate_note)
+        if notes:
+            lines += [f"% of line rate omitted: {md_text(n)}." for n in notes]
+            lines.append("")
+        lines += _figures_md(report, groups, with_compare)
         for sweep in (s for s in report.sweeps if s.test == test):
             where = sweep.direction_text + (
                 f", {md_text(report.compare_by)}={md_text(sweep.compare)}" if sweep.compare else ""
@@ -183,6 +198,160 @@ def _tests_md(report: Report) -> list[str]:
                 )
             lines.append("")
     return lines
+
+
+def us(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}"
+
+
+def _count_text(value: float | None) -> str:
+    return NA if value is None else (f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}")
+
+
+def _rtt_text(figures: Figures) -> str:
+    if figures.rtt_mean_us is None:
+        return NA
+    if figures.rtt_min_us is None or figures.rtt_max_us is None:
+        return us(figures.rtt_mean_us)
+    return f"{us(figures.rtt_mean_us)} ({us(figures.rtt_min_us)} - {us(figures.rtt_max_us)})"
+
+
+def _lost_text(figures: Figures) -> str:
+    if figures.lost_packets is None or figures.packets is None:
+        return NA
+    return f"{figures.lost_packets}/{figures.packets}"
+
+
+def figure_columns(report: Report) -> tuple[bool, bool]:
+    """Whether the report has UDP figures, and reverse figures of bidirectional runs (their columns are shown)."""
+    figures = [run.figures for run in report.runs]
+    udp = any(r.protocol == "udp" for r in report.runs) or any(f.has_udp for f in figures)
+    return udp, any(f.has_reverse for f in figures)
+
+
+def _figures_header(report: Report, udp: bool, reverse: bool) -> list[str]:
+    header = ["CPU local %", "CPU remote %", "Retr.", "RTT µs mean (min - max)"]
+    if udp:
+        header += ["Loss %", "Jitter ms", "Lost/total"]
+    if reverse:
+        header += [f"Reverse ({report.unit.name})", f"Both ({report.unit.name})"]
+    return header
+
+
+def _figures_cells(report: Report, figures: Figures, udp: bool, reverse: bool) -> list[str]:
+    cells = [
+        pct(figures.cpu_local_percent),
+        pct(figures.cpu_remote_percent),
+        _count_text(figures.retransmits),
+        _rtt_text(figures),
+    ]
+    if udp:
+        cells += [pct(figures.lost_percent), _jitter(figures.jitter_ms), _lost_text(figures)]
+    if reverse:
+        cells += [
+            format_rate(figures.reverse_bits_per_second, report.unit),
+            format_rate(figures.bidir_sum_bits_per_second, report.unit),
+        ]
+    return cells
+
+
+def _jitter(value: float | None) -> str:
+    return NA if value is None else f"{value:.3f}"
+
+
+def _figures_md(report: Report, groups: Sequence[Group], with_compare: bool) -> list[str]:
+    """The figures beside throughput of a test's groups (CPU, retransmits, RTT; UDP and reverse when present)."""
+    udp, reverse = figure_columns(report)
+    header = ["Direction", "Streams"]
+    if with_compare:
+        header.append(md_text(str(report.compare_by)))
+    header += _figures_header(report, udp, reverse)
+    rows = []
+    for group in groups:
+        row = [group.direction_text, NA if group.streams is None else str(group.streams)]
+        if with_compare:
+            row.append(group.compare or NA)
+        rows.append(row + _figures_cells(report, group.figures, udp, reverse))
+    fixed = 3 if with_compare else 2
+    return ["Beside throughput:", "", *_table(header, "l" * fixed + "r" * (len(header) - fixed), rows), ""]
+
+
+def _figures_text(udp: bool, reverse: bool) -> str:
+    """What the figures beside throughput are (said once, above the tests)."""
+    return (
+        "Beside throughput: CPU as the tool printed it (local: the host that printed the result, the client in "
+        "paired tests; remote: its peer); retransmits of the senders; RTT of the senders in µs, mean (smallest "
+        "minimum - largest maximum)"
+        + ("; UDP loss of the receivers, jitter in ms, lost/total datagrams" if udp else "")
+        + (
+            "; reverse: the reverse direction of bidirectional runs, both: the two directions together"
+            if reverse
+            else ""
+        )
+        + ". A run of several pairs has a figure only when every pair has it: CPU and RTT the mean over its pairs, "
+        "retransmits, datagrams and rates the sum, jitter the largest. A group's figure is the mean over its runs "
+        "with the figure (retransmits per run; datagrams summed); n/a: no run has it."
+    )
+
+
+def _cpu_md(report: Report) -> list[str]:
+    """The CPU-vs-throughput view of the comparison: per condition and compared value, throughput and CPU."""
+    comparison = report.comparison
+    if comparison is None or not comparison.values or not comparison.rows:
+        return []
+    cells = [g for row in comparison.rows for g in row.cells.values() if g is not None]
+    if not any(g.figures.has_cpu for g in cells):
+        return [
+            f"CPU vs throughput by {md_code(comparison.label)}: no CPU figure in the results (iperf3 prints CPU "
+            "use with -V or --json; iperf2 does not print it).",
+            "",
+        ]
+    unit = report.unit
+    lines = [
+        f"### CPU vs throughput by {md_code(comparison.label)}",
+        "",
+        f"Mean throughput and mean CPU use per {md_text(comparison.label)}; throughput per CPU % divides the mean "
+        f"throughput by the mean local CPU (higher: less CPU for the same rate).",
+        "",
+    ]
+    dims = [k for k in ("test", "direction", "streams") if k in comparison.rows[0].key]
+    header = [d.capitalize() for d in dims] + [
+        md_text(comparison.label),
+        f"Throughput ({unit.name})",
+        "CPU local %",
+        "CPU remote %",
+        f"{unit.name} per CPU % (local)",
+    ]
+    rows = []
+    for row in comparison.rows:
+        for value in comparison.values:
+            group = row.cells.get(value)
+            if group is None:
+                continue
+            figures = group.figures
+            per_cpu = (
+                None if group.mean is None or not figures.cpu_local_percent else group.mean / figures.cpu_local_percent
+            )
+            rows.append(
+                [
+                    *(_key_text(row.key, d) for d in dims),
+                    value,
+                    format_rate(group.mean, unit),
+                    pct(figures.cpu_local_percent),
+                    pct(figures.cpu_remote_percent),
+                    format_rate(per_cpu, unit),
+                ]
+            )
+    lines += _table(header, "l" * (len(dims) + 1) + "r" * 4, rows)
+    lines.append("")
+    return lines
+
+
+def _key_text(key: Mapping[str, Any], dim: str) -> str:
+    value = key.get(dim)
+    if dim == "direction":
+        return f"{value}{', swapped' if key.get('swapped') else ''}"
+    return NA if value is None else str(value)
 
 
 def _comparison_md(report: Report) -> list[str]:
@@ -206,13 +375,7 @@ def _comparison_md(report: Report) -> list[str]:
     header += [f"{md_text(v)} vs {md_text(comparison.values[0])}" for v in comparison.values[1:]]
     rows = []
     for row in comparison.rows:
-        cells = []
-        for dim in dims:
-            value = row.key.get(dim)
-            if dim == "direction":
-                cells.append(f"{value}{' (swapped)' if row.key.get('swapped') else ''}")
-            else:
-                cells.append(NA if value is None else str(value))
+        cells = [_key_text(row.key, dim) for dim in dims]
         for value in comparison.values:
             cells.append(_compare_cell(row.cells.get(value), unit, report.has_line_rate))
         cells += [signed_pct(comparison.delta(row, v)) for v in comparison.values[1:]]
@@ -224,6 +387,7 @@ def _comparison_md(report: Report) -> list[str]:
             f"{comparison.left_out} run(s) without the label {md_code(comparison.label)} are not in this comparison.",
             "",
         ]
+    lines += _cpu_md(report)
     return lines
 
 
@@ -245,16 +409,18 @@ def _runs_md(report: Report) -> list[str]:
     unit = report.unit
     with_compare = report.compare_by is not None
     with_rate = report.has_line_rate
-    udp = any(r.protocol == "udp" for r in report.runs)
+    udp, reverse = figure_columns(report)
     header = ["Run", "Test", "Direction", "Streams", "Rep."]
     if with_compare:
         header.append(md_text(str(report.compare_by)))
     header += ["Pairs", f"Throughput ({unit.name})"]
     if with_rate:
         header.append("% of line rate")
-    header.append("Retr.")
+    header += ["Retr.", "CPU local/remote %", "RTT µs"]
     if udp:
-        header.append("Loss %")
+        header += ["Loss %", "Jitter ms"]
+    if reverse:
+        header += [f"Reverse ({unit.name})", f"Both ({unit.name})"]
     header.append("Status")
     rows = []
     for run in report.runs:
@@ -270,9 +436,19 @@ def _runs_md(report: Report) -> list[str]:
         row += [str(len(run.results)), format_rate(run.bits_per_second, unit)]
         if with_rate:
             row.append(pct(run.percent_of_line_rate))
-        row.append(NA if run.retransmits is None else str(run.retransmits))
+        figures = run.figures
+        row += [
+            _count_text(figures.retransmits),
+            f"{pct(figures.cpu_local_percent)}/{pct(figures.cpu_remote_percent)}" if figures.has_cpu else NA,
+            us(figures.rtt_mean_us),
+        ]
         if udp:
-            row.append(pct(run.lost_percent))
+            row += [pct(figures.lost_percent), _jitter(figures.jitter_ms)]
+        if reverse:
+            row += [
+                format_rate(figures.reverse_bits_per_second, unit),
+                format_rate(figures.bidir_sum_bits_per_second, unit),
+            ]
         if run.bits_per_second is None:
             row.append("failed")
         else:
@@ -292,11 +468,17 @@ def _runs_md(report: Report) -> list[str]:
     return lines
 
 
-def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str | None = None) -> str:
+def to_markdown(
+    report: Report,
+    plots: Sequence[PlotSpec] = (),
+    plots_note: str | None = None,
+    notes: Sequence[str] = (),
+) -> str:
     """``summary.md``: header, environment, tables per test (with knees), comparison, plots, runs.
 
     ``plots`` are the plots that were written (referenced by file name, next to summary.md);
-    ``plots_note`` says why plots are missing (for example matplotlib is not installed).
+    ``plots_note`` says why plots are missing (for example matplotlib is not installed); ``notes``
+    say why some plots were not made (for example time series of short runs).
     """
     failed = len(report.failed_runs)
     results = report.results
@@ -307,7 +489,12 @@ def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str 
         + (f" ({failed} without a usable figure)" if failed else "")
         + f", {len(results)} result{'s' if len(results) != 1 else ''}"
         + f", {len(report.tests)} test{'s' if len(report.tests) != 1 else ''}."
-        + (f" Line rate: {rate_with_unit(report.line_rate_bps)}." if report.line_rate_bps else "")
+        + (
+            f" Line rate per pair: {rate_with_unit(report.line_rate_bps)} (a run of several pairs at the same time is "
+            "compared with the sum over its pairs)."
+            if report.line_rate_bps
+            else ""
+        )
     )
     lines = [f"# {md_text(report.title)}", "", summary, ""]
     lines += _environment_md(report)
@@ -316,14 +503,21 @@ def to_markdown(report: Report, plots: Sequence[PlotSpec] = (), plots_note: str 
     lines += ["## Plots", ""]
     if plots_note:
         lines += [f"Plots: {md_text(plots_note)}", ""]
-    for kind, heading in (("sweep", "Sweeps"), ("compare", "Comparison"), ("timeseries", "Time series")):
+    for kind, heading in (
+        ("sweep", "Sweeps"),
+        ("compare", "Comparison"),
+        ("cpu", "CPU vs throughput"),
+        ("timeseries", "Time series"),
+    ):
         chosen = [p for p in plots if p.kind == kind]
         if chosen:
             lines += [f"### {heading}", ""]
             for plot in chosen:
                 lines += [f"![{md_text(plot.caption or plot.title)}]({plot.file})", ""]
-    if not plots and not plots_note:
+    if not plots and not plots_note and not notes:
         lines += ["No plot: the results hold no figure to draw.", ""]
+    for note in notes:
+        lines += [f"{md_text(note[:1].upper() + note[1:])}.", ""]
     lines += _runs_md(report)
     lines += [
         "---",

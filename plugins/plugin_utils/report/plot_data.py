@@ -16,7 +16,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import N
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison, ComparisonRow
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Sweep, common_value, in_order
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, direction_label
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,14 @@ class Series:
     y: tuple[float | None, ...]
     yerr: tuple[float | None, ...] = ()
     knee: float | None = None  # sweeps: the knee's x
+    hollow: bool = False  # scatter: open markers (the remote CPU)
 
 
 @dataclass(frozen=True)
 class PlotSpec:
     """What one PNG shows."""
 
-    kind: str  # sweep | timeseries | compare
+    kind: str  # sweep | timeseries | compare | cpu
     file: str
     title: str
     xlabel: str
@@ -77,10 +78,45 @@ def _unique(name: str, used: set[str]) -> str:
     return f"{name}.png"
 
 
-def plot_specs(report: Report) -> list[PlotSpec]:
+# A time series is drawn when a result's intervals cover at least ``timeseries_min_seconds`` (the option) or
+# there are at least this many of them; never with fewer than TIMESERIES_MIN_POINTS.
+TIMESERIES_MIN_INTERVALS = 10
+TIMESERIES_MIN_POINTS = 2
+DEFAULT_TIMESERIES_MIN_SECONDS = 10.0
+
+
+def timeseries_worth(steps: Sequence[tuple[float, float, float]], min_seconds: float) -> bool:
+    """Whether a result's intervals say something over time: they cover at least ``min_seconds`` or number at
+    least ``TIMESERIES_MIN_INTERVALS``, and are at least ``TIMESERIES_MIN_POINTS``."""
+    if len(steps) < TIMESERIES_MIN_POINTS:
+        return False
+    span = steps[-1][1] - steps[0][0]
+    return span >= min_seconds or len(steps) >= TIMESERIES_MIN_INTERVALS
+
+
+def timeseries_note(report: Report, min_seconds: float = DEFAULT_TIMESERIES_MIN_SECONDS) -> str | None:
+    """Why results with intervals have no time-series plot (``None`` when none was left out)."""
+    left_out = sum(
+        1
+        for row in report.results
+        if _interval_points(row) and not timeseries_worth(_interval_points(row), min_seconds)
+    )
+    if not left_out:
+        return None
+    return (
+        f"{left_out} result{'s' if left_out != 1 else ''} with intervals {'have' if left_out != 1 else 'has'} no "
+        "time-series plot: a time series is "
+        f"drawn only when the intervals cover at least {min_seconds:g} s or number at least "
+        f"{TIMESERIES_MIN_INTERVALS} (role variable report_timeseries_min_seconds; 0 draws every result with "
+        f"{TIMESERIES_MIN_POINTS} or more intervals)"
+    )
+
+
+def plot_specs(report: Report, *, timeseries_min_seconds: float = DEFAULT_TIMESERIES_MIN_SECONDS) -> list[PlotSpec]:
     """Sweeps (throughput vs streams with 95 % CI error bars, one PNG per direction), time series
-    (per-interval throughput, one PNG per summary group with intervals) and the comparison
-    (grouped bars). Plots without a single usable figure are left out."""
+    (per-interval throughput, one PNG per summary group with results whose intervals are worth drawing,
+    ``timeseries_worth``), the comparison (grouped bars) and the CPU-vs-throughput view of the comparison
+    (one point per run and compared value). Plots without a single usable figure are left out."""
     unit = report.unit
     ylabel = f"Throughput ({unit.name})"
     used: set[str] = set()
@@ -107,7 +143,7 @@ def plot_specs(report: Report) -> list[PlotSpec]:
         if not series:
             continue
         rate = common_value(s.line_rate_bps for s in sweeps)
-        direction_text = f"{direction} (swapped)" if swapped else direction
+        direction_text = sweeps[0].direction_text if len(sweeps) == 1 else direction_label(direction, swapped, [])
         subject = sweeps[0].test if len({s.test for s in sweeps}) == 1 else report.name
         specs.append(
             PlotSpec(
@@ -157,13 +193,16 @@ def plot_specs(report: Report) -> list[PlotSpec]:
                     caption=f"Mean throughput by {comparison.label}{suffix}, error bars: 95 % CI",
                 )
             )
+            cpu = _cpu_spec(report, comparison, rows, test, used)
+            if cpu is not None:
+                specs.append(cpu)
 
     for group in report.groups:
         series = []
         for run in group.runs:
             for row in run.results:
                 steps = _interval_points(row)
-                if not steps:
+                if not timeseries_worth(steps, timeseries_min_seconds):
                     continue
                 name = f"run {run.run}" + (f" pair {row.pair}" if len(run.results) > 1 else "")
                 # Drawn as steps: each interval's rate from its start to its end.
@@ -185,8 +224,8 @@ def plot_specs(report: Report) -> list[PlotSpec]:
                 kind="timeseries",
                 file=_unique(
                     slug(
-                        f"timeseries-{group.test}-{group.direction}{'-swapped' if group.swapped else ''}-{streams}s"
-                        + (f"-{group.compare}" if group.compare is not None else "")
+                        f"timeseries-{group.test}-{group.direction}{'-swapped' if group.swapped else ''}"
+                        f"-streams-{streams}" + (f"-{group.compare}" if group.compare is not None else "")
                     ),
                     used,
                 ),
@@ -199,6 +238,46 @@ def plot_specs(report: Report) -> list[PlotSpec]:
             )
         )
     return specs
+
+
+def _cpu_spec(
+    report: Report, comparison: Comparison, rows: Sequence[ComparisonRow], test: str | None, used: set[str]
+) -> PlotSpec | None:
+    """CPU % (x) vs throughput (y): per compared value one point per run, filled for the local CPU, open for
+    the remote; ``None`` when no run of the comparison has a CPU figure."""
+    unit = report.unit
+    series = []
+    for value in comparison.values:
+        runs = [run for row in rows if (g := row.cells.get(value)) is not None for run in g.runs]
+        for side, hollow in (("local", False), ("remote", True)):
+            points = [
+                (cpu, bps)
+                for run in runs
+                if (bps := run.bits_per_second) is not None
+                and (cpu := getattr(run.figures, f"cpu_{side}_percent")) is not None
+            ]
+            if points:
+                series.append(
+                    Series(
+                        label=f"{comparison.label}={value}, {side} CPU",
+                        x=tuple(p[0] for p in points),
+                        y=tuple(_scaled(p[1], unit) for p in points),
+                        hollow=hollow,
+                    )
+                )
+    if not series:
+        return None
+    suffix = f" - test {test}" if test is not None else ""
+    return PlotSpec(
+        kind="cpu",
+        file=_unique(slug(f"cpu-vs-throughput-{comparison.label}{'-' + test if test else ''}"), used),
+        title=f"CPU vs throughput by {comparison.label}{suffix}",
+        xlabel="CPU use (%), as iperf printed it",
+        ylabel=f"Throughput ({unit.name})",
+        series=tuple(series),
+        caption=f"CPU use vs throughput by {comparison.label}{suffix}, one point per run: filled local CPU "
+        "(the host that printed the result), open remote CPU",
+    )
 
 
 def _interval_points(row: ResultRow) -> list[tuple[float, float, float]]:
@@ -224,5 +303,5 @@ def _category(row: ComparisonRow, comparison: Comparison, rows: Sequence[Compari
         streams = row.key.get("streams")
         parts.append(NA if streams is None else f"{streams} stream{'' if streams == 1 else 's'}")
     if "direction" in varying or "swapped" in varying:
-        parts.append(f"{row.key.get('direction')}{' (swapped)' if row.key.get('swapped') else ''}")
+        parts.append(f"{row.key.get('direction')}{', swapped' if row.key.get('swapped') else ''}")
     return "\n".join(parts) or "all runs"

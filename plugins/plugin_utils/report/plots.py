@@ -99,6 +99,23 @@ def _timeseries(ax: Any, spec: PlotSpec) -> list[Any]:
     return handles
 
 
+def _cpu(ax: Any, spec: PlotSpec) -> list[Any]:
+    handles = []
+    colors: dict[str, str] = {}
+    for series in spec.series:
+        value = series.label.rsplit(", ", 1)[0]  # "nic=e1000, local CPU" -> one colour per compared value
+        color = colors.setdefault(value, f"C{len(colors) % 10}")
+        face = "none" if series.hollow else color
+        handles.append(
+            ax.scatter(
+                series.x, _nan(series.y), marker="o", s=46, facecolors=face, edgecolors=color, label=series.label
+            )
+        )
+    top = max((x for series in spec.series for x in series.x), default=0.0)
+    ax.set_xlim(left=0, right=max(top * 1.1, 1.0))  # CPU % may pass 100 (several cores): room at the right
+    return handles
+
+
 def _compare(ax: Any, spec: PlotSpec) -> list[Any]:
     handles = []
     count = max(len(spec.series), 1)
@@ -123,7 +140,7 @@ def _short(value: float) -> str:
     return f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 10 else f"{value:.2f}"
 
 
-_DRAW = {"sweep": _sweep, "timeseries": _timeseries, "compare": _compare}
+_DRAW = {"sweep": _sweep, "timeseries": _timeseries, "compare": _compare, "cpu": _cpu}
 
 
 def render_png(spec: PlotSpec) -> bytes:

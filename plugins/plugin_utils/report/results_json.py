@@ -40,6 +40,9 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "knee": group.knee,
         "stability": group.stability,
         "combined": group.combined,
+        "flows": group.flows,
+        "line_rate_note": group.line_rate_note,
+        "figures": group.figures.as_dict(),
     }
 
 
@@ -59,6 +62,9 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "errors": run.errors,
         "warnings": run.warnings,
         "source": run.source,
+        "flows": run.flows,
+        "line_rate_note": run.line_rate_note,
+        "figures": run.figures.as_dict(),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
     }
 
@@ -71,6 +77,8 @@ def _result_doc(row: ResultRow) -> dict[str, Any]:
         "line_rate_bps": row.line_rate_bps,
         "percent_of_line_rate": row.percent_of_line_rate,
         "error": row.error,
+        "flow": row.flow,
+        "figures": row.figures.as_dict(),
         "result": row.result,
         "record": None if row.record is None else {k: v for k, v in row.record.items() if k != "result"},
     }

@@ -20,10 +20,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     as_int,
     as_number,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, result_figures, run_figures
 
 # The fields that name a run and place a result, in the order of results.json and results.csv.
 RUN_IDENTITY = ("run", "test", "direction", "swapped", "streams", "repetition")
 RESULT_PLACE = ("pair", "server", "client", "address", "port", "started_at")
+# Flows named in a direction label before the rest is counted ("+2 more").
+FLOWS_SHOWN = 3
 
 
 class _Rated:
@@ -54,6 +57,9 @@ class ResultRow(_Rated):
     port: int | None = None
     started_at: float | None = None
     record: PairRecord | None = None  # paired_test: the pair as recorded (results.json: without its result)
+    sender: str | None = None
+    receiver: str | None = None
+    bidir: bool = False
 
     def place(self) -> dict[str, Any]:
         """Where the result was measured (the ``RESULT_PLACE`` fields), as results.json and results.csv name it."""
@@ -67,6 +73,18 @@ class ResultRow(_Rated):
                 return None
             current = current.get(part)
         return current
+
+    @property
+    def figures(self) -> Figures:
+        """CPU, retransmits, RTT, UDP loss and jitter, reverse figures (``figures.py``)."""
+        return result_figures(self)
+
+    @property
+    def flow(self) -> str | None:
+        """``sender → receiver`` (``client ⇄ server`` for bidir), when the hosts are known."""
+        if self.sender and self.receiver:
+            return f"{self.sender} {'⇄' if self.bidir else '→'} {self.receiver}"
+        return None
 
 
 @dataclass
@@ -90,6 +108,7 @@ class RunRow(_Rated):
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
+    line_rate_note: str | None = None  # why a run of several pairs has no line rate
 
     @property
     def line_rate_source(self) -> str | None:
@@ -111,28 +130,48 @@ class RunRow(_Rated):
         return {name: getattr(self, name) for name in RUN_IDENTITY}
 
     @property
-    def retransmits(self) -> int | None:
-        """The sum of the senders' retransmits over the pairs, when every pair has the figure."""
-        if self.bits_per_second is None or not self.results:
-            return None
-        values: list[int] = []
-        for row in self.results:
-            value = row.field("sent.retransmits")
-            if isinstance(value, bool) or not isinstance(value, int):
-                return None
-            values.append(value)
-        return sum(values)
+    def figures(self) -> Figures:
+        """The run's figures beside throughput, its pairs combined (``figures.run_figures``)."""
+        if self.bits_per_second is None:
+            return run_figures([])
+        return run_figures([row.figures for row in self.results])
 
     @property
-    def lost_percent(self) -> float | None:
-        """UDP loss of a run with one result (several pairs: no figure, none is summed here)."""
-        if len(self.results) != 1 or self.bits_per_second is None:
-            return None
-        return as_number(self.results[0].field("udp.lost_percent"))
+    def retransmits(self) -> int | None:
+        """The sum of the senders' retransmits over the pairs, when every pair has the figure."""
+        value = self.figures.retransmits
+        return None if value is None else int(value)
+
+    @property
+    def flows(self) -> list[str]:
+        """Who sent to whom, one item per pair (empty when the hosts are not known)."""
+        flows = [row.flow for row in self.results]
+        return [f for f in flows if f] if all(flows) else []
 
     @property
     def direction_text(self) -> str:
-        return f"{self.direction} (swapped)" if self.swapped else self.direction
+        """``forward: vm2 → vm1`` / ``forward, swapped: vm1 → vm2`` (the bare direction without hosts)."""
+        return direction_label(self.direction, self.swapped, self.flows)
+
+
+def direction_label(direction: str, swapped: bool, flows: Sequence[str], limit: int = FLOWS_SHOWN) -> str:
+    """A direction that names sender and receiver: ``forward: h1 → h2``, ``reverse, swapped: h2 → h1``; ``limit``
+    flows are named, the others counted (``+2 more``)."""
+    text = f"{direction}, swapped" if swapped else direction
+    if not flows:
+        return text
+    shown = ", ".join(flows[:limit])
+    if len(flows) > limit:
+        shown += f" +{len(flows) - limit} more"
+    return f"{text}: {shown}"
+
+
+def _flow_hosts(direction: str, pair: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Sender and receiver of a pair as recorded (for bidir, the client and the server: both send)."""
+    sender, receiver = pair.get("sender"), pair.get("receiver")
+    if direction == "bidir":
+        sender, receiver = pair.get("client"), pair.get("server")
+    return (sender if isinstance(sender, str) else None, receiver if isinstance(receiver, str) else None)
 
 
 def percent_of(value: float | None, line_rate: float | None) -> float | None:
@@ -150,6 +189,10 @@ def _line_rate_of(labels: Mapping[str, Any]) -> float | None:
     if speed is not None and speed > 0:
         return speed * 1e6
     return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def kind_name(value: Any) -> str:
@@ -219,6 +262,7 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
             error = "no result" if result is None else "the pair failed"
         if isinstance(result, Mapping) and isinstance(result.get("protocol"), str):
             protocols.append(result["protocol"])
+        sender, receiver = _flow_hosts(direction, pair)
         results.append(
             ResultRow(
                 run=run_no,
@@ -234,12 +278,16 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
                 port=as_int(pair.get("port")),
                 started_at=as_number(pair.get("started_at")),
                 record=pair,
+                sender=sender,
+                receiver=receiver,
+                bidir=direction == "bidir",
             )
         )
     errors = [str(e) for e in record.get("errors") or []]
     if total is None and not errors:
         errors = [f"pair {r.pair}: {r.error}" for r in results if r.error] or ["no usable figure"]
     protocol = record.get("protocol") if isinstance(record.get("protocol"), str) else None
+    line_rate, note = _run_line_rate(results, line_rate)
     return RunRow(
         run=run_no,
         test=test,
@@ -257,7 +305,24 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
         errors=errors,
         warnings=[str(w) for w in record.get("warnings") or []],
         record=record,
+        line_rate_note=note,
     )
+
+
+def _run_line_rate(results: Sequence[ResultRow], run_rate: float | None) -> tuple[float | None, str | None]:
+    """The line rate of a run: the sum over its pairs' line rates (the pairs ran at the same time), or
+    ``None`` and why when a pair has none."""
+    if not results:
+        return run_rate, None
+    unknown = [str(r.pair) for r in results if r.line_rate_bps is None]
+    if unknown and len(unknown) < len(results):
+        return None, (
+            f"no line rate for pair {', '.join(unknown)} (the others have one), so the run's sum cannot be compared "
+            "with the sum of its pairs' line rates; give every pair a line_rate_bps label, or set report_line_rate_bps"
+        )
+    if unknown:
+        return None, None
+    return sum(r.line_rate_bps for r in results if r.line_rate_bps is not None), None
 
 
 def _from_result(index: int, result: IperfResult, default_rate: float | None) -> RunRow:
@@ -283,6 +348,9 @@ def _from_result(index: int, result: IperfResult, default_rate: float | None) ->
         bits_per_second=headline,
         line_rate_bps=line_rate,
         error=error,
+        sender=_text(labels.get("sender")),
+        receiver=_text(labels.get("receiver")),
+        bidir=direction == "bidir",
     )
     protocol = result.get("protocol")
     return RunRow(

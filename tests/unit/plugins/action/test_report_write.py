@@ -29,6 +29,8 @@ LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
 # "[  4]   0.00-10.00  sec   860 MBytes   721 Mbits/sec  receiver" (ten intervals)
 ATTFIBER = "iperf3-3.0or3.1-text-client-tcp-attfiber.txt"
 REFUSED = "iperf3-3.17.1-text-client-error-unable-to-connect.txt"
+# "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec" (5 one-second intervals)
+PKB_I1 = "iperf2-2.0.13-text-client-tcp-e-fm-i1-pkb.txt"
 BASE_FILES = ["results.csv", "results.json", "summary.csv", "summary.md"]
 MANIFEST = ".esxilab-iperf-report.json"  # the files of our report, kept beside them
 
@@ -85,7 +87,8 @@ def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
     assert not out.get("failed"), out.get("msg")
     assert out["changed"] is True
     assert out["dir"] == str(dest)
-    pngs = ["compare-nic-lo.png", "timeseries-lo-forward-1s-e1000.png", "timeseries-lo-forward-1s-vmxnet3.png"]
+    # LABLOG has one interval: no time series of e1000 (a single step says nothing; timeseries_min_seconds)
+    pngs = ["compare-nic-lo.png", "timeseries-lo-forward-streams-1-vmxnet3.png"]
     assert sorted(p.name for p in dest.iterdir()) == sorted([MANIFEST, *BASE_FILES, *pngs])
     assert out["files"]["json"] == str(dest / "results.json")
     assert out["files"]["plots"] == [str(dest / name) for name in pngs]
@@ -127,6 +130,33 @@ def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Pat
     assert out["msg"] == f"would write 4 file(s) in {dest}"
     assert out["plots_skipped"] == "not drawn (plots=false)"
     assert out["table"][0] == "iperf report: iperf: 3 run(s), 1 without a usable figure"
+    # issue 13: check mode used to print a report path it never wrote
+    assert out["table"][-1] == f"check mode: no report was written (it would be {dest}/summary.md)"
+
+
+def test_time_series_rule_is_an_option_and_said_in_the_summary(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    dest = tmp_path / "ts"
+    runs = [_result(PKB_I1, test="lo", nic="e1000"), _result(ATTFIBER, test="lo", nic="vmxnet3")]
+    args = {"runs": runs, "dest": str(dest), "compare_by": "nic"}
+    out = _action({**args, "timeseries_min_seconds": 0}).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert sorted(Path(p).name for p in out["files"]["plots"]) == [
+        "compare-nic-lo.png",
+        "timeseries-lo-forward-streams-1-e1000.png",
+        "timeseries-lo-forward-streams-1-vmxnet3.png",
+    ]
+    assert "no time-series plot" not in (dest / "summary.md").read_text()
+    out = _action(args).run(task_vars={})
+    assert [Path(p).name for p in out["removed"]] == ["timeseries-lo-forward-streams-1-e1000.png"]
+    assert (
+        "1 result with intervals has no time-series plot: a time series is drawn only when the intervals cover at "
+        "least 10 s or number at least 10" in (dest / "summary.md").read_text()
+    )
+    bad = _action({"runs": _runs(), "dest": str(tmp_path / "bad"), "timeseries_min_seconds": -1}).run(task_vars={})
+    assert bad["failed"] is True
+    assert "timeseries_min_seconds must be 0 or more seconds" in bad["msg"]
+    assert not (tmp_path / "bad").exists()
 
 
 def test_without_matplotlib_the_report_is_written_without_plots(tmp_path: Path, no_matplotlib: None) -> None:

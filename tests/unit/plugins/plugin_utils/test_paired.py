@@ -740,12 +740,20 @@ def test_pairs_csv_has_one_row_per_pair_and_run() -> None:
 
 def test_summary_csv() -> None:
     rows = _csv(summary_csv(build_report(_two_runs())))
+    # RTT: empty until the parser keeps the senders' RTT (issue 10), then the figures the JSON files print
+    rtt = {k: rows[0].pop(k) for k in ("rtt_min_us", "rtt_mean_us", "rtt_max_us")}
+    assert rtt in ({k: "" for k in rtt}, {"rtt_min_us": "1875.0", "rtt_mean_us": "72615.5", "rtt_max_us": "138924.0"})
     assert rows == [
         {
             "test": "vswitch-forwarding", "direction": "forward", "swapped": "false", "streams": "4", "runs": "2",
             "count": "1", "skipped": "1", "mean": "414225344.760976", "median": "414225344.760976", "stdev": "",
             "ci95_low": "", "ci95_high": "", "ci95_half_width": "", "min": "414225344.760976",
             "max": "414225344.760976", "line_rate_bps": "", "percent_of_line_rate": "", "knee": "",
+            # added by issues 10 and 13: who sent, and the figures beside throughput (the run with a figure)
+            "flows": "vm2 → vm1; vm4 → vm3", "cpu_local_percent": "1.522505", "cpu_remote_percent": "3.266236",
+            "retransmits": "440.0", "lost_percent": "",
+            "jitter_ms": "", "lost_packets": "", "packets": "", "reverse_bits_per_second": "",
+            "bidir_sum_bits_per_second": "",
         }
     ]  # fmt: skip
 

@@ -39,6 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     to_markdown,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import plots as _plots
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
 from tests.collection_path import FIXTURES
 
 # "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec  4811/0  0 ..." (5 one-second intervals, Rtry 0)
@@ -224,7 +225,10 @@ def test_plain_results_take_test_streams_and_direction_from_labels_or_the_result
 
 
 def test_percent_of_line_rate_from_the_report_and_from_labels(sweep: Any) -> None:
-    assert [r.line_rate_bps for r in sweep.runs] == [TEN_G] * 6
+    # run 5 had two pairs at the same time: its line rate is the sum over the pairs (not 73 % of one link)
+    assert [r.line_rate_bps for r in sweep.runs] == [TEN_G] * 4 + [2 * TEN_G, TEN_G]
+    assert sweep.runs[4].percent_of_line_rate == pytest.approx(7335.2e6 / 2 / TEN_G * 100)
+    assert [p.percent_of_line_rate for p in sweep.runs[4].results] == pytest.approx([72.4, 0.952])
     assert sweep.runs[0].percent_of_line_rate == pytest.approx(9.39)
     assert sweep.runs[3].percent_of_line_rate is None  # failed: n/a, never 0
     labelled = build_report(
@@ -290,16 +294,18 @@ def test_markdown_summary_tables_and_knee(sweep: Any) -> None:
     assert text.startswith("# iperf report: sweep\n")
     assert (
         "Report `sweep`, generated 2025-01-31T12:00:00Z: 6 runs (1 without a usable figure), 7 results, 1 test. "
-        "Line rate: 10.00 Gbit/s." in text
+        "Line rate per pair: 10.00 Gbit/s (a run of several pairs at the same time is compared with the sum over its "
+        "pairs)." in text
     )
     assert _table_after(text, "### Test `sweep`") == [
         "| Direction | Streams | Runs | Mean (Gbit/s) | Median | Stdev | 95 % CI | Min | Max | % of line rate |",
         "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |",
         "| forward | 1 | 2 | 0.932 | 0.932 | 0.009 | 0.850 - 1.015 | 0.926 | 0.939 | 9.3 |",
         "| forward | 2 | 1 of 2 | 1.970 | 1.970 | n/a | n/a | 1.970 | 1.970 | 19.7 |",
-        "| forward | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | 72.9 |",
+        # run 5 had two pairs (20 Gbit/s of line rate), run 6 one: no common line rate, no percentage
+        "| forward | 4 (knee) | 2 | 7.288 | 7.288 | 0.067 | 6.683 - 7.892 | 7.240 | 7.335 | n/a |",
     ]
-    assert "Protocol tcp; pairs per run 1, 2; line rate 10.00 Gbit/s; 6 runs." in text
+    assert "Protocol tcp; pairs per run 1, 2; 6 runs." in text
     assert (
         "Knee (forward): **4 streams** - the smallest stream count whose mean is within 5 % of the best mean "
         "(7.288 Gbit/s at 4 streams)." in text
@@ -310,11 +316,13 @@ def test_markdown_runs_table_shows_na_for_a_failed_run(sweep: Any) -> None:
     text = to_markdown(sweep)
     runs = _table_after(text, "## Runs")
     assert runs[0] == (
-        "| Run | Test | Direction | Streams | Rep. | Pairs | Throughput (Gbit/s) | % of line rate | Retr. | Status |"
+        "| Run | Test | Direction | Streams | Rep. | Pairs | Throughput (Gbit/s) | % of line rate | Retr. "
+        "| CPU local/remote % | RTT µs | Status |"
     )
-    assert runs[2] == "| 1 | sweep | forward | 1 | 1 | 1 | 0.939 | 9.4 | 0 | ok |"
-    assert runs[5] == "| 4 | sweep | forward | 2 | 2 | 1 | n/a | n/a | n/a | failed |"
-    assert runs[6] == "| 5 | sweep | forward | 4 | 1 | 2 | 7.335 | 73.4 | n/a | ok |"
+    assert runs[2] == "| 1 | sweep | forward | 1 | 1 | 1 | 0.939 | 9.4 | 0 | n/a | n/a | ok |"
+    assert runs[5] == "| 4 | sweep | forward | 2 | 2 | 1 | n/a | n/a | n/a | n/a | n/a | failed |"
+    # two pairs at the same time: 7.335 Gbit/s of 2 x 10 Gbit/s (not 73.4 % of one link)
+    assert runs[6] == "| 5 | sweep | forward | 4 | 1 | 2 | 7.335 | 36.7 | n/a | n/a | n/a | ok |"
     assert "- run 4 (sweep): pair 1 (vm2 -> vm1): the client on vm2 failed: unable to connect to server" in text
     assert "| 0.000 |" not in text  # nothing shown as zero for the failed run
 
@@ -486,7 +494,7 @@ def test_results_csv_udp_columns() -> None:
     [row] = _rows(results_csv(build_report([result(UDP)])))
     assert row["protocol"] == "udp"
     assert row["bits_per_second"] == "1000368.3351008452"
-    assert row["lost_percent"] == "0"
+    assert row["lost_percent"] == "0.0"
     assert row["jitter_ms"] == "0.05150706013209632"
     assert row["tool_version"] == "3.16"
 
@@ -537,10 +545,10 @@ def test_json_turns_non_finite_numbers_into_null() -> None:
 def test_table_lines(sweep: Any) -> None:
     assert table_lines(sweep, directory="/srv/reports/sweep-1/", plots_note="skipped - no matplotlib") == [
         "iperf report: sweep: 6 run(s), 1 without a usable figure",
-        "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line",
-        "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3",
-        "sweep  forward          2   1/2        1.970        n/a  1.970  1.970    19.7",
-        "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335    72.9",
+        "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line  retr",
+        "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3     0",
+        "sweep  forward          2   1/2        1.970        n/a  1.970  1.970    19.7     0",
+        "sweep  forward         4*   2/2        7.288      0.605  7.240  7.335     n/a   n/a",
         "* knee: the smallest stream count within 5 % of the best mean",
         "plots: skipped - no matplotlib",
         "report: /srv/reports/sweep-1/summary.md",
@@ -551,8 +559,10 @@ def test_table_lines(sweep: Any) -> None:
 
 
 def test_sweep_plot_spec(sweep: Any) -> None:
-    specs = {s.file: s for s in plot_specs(sweep)}
-    assert sorted(specs) == ["sweep-forward.png", "timeseries-sweep-forward-1s.png"]
+    # the 1-stream run has 5 one-second intervals: no time series (under 10 s and under 10 intervals)
+    assert sorted(s.file for s in plot_specs(sweep)) == ["sweep-forward.png"]
+    specs = {s.file: s for s in plot_specs(sweep, timeseries_min_seconds=0)}
+    assert sorted(specs) == ["sweep-forward.png", "timeseries-sweep-forward-streams-1.png"]
     spec = specs["sweep-forward.png"]
     assert (spec.kind, spec.xlabel, spec.ylabel) == ("sweep", "Parallel streams per client", "Throughput (Gbit/s)")
     assert spec.title == "Throughput vs parallel streams: sweep (forward)"
@@ -562,12 +572,25 @@ def test_sweep_plot_spec(sweep: Any) -> None:
     assert series.yerr[0] == pytest.approx(T_975_1 * 6.5e6 / 1e9)
     assert series.yerr[1] is None  # one figure: no interval, no invented bar
     assert series.knee == 4.0
-    assert (spec.line_rate, spec.line_rate_label) == (10.0, "line rate 10.00 Gbit/s")
+    # the 4-stream runs differ in pairs (20 and 10 Gbit/s of line rate): no common line-rate mark
+    assert (spec.line_rate, spec.line_rate_label) == (None, None)
+    one_pair = build_report([r for r in sweep_runs() if len(r["pairs"]) == 1], line_rate_bps=TEN_G)
+    [marked] = [s for s in plot_specs(one_pair) if s.kind == "sweep"]
+    assert (marked.line_rate, marked.line_rate_label) == (10.0, "line rate 10.00 Gbit/s")
 
 
 def test_timeseries_spec_from_intervals_without_omitted() -> None:
     report = build_report([result(PKB_I1, test="t"), result(OMIT, test="t")])
-    [spec] = [s for s in plot_specs(report) if s.kind == "timeseries"]
+    # by default only the result with 10 intervals is drawn; run 1 has 5 one-second intervals (5.37 s)
+    [default] = [s for s in plot_specs(report) if s.kind == "timeseries"]
+    assert [s.label for s in default.series] == ["run 2"]
+    assert timeseries_note(report) == (
+        "1 result with intervals has no time-series plot: a time series is drawn only when the intervals cover at "
+        "least 10 s or number at least 10 (role variable report_timeseries_min_seconds; 0 draws every result with 2 "
+        "or more intervals)"
+    )
+    assert timeseries_note(report, 5) is None  # 0-5 s: 5 s covered
+    [spec] = [s for s in plot_specs(report, timeseries_min_seconds=0) if s.kind == "timeseries"]
     assert report.unit == Unit("Mbit/s", 1e6)
     assert spec.ylabel == "Throughput (Mbit/s)"
     first, second = spec.series
@@ -592,8 +615,9 @@ def test_compare_plot_spec() -> None:
 
 def test_plot_file_names_are_unique_and_safe() -> None:
     runs = [result(PKB_I1, test="A/B c"), result(PKB_I1, test="a b-c")]
-    files = [s.file for s in plot_specs(build_report(runs))]
-    assert files == ["timeseries-a-b-c-forward-1s.png", "timeseries-a-b-c-forward-1s-2.png"]
+    files = [s.file for s in plot_specs(build_report(runs), timeseries_min_seconds=0)]
+    # the axis is spelled: streams-1 is one stream, not one second
+    assert files == ["timeseries-a-b-c-forward-streams-1.png", "timeseries-a-b-c-forward-streams-1-2.png"]
 
 
 # -- units and bad input ------------------------------------------------------------------------
@@ -665,7 +689,7 @@ def test_every_plot_kind_is_drawn_as_a_readable_png(sweep: Any) -> None:
     from matplotlib.image import imread
 
     specs = plot_specs(sweep) + plot_specs(build_report(nic_results(), compare_by="nic", line_rate_bps=TEN_G))
-    assert {s.kind for s in specs} == {"sweep", "timeseries", "compare"}
+    assert {s.kind for s in specs} == {"sweep", "timeseries", "compare", "cpu"}
     images, problems = _plots.render_all(specs)
     assert problems == []
     assert sorted(images) == sorted(s.file for s in specs)
@@ -728,3 +752,219 @@ def test_formulas_in_csv_cells_are_neutralised_and_numbers_kept() -> None:
     assert [r["label.delta"] for r in rows] == ["-1.5", "-1.5"]  # a plain number stays a number
     summary = _rows(summary_csv(report))
     assert {r["compare"] for r in summary} == {HOSTILE, "'+cmd|' /C calc'!A0"}
+
+
+# -- figures beside throughput (issue 10), direction labels and line rate of concurrent pairs (issue 13) ---------
+
+# iperf3 3.1.3 JSON: sender "min_rtt": 1875, "mean_rtt": 10175, "max_rtt": 67000; "host_total": 2.18151,
+# "remote_total": 4.763802; 159 retransmits
+PSCHED = "iperf3-3.1.3-json-client-tcp-pscheduler.json"
+# iperf3 3.1.6 JSON: sender "min_rtt": 133798, "mean_rtt": 135056, "max_rtt": 138924; "host_total": 0.8635,
+# "remote_total": 1.76867; 281 retransmits
+PSCHED_T20 = "iperf3-3.1.6-json-client-tcp-t20-b-pscheduler.json"
+# iperf3 3.16 UDP -b 0: "lost_packets": 2744190, "packets": 2981957, "jitter_ms": 0.05129019881009296,
+# CPU "host_total": 97.52639922108256, "remote_total": 27.66493455701266
+UDP_LOSS = "iperf3-3.16-json-client-udp-b0-92pct-loss-sarius.json"
+# iperf3 3.9 --bidir text: "[ 5][TX-C] ... 4.96 Gbits/sec receiver", "[ 7][RX-C] ... 4.93 Gbits/sec receiver"
+BIDIR = "iperf3-3.9-text-client-tcp-bidir-sigitp.txt"
+
+
+def rtt_result(name: str, **labels: Any) -> dict[str, Any]:
+    """A parsed result with ``rtt`` (min/mean/max of the senders in µs) as printed in the JSON file; the parser
+    keeps it itself once the RTT fields are in the result contract (issue 10), until then it is read here."""
+    parsed = result(name, **labels)
+    if "rtt" not in parsed:
+        senders = [s["sender"] for s in json.loads((FIXTURES / name).read_text())["end"]["streams"]]
+        parsed["rtt"] = {
+            "min_us": min(s["min_rtt"] for s in senders),
+            "mean_us": sum(s["mean_rtt"] for s in senders) // len(senders),
+            "max_us": max(s["max_rtt"] for s in senders),
+        }
+    return parsed
+
+
+def _table_after_line(markdown: str, start: str, skip: int = 0) -> list[str]:
+    """The table lines after the ``skip``-th line that is ``start``."""
+    lines = markdown.splitlines()
+    index = [i for i, line in enumerate(lines) if line == start][skip]
+    table: list[str] = []
+    for line in lines[index + 1 :]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return table
+
+
+def test_cpu_retransmits_and_rtt_per_group_in_every_table() -> None:
+    report = build_report([rtt_result(PSCHED, test="t"), rtt_result(PSCHED_T20, test="t")])
+    [group] = report.groups
+    figures = group.figures
+    assert figures.cpu_local_percent == pytest.approx((2.18151 + 0.8635) / 2)
+    assert figures.cpu_remote_percent == pytest.approx((4.763802 + 1.76867) / 2)
+    assert figures.retransmits == (159 + 281) / 2  # per run
+    # mean of the runs' means; the smallest minimum, the largest maximum
+    assert (figures.rtt_min_us, figures.rtt_mean_us, figures.rtt_max_us) == (1875, (10175 + 135056) / 2, 138924)
+    text = to_markdown(report)
+    assert _table_after_line(text, "Beside throughput:") == [
+        "| Direction | Streams | CPU local % | CPU remote % | Retr. | RTT µs mean (min - max) |",
+        "| --- | --- | --: | --: | --: | --: |",
+        "| forward | 1 | 1.5 | 3.3 | 220 | 72616 (1875 - 138924) |",
+    ]
+    runs = _table_after(text, "## Runs")
+    assert runs[0].endswith("| Retr. | CPU local/remote % | RTT µs | Status |")
+    assert runs[2:] == [
+        "| 1 | t | forward | 1 | n/a | 1 | 388.7 | 159 | 2.2/4.8 | 10175 | ok |",
+        "| 2 | t | forward | 1 | n/a | 1 | 25.49 | 281 | 0.9/1.8 | 135056 | ok |",
+    ]
+    [row] = _rows(summary_csv(report))
+    assert (row["cpu_local_percent"], row["retransmits"], row["rtt_min_us"], row["rtt_max_us"]) == (
+        "1.522505",
+        "220.0",
+        "1875.0",
+        "138924.0",
+    )
+    assert row["rtt_mean_us"] == "72615.5"
+    first, second = _rows(results_csv(report))
+    assert (first["cpu_local_percent"], first["cpu_remote_percent"]) == ("2.18151", "4.763802")
+    assert (first["rtt_min_us"], first["rtt_mean_us"], first["rtt_max_us"]) == ("1875.0", "10175.0", "67000.0")
+    assert second["retransmits"] == "281"
+    document = json.loads(to_json(report))
+    assert document["summary"][0]["figures"]["cpu_local_percent"] == pytest.approx(1.522505)
+    assert document["runs"][1]["figures"]["rtt_mean_us"] == 135056
+    assert document["results"][0]["figures"]["retransmits"] == 159
+    lines = table_lines(report)
+    assert lines[1].endswith("retr  cpu % loc/rem")
+    assert lines[2].endswith("220        1.5/3.3")
+
+
+def test_results_without_rtt_or_cpu_show_na_never_zero() -> None:
+    report = build_report([result(LABLOG, test="t")])  # iperf3 text without -V: no CPU, no RTT
+    figures = report.groups[0].figures
+    assert (figures.cpu_local_percent, figures.rtt_mean_us, figures.lost_percent) == (None, None, None)
+    assert _table_after_line(to_markdown(report), "Beside throughput:")[2] == "| forward | 1 | n/a | n/a | 0 | n/a |"
+    assert "cpu % loc/rem" not in "\n".join(table_lines(report))  # no column without a figure
+    failed = build_report([rtt_result(PSCHED, test="t"), result(REFUSED, test="t")])
+    assert failed.runs[1].figures.cpu_local_percent is None  # a failed run has no figures
+
+
+def test_udp_loss_of_concurrent_pairs_is_summed_from_the_datagrams() -> None:
+    run = record(1, 1, 1, [UDP_LOSS, UDP], {"line_rate_bps": 1e9})
+    report = build_report([run])
+    figures = report.runs[0].figures
+    assert (figures.lost_packets, figures.packets) == (2744190 + 0, 2981957 + 1789)
+    assert figures.lost_percent == pytest.approx(2744190 / (2981957 + 1789) * 100)
+    assert figures.jitter_ms == 0.05150706013209632  # the larger of the two
+    assert figures.cpu_local_percent == pytest.approx((97.52639922108256 + 100.84258832639009) / 2)
+    text = to_markdown(report)
+    assert _table_after_line(text, "Beside throughput:")[0].endswith("| Loss % | Jitter ms | Lost/total |")
+    assert _table_after_line(text, "Beside throughput:")[2].endswith("| 92.0 | 0.052 | 2744190/2983746 |")
+    assert _table_after(text, "## Runs")[0].endswith("| Loss % | Jitter ms | Status |")
+    rows = _rows(results_csv(report))
+    assert [(r["lost_packets"], r["packets"]) for r in rows] == [("2744190", "2981957"), ("0", "1789")]
+
+
+def test_reverse_figures_of_bidirectional_runs_are_columns() -> None:
+    report = build_report([result(BIDIR, test="b", direction="bidir")])
+    figures = report.runs[0].figures
+    assert (report.runs[0].bits_per_second, figures.reverse_bits_per_second) == (4.94e9, 4.93e9)
+    text = to_markdown(report)
+    assert _table_after_line(text, "Beside throughput:")[0].endswith("| Reverse (Gbit/s) | Both (Gbit/s) |")
+    assert _table_after_line(text, "Beside throughput:")[2].endswith("| 4.930 | n/a |")  # no sum printed
+    assert _table_after(text, "## Runs")[2].endswith("| 4.930 | n/a | ok |")
+    assert _rows(results_csv(report))[0]["reverse_bits_per_second"] == "4930000000.0"
+    assert _rows(summary_csv(report))[0]["reverse_bits_per_second"] == "4930000000.0"
+    assert "Reverse" not in to_markdown(build_report([result(LABLOG)]))  # no column without bidir runs
+
+
+def _with_hosts(run: dict[str, Any], direction: str = "forward", swapped: bool = False) -> dict[str, Any]:
+    """The sender and receiver of each pair as paired_test records them."""
+    run.update(direction=direction, swapped=swapped)
+    for pair in run["pairs"]:
+        if swapped:
+            pair["server"], pair["client"] = pair["client"], pair["server"]
+        forward = direction == "forward"
+        pair["sender"], pair["receiver"] = (
+            (pair["client"], pair["server"]) if forward else (pair["server"], pair["client"])
+        )
+    return run
+
+
+def test_direction_labels_name_sender_and_receiver() -> None:
+    runs = [
+        _with_hosts(record(1, 1, 1, [PKB_I1], {})),
+        _with_hosts(record(2, 1, 1, [PKB_I1], {}), swapped=True),
+        _with_hosts(record(3, 1, 1, [PKB_I1], {}), direction="reverse"),
+        _with_hosts(record(4, 1, 1, [PKB_I1], {}), direction="bidir"),
+        _with_hosts(record(5, 2, 1, [PKB_I1] * 5, {})),
+    ]
+    report = build_report(runs)
+    assert [r.direction_text for r in report.runs] == [
+        "forward: vm2 → vm1",
+        "forward, swapped: vm1 → vm2",
+        "reverse: vm1 → vm2",
+        "bidir: vm2 ⇄ vm1",
+        "forward: vm2 → vm1, vm4 → vm3, vm6 → vm5 +2 more",
+    ]
+    assert [g.direction_text for g in report.groups][:2] == [
+        "forward: vm2 → vm1",
+        "forward: vm2 → vm1, vm4 → vm3, vm6 → vm5 +2 more",
+    ]
+    text = to_markdown(report)
+    assert "| forward, swapped: vm1 → vm2 | 1 | 1 |" in text
+    assert [r["flow"] for r in _rows(results_csv(report))][:2] == ["vm2 → vm1", "vm1 → vm2"]
+    assert json.loads(to_json(report))["runs"][1]["flows"] == ["vm1 → vm2"]
+    # without hosts (plain results): the bare direction, as before
+    assert build_report([result(LABLOG)]).runs[0].direction_text == "forward"
+
+
+def test_line_rate_of_concurrent_pairs_is_their_sum_or_omitted_with_the_reason() -> None:
+    both = build_report([record(1, 1, 1, [PKB_I1, PKB_I1], {})], line_rate_bps=1e9)
+    assert both.runs[0].line_rate_bps == 2e9
+    assert both.runs[0].percent_of_line_rate == pytest.approx(939e6 * 2 / 2e9 * 100)  # 93.9 %, not 187.8 %
+    assert "line rate 2.000 Gbit/s (the sum over the 2 pairs running at the same time, 1.000 Gbit/s each)" in (
+        to_markdown(both)
+    )
+    partial = record(1, 1, 1, [PKB_I1, PKB_I1], {})
+    partial["pairs"][0]["result"]["labels"]["line_rate_bps"] = 1e9  # pair 2 has none
+    report = build_report([partial])
+    assert (report.runs[0].line_rate_bps, report.runs[0].percent_of_line_rate) == (None, None)
+    assert report.runs[0].line_rate_note is not None
+    assert report.runs[0].line_rate_note.startswith("no line rate for pair 2 (the others have one)")
+    assert "% of line rate omitted: no line rate for pair 2 (the others have one)" in to_markdown(report)
+    assert json.loads(to_json(report))["runs"][0]["line_rate_note"] == report.runs[0].line_rate_note
+    pair_percent = [r["percent_of_line_rate"] for r in _rows(results_csv(report))]
+    assert float(pair_percent[0]) == pytest.approx(93.9)
+    assert pair_percent[1] == ""  # each pair's own figure stays
+
+
+def test_cpu_vs_throughput_table_and_plot_of_a_comparison() -> None:
+    report = build_report(nic_results(), compare_by="nic")
+    text = to_markdown(report)
+    assert _table_after(text, "### CPU vs throughput by `nic`") == [
+        "| Direction | Streams | nic | Throughput (Gbit/s) | CPU local % | CPU remote % | Gbit/s per CPU % (local) |",
+        "| --- | --- | --- | --: | --: | --: | --: |",
+        "| forward | 1 | e1000 | 0.758 | n/a | n/a | n/a |",
+        # iperf 3.6 -V: "CPU Utilization: local/sender 97.2% ... remote/receiver 64.2%"
+        "| forward | 1 | vmxnet3 | 25.30 | 97.2 | 64.2 | 0.260 |",
+    ]
+    [spec] = [s for s in plot_specs(report) if s.kind == "cpu"]
+    assert (spec.file, spec.xlabel, spec.ylabel) == (
+        "cpu-vs-throughput-nic.png",
+        "CPU use (%), as iperf printed it",
+        "Throughput (Gbit/s)",
+    )
+    assert [(s.label, s.x, s.y, s.hollow) for s in spec.series] == [
+        ("nic=vmxnet3, local CPU", (97.2,), (25.7,), False),
+        ("nic=vmxnet3, remote CPU", (64.2,), (25.7,), True),
+    ]
+    assert "![CPU use vs throughput by nic" in to_markdown(report, [spec])
+    no_cpu = build_report([result(LABLOG, nic="a"), result(ATTFIBER, nic="b")], compare_by="nic")
+    assert [s.kind for s in plot_specs(no_cpu) if s.kind == "cpu"] == []
+    assert "CPU vs throughput by `nic`: no CPU figure in the results" in to_markdown(no_cpu)
+
+
+def test_check_mode_table_says_no_report_was_written(sweep: Any) -> None:
+    lines = table_lines(sweep, directory="/srv/reports/sweep-1", check_mode=True)
+    assert lines[-1] == "check mode: no report was written (it would be /srv/reports/sweep-1/summary.md)"
+    assert not any(line.startswith("report: ") for line in lines)
