@@ -52,8 +52,8 @@ def test_report_says_stable_and_unstable_per_point() -> None:
     assert verdicts[2].startswith("unstable after 5 runs (cv 31.44 %)")
     assert document["runs"][0]["record"]["order"] == "interleaved"
     table = "\n".join(table_lines(report))
-    assert "t forward, 2 stream(s): unstable after 5 runs (cv 31.44 %)" in table
-    assert "- forward, 1 stream(s): stable after 3 runs (cv 0.50 %)" in to_markdown(report)
+    assert "t forward: h2 → h1, 2 stream(s): unstable after 5 runs (cv 31.44 %)" in table
+    assert "- forward: h2 → h1, 1 stream(s): stable after 3 runs (cv 0.50 %)" in to_markdown(report)
 
 
 def test_combine_swapped_adds_one_group_over_both_role_orders() -> None:
