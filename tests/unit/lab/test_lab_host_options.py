@@ -48,9 +48,29 @@ def test_host_env_goes_on_the_one_setenv_line(tmp_path: Path) -> None:
     setenv1 = [line for line in text1.splitlines() if line.startswith("SetEnv")]
     setenv2 = [line for line in text2.splitlines() if line.startswith("SetEnv")]
     # sshd honours only the first SetEnv directive
-    assert setenv1 == ["SetEnv LAB_HOST=h1 LAB_NETNS=eltunit-h1 PATH=/srv/standin:/usr/bin:/bin FOO=2"]
-    assert setenv2 == ["SetEnv LAB_HOST=h2 LAB_NETNS=eltunit-h2"]  # unchanged for hosts without options
+    assert setenv1 == ["SetEnv LAB_HOST=h1 LAB_NETNS=eltunit-h1 SHLVL=1 PATH=/srv/standin:/usr/bin:/bin FOO=2"]
+    assert setenv2 == ["SetEnv LAB_HOST=h2 LAB_NETNS=eltunit-h2 SHLVL=1"]  # nothing more for hosts without options
     assert "--host-bind" not in text2
+
+
+def test_sessions_start_no_rc_file(tmp_path: Path) -> None:
+    """Like ESXi's busybox sh: sshd runs no ~/.ssh/rc, and bash skips ~/.bashrc as a nested shell (SHLVL=1)."""
+    spec = _spec(tmp_path)
+    text = lab.sshd_config_text(spec, spec.hosts[0]).splitlines()
+    assert "PermitUserRC no" in text
+    assert [line for line in text if line.startswith("SetEnv")][0].split()[3] == "SHLVL=1"
+
+
+def test_up_to_64_hosts_fit_subnet_and_interface_names(tmp_path: Path) -> None:
+    spec = lab.build_spec(name="abcdefghijk", hosts=64, state_dir=tmp_path, subnet="198.19.249.0/24")
+    assert len(spec.hosts) == 64 and spec.hosts[-1].veth == "abcdefghijk-v64"
+    assert max(len(h.veth) for h in spec.hosts) <= 15 and len(spec.bridge) <= 15  # IFNAMSIZ - 1
+    assert str(spec.hosts[-1].address.ip) == "198.19.249.74"
+    assert len({h.mac for h in spec.hosts}) == 64
+    with pytest.raises(lab.LabError, match="--hosts 65: must be between 2 and 64"):
+        lab.build_spec(name="x", hosts=65, state_dir=tmp_path, subnet="198.19.249.0/24")
+    with pytest.raises(lab.LabError, match="too small for the controller and 64 hosts"):
+        lab.build_spec(name="x", hosts=64, state_dir=tmp_path, subnet="198.19.249.0/26")
 
 
 def test_host_bind_is_listed_in_sshd_config_so_a_change_restarts_sshd(tmp_path: Path) -> None:
@@ -73,6 +93,7 @@ def test_host_bind_is_listed_in_sshd_config_so_a_change_restarts_sshd(tmp_path: 
         ("env", "h3=PATH=/x", "the lab has only h1..h2"),
         ("env", "h1=1PATH=/x", "use HOST=NAME=VALUE"),
         ("env", "h1=LAB_HOST=x", "LAB_HOST is set by the lab itself"),
+        ("env", "h1=SHLVL=0", "SHLVL is set by the lab itself"),
         ("env", "h1=PATH=/a b", "may not contain blanks, quotes, backslashes or '#'"),
         ("env", "h1=PATH=/a#b", "may not contain blanks, quotes, backslashes or '#'"),
         ("bind", "h1=/a", "use HOST=SRC:DST with absolute paths"),
