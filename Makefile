@@ -15,6 +15,7 @@ COLLECTION_ROOT := build/collections
 COLLECTION_DIR := $(COLLECTION_ROOT)/ansible_collections/esxilab/iperf
 APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping procps psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: help deps venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
 
@@ -23,6 +24,7 @@ help:
 	@echo "make test   - every gate: ruff, mypy, pytest (unit+live+lab), ansible-test sanity,"
 	@echo "              ansible-lint, changelog lint, galaxy build + ansible-doc of every plugin"
 	@echo "make bench  - benchmarks (printed as ratios; not part of make test)"
+	@echo "             BENCH_ARGS=--quick: pairs 1,2,4 and the sweep only (see tests/bench/bench_overhead.py)"
 
 # System packages: the real iperf3/iperf, OpenSSH and iproute2 the tests and the demo use.
 deps:
@@ -109,7 +111,7 @@ test: deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
 
 bench: deps venv
 	$(PY) tests/bench/bench_parse.py
-	$(PY) tests/bench/bench_paired.py
+	$(PY) tests/bench/bench_overhead.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build $(VENV) $(VENV)-sanity .mypy_cache .ruff_cache .pytest_cache .hypothesis
