@@ -10,8 +10,8 @@ one end of a veth pair; the other end ``<name>-v<i>`` is a port of the bridge ``
 address of the lab subnet on the bridge. Each namespace runs its own ``sshd`` (own config,
 own host key, root login with the generated lab key only) in its own UTS namespace, so
 ``uname -n`` answers the namespace name. Sessions start no rc file, as on ESXi: no
-``~/.ssh/rc`` and no ``~/.bashrc`` (``SHLVL=1``; see ``sshd_config_text``). iperf/iperf3 are the Debian binaries: namespaces
-share the root filesystem.
+``~/.ssh/rc`` and no ``~/.bashrc`` (``SHLVL=1``; see ``sshd_config_text``). iperf/iperf3
+are the Debian binaries: namespaces share the root filesystem.
 
 Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
 

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """lab/esxilab_lab.py --host-env and --host-bind without building anything: validation, the
-generated sshd_config, lab.json, and the mount commands for sshd's private mount namespace.
+generated sshd_config, lab.json, and the mount commands for sshd's private mount namespace;
+also the sessions' no-rc-file settings, the 64-host limit and the neighbour flushes of a build.
 
 Built for real (root, namespaces, mounts) in tests/integration/test_esxi_e2e.py.
 """
@@ -58,7 +59,7 @@ def test_sessions_start_no_rc_file(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     text = lab.sshd_config_text(spec, spec.hosts[0]).splitlines()
     assert "PermitUserRC no" in text
-    assert [line for line in text if line.startswith("SetEnv")][0].split()[3] == "SHLVL=1"
+    assert next(line for line in text if line.startswith("SetEnv")).split()[3] == "SHLVL=1"
 
 
 def test_up_to_64_hosts_fit_subnet_and_interface_names(tmp_path: Path) -> None:
@@ -154,3 +155,19 @@ def test_cli_accepts_the_options() -> None:
         ["up", "--host-env", "h1=PATH=/x", "--host-bind", "h1=/a:/b", "--host-bind", "h2=/c:/d"]
     )
     assert (args.host_env, args.host_bind) == (["h1=PATH=/x"], ["h1=/a:/b", "h2=/c:/d"])
+
+
+def test_a_fresh_host_is_flushed_only_from_namespaces_older_than_this_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = lab.build_spec(name="eltunit", hosts=4, state_dir=tmp_path, subnet="198.19.249.0/24")
+    commands: list[list[str]] = []
+    monkeypatch.setattr(lab, "run", lambda argv, **_kw: commands.append(list(argv)))
+    monkeypatch.setattr(lab, "list_netns", lambda: {h.netns for h in spec.hosts} | {"other-h1"})
+    h4 = spec.hosts[3]
+    lab.flush_neighbors(spec, h4.address.ip, {"eltunit-h1", "eltunit-h4", "other-h1"})
+    flush = ["neigh", "flush", "to", "198.19.249.14"]
+    assert commands == [["ip", *flush, "dev", "eltunit-br0"], ["ip", "-n", "eltunit-h1", *flush]]
+    commands.clear()
+    lab.flush_neighbors(spec, h4.address.ip)  # a MAC change: every lab namespace but the host's own
+    assert [c[2] for c in commands[1:]] == ["eltunit-h1", "eltunit-h2", "eltunit-h3"]
