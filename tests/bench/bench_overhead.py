@@ -32,9 +32,12 @@ The goals of issue 14 are printed as met / not met; nothing is asserted. Builds 
 count hosts, every link shaped to ``--rate``) in a temporary state dir and removes it at the end,
 also on failure. Needs root. A script, not a pytest test::
 
-    python tests/bench/bench_overhead.py                      # everything, 3 rounds (~15 min)
-    python tests/bench/bench_overhead.py --quick              # pairs 1,2,4 + sweep (~5 min)
-    python tests/bench/bench_overhead.py --pairs 1,16 --no-sweep --rounds 5
+    .venv/bin/python tests/bench/bench_overhead.py            # everything: 64 hosts, 3 rounds
+    .venv/bin/python tests/bench/bench_overhead.py --quick    # pairs 1,2,4 + the sweep, 8 hosts
+    .venv/bin/python tests/bench/bench_overhead.py --pairs 1,16 --no-sweep --rounds 5
+
+On the shared 2-core machine at load average ~15, ``--quick`` took 12.5 min and one round of
+pairs 1 and 32 (with the warm-up) 12.5 min; the whole benchmark takes about 40 min there.
 """
 
 from __future__ import annotations
