@@ -17,6 +17,7 @@ APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 iputils-ping
 # Only `make test` needs these: the PostgreSQL server the history tests start (a throw-away cluster).
 TEST_APT_PACKAGES := postgresql
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: help deps test-deps apt-install venv demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
 
@@ -25,6 +26,7 @@ help:
 	@echo "make test   - every gate: ruff, mypy, pytest (unit+live+lab), ansible-test sanity,"
 	@echo "              ansible-lint, changelog lint, galaxy build + ansible-doc of every plugin"
 	@echo "make bench  - benchmarks (printed as ratios; not part of make test)"
+	@echo "             BENCH_ARGS=--quick: pairs 1,2,4 and the sweep only (see tests/bench/bench_overhead.py)"
 
 # System packages: the real iperf3/iperf, OpenSSH and iproute2 the tests and the demo use;
 # test-deps adds what only the tests need (TEST_APT_PACKAGES).
@@ -118,7 +120,7 @@ test: test-deps venv lint changelog-lint unit integration sanity galaxy ansible-
 
 bench: deps venv
 	$(PY) tests/bench/bench_parse.py
-	$(PY) tests/bench/bench_paired.py
+	$(PY) tests/bench/bench_overhead.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build $(VENV) $(VENV)-sanity .mypy_cache .ruff_cache .pytest_cache .hypothesis

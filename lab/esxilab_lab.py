@@ -9,8 +9,9 @@ one end of a veth pair; the other end ``<name>-v<i>`` is a port of the bridge ``
 (the software vSwitch). The controller (this machine's root namespace) has the first
 address of the lab subnet on the bridge. Each namespace runs its own ``sshd`` (own config,
 own host key, root login with the generated lab key only) in its own UTS namespace, so
-``uname -n`` answers the namespace name. iperf/iperf3 are the Debian binaries: namespaces
-share the root filesystem.
+``uname -n`` answers the namespace name. Sessions start no rc file, as on ESXi: no
+``~/.ssh/rc`` and no ``~/.bashrc`` (``SHLVL=1``; see ``sshd_config_text``). iperf/iperf3
+are the Debian binaries: namespaces share the root filesystem.
 
 Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
 
@@ -67,10 +68,13 @@ DEFAULT_STATE_DIR = REPO / "lab" / "state"
 LAB_RANGE = ipaddress.IPv4Network("198.18.0.0/15")  # RFC 2544 benchmarking range
 DEFAULT_SUBNET = "198.18.0.0/24"
 HOST_OFFSET = 10  # h1 = .11, h2 = .12, ...
-MIN_HOSTS, MAX_HOSTS = 2, 8
+# 64: 32 concurrent pairs on hosts of their own (tests/bench/bench_overhead.py). A /24 holds 243 hosts
+# at .11+, but "<name>-v<i>" must fit IFNAMSIZ: 11-char names leave room for 2-digit indices only.
+MIN_HOSTS, MAX_HOSTS = 2, 64
 MIN_MTU, MAX_MTU = 576, 9216
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,10}$")  # "<name>-br0" must fit IFNAMSIZ (15)
 HOST_IFNAME = "eth0"
+NO_RC_ENV = "SHLVL=1"  # see sshd_config_text: sessions start no rc file
 CMD_TIMEOUT = 20.0
 SSHD_READY_TIMEOUT = 10.0
 KILL_WAIT = 3.0
@@ -302,7 +306,7 @@ class LabSpec:
 # opens (e.g. the ESXi stand-ins of tests/esxi_standin on PATH, ESXi paths bound to a temp dir).
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENV_VALUE_RE = re.compile(r"^[^\s\"'\\#]*$")  # one sshd_config word: no blanks, quotes, backslash or '#'
-RESERVED_ENV = ("LAB_HOST", "LAB_NETNS")
+RESERVED_ENV = ("LAB_HOST", "LAB_NETNS", "SHLVL")
 BIND_PATH_RE = re.compile(r"^/[^\s,:\"'\\]*$")  # ',' and ':' would break the overlay mount options
 BIND_FORBIDDEN = ("/proc", "/sys", "/dev", "/run")  # the session and sshd itself need these
 
@@ -682,8 +686,12 @@ def sshd_config_text(spec: LabSpec, host: HostSpec) -> str:
         "MaxSessions 64",
         "MaxStartups 64:30:128",
         "LogLevel INFO",
+        # No rc file per session, as on ESXi (busybox sh -c reads none): sshd runs no ~/.ssh/rc,
+        # and SHLVL=1 makes the session's bash a nested shell, which skips ~/.bashrc (Debian's
+        # bash sources it for a top-level `bash -c` started by sshd: ~0.15 s a session here).
+        "PermitUserRC no",
         # sshd honours only the first SetEnv line: --host-env values go on this one
-        f"SetEnv LAB_HOST={host.name} LAB_NETNS={host.netns}" + "".join(f" {k}={v}" for k, v in host.env),
+        f"SetEnv LAB_HOST={host.name} LAB_NETNS={host.netns} {NO_RC_ENV}" + "".join(f" {k}={v}" for k, v in host.env),
         # listed so that a changed --host-bind changes this file, which restarts sshd
         *(f"# --host-bind: {src} on {dst} (private mount namespace of this sshd)" for src, dst in host.binds),
     ]
@@ -924,10 +932,15 @@ def reconcile_bridge(spec: LabSpec, root: Mapping[str, JSONDict], plan: Plan) ->
         plan.act(f"set {spec.bridge} up", ["ip", "link", "set", "dev", spec.bridge, "up"])
 
 
-def flush_neighbors(spec: LabSpec, address: ipaddress.IPv4Address) -> None:
-    """Forget a re-plumbed lab address in the lab's own neighbour tables (bridge and host namespaces)."""
+def flush_neighbors(spec: LabSpec, address: ipaddress.IPv4Address, older: set[str] | None = None) -> None:
+    """Forget a re-plumbed lab address in the lab's own neighbour tables (bridge and host namespaces).
+
+    ``older``: the namespaces that existed before this ``up`` (None: every existing one). A
+    namespace created by this ``up`` has no entry to forget; skipping those keeps building
+    N hosts at N flushes instead of N*N.
+    """
     run(["ip", "neigh", "flush", "to", str(address), "dev", spec.bridge], check=False)
-    existing = list_netns()
+    existing = list_netns() if older is None else older & list_netns()
     for host in spec.hosts:
         if host.netns in existing and host.address.ip != address:
             run(ip_cmd(host.netns, "neigh", "flush", "to", str(address)), check=False)
@@ -993,7 +1006,7 @@ def reconcile_host(
             ip_cmd(host.netns, "addr", "add", str(host.address), "dev", HOST_IFNAME),
             ["ip", "link", "set", "dev", host.veth, "up"],
             ip_cmd(host.netns, "link", "set", "dev", HOST_IFNAME, "up"),
-            fn=functools.partial(flush_neighbors, spec, host.address.ip),
+            fn=functools.partial(flush_neighbors, spec, host.address.ip, existing_ns),
         )
         fresh = True
     else:

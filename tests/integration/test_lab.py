@@ -4,7 +4,8 @@
 """The local lab (``lab/esxilab_lab.py``) built for real: namespaces, bridge, sshd, iperf3, tc.
 
 Needs root and ``ip netns``. Uses its own prefix (``eltest``), its own subnet inside the
-RFC 2544 range (198.19.250.0/24, so a running ``esxilab`` demo lab is not disturbed) and a
+RFC 2544 range (198.19.250.0/24, so a running ``esxilab`` demo lab is not disturbed; both
+overridable with ESXILAB_LAB_PREFIX / ESXILAB_LAB_SUBNET, e.g. ``fbn`` / ``198.19.108``) and a
 temporary state dir. The fixture's finalizer runs ``down --purge`` and checks that no
 namespace, link or process of the prefix is left, even when a step fails.
 """
@@ -32,9 +33,10 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 SCRIPT = REPO / "lab" / "esxilab_lab.py"
 ANSIBLE = Path(sys.executable).parent / "ansible"
-PREFIX = "eltest"
-SUBNET = "198.19.250.0/24"
-H1, H2, H3, H4 = (f"198.19.250.{10 + i}" for i in range(1, 5))
+PREFIX = os.environ.get("ESXILAB_LAB_PREFIX", "eltest")
+NET = os.environ.get("ESXILAB_LAB_SUBNET", "198.19.250")  # the first three octets of a /24
+SUBNET = f"{NET}.0/24"
+H1, H2, H3, H4 = (f"{NET}.{10 + i}" for i in range(1, 5))
 RATE_BPS = 50_000_000
 
 
@@ -113,7 +115,7 @@ def _processes_mentioning(needles: Sequence[str]) -> list[str]:
 def _assert_nothing_left(state_dir: Path) -> None:
     assert _lab_namespaces() == []
     assert _lab_links() == []
-    needles = [str(state_dir), "198.19.250."]
+    needles = [str(state_dir), f"{NET}."]
     deadline = time.monotonic() + 10
     while _processes_mentioning(needles) and time.monotonic() < deadline:
         time.sleep(0.1)  # ssh ControlPersist masters exit once their server is gone
@@ -153,7 +155,7 @@ def test_lab_lifecycle(lab: Lab, tmp_path: Path) -> None:
     # check mode on nothing: reports the whole build, creates nothing
     check = lab.cli("up", "--check")
     assert check["changed"] is True and check["check"] is True
-    assert f"create bridge {PREFIX}-br0 mtu 1500 with 198.19.250.1/24" in check["actions"]
+    assert f"create bridge {PREFIX}-br0 mtu 1500 with {NET}.1/24" in check["actions"]
     assert f"create namespace {PREFIX}-h4" in check["actions"]
     assert _lab_namespaces() == [] and _lab_links() == []
     assert not (lab.state_dir / "inventory.yml").exists()
@@ -252,6 +254,30 @@ def test_lab_lifecycle(lab: Lab, tmp_path: Path) -> None:
     assert refused.value.errno == errno.EHOSTUNREACH
 
 
+def test_lab_of_32_hosts(lab: Lab) -> None:
+    """The size the paired_test benchmark needs for 16 pairs on their own hosts: up, status, ssh to each, down."""
+    hosts = [f"{NET}.{10 + i}" for i in range(1, 33)]
+    started = time.monotonic()
+    up = lab.cli("up", "--hosts", "32")
+    built = time.monotonic() - started
+    assert [h["address"] for h in up["hosts"]] == hosts
+    assert _lab_namespaces() == sorted(f"{PREFIX}-h{i}" for i in range(1, 33))
+    assert lab.cli("up", "--hosts", "32")["changed"] is False
+    status = lab.cli("status", "--hosts", "32")
+    assert status["healthy"] is True, status
+    assert [h["name"] for h in status["hosts"]] == [f"h{i}" for i in range(1, 33)]
+    assert all(h["ssh_banner"] and h["sshd_pid"] for h in status["hosts"])
+    for index, address in enumerate(hosts, start=1):
+        # SHLVL=2: the session's bash is a nested shell, so it read no ~/.bashrc (as ESXi's sh reads no rc file)
+        proc = lab.ssh(address, 'uname -n; echo "$SHLVL"')
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == [f"{PREFIX}-h{index}", "2"]
+    down = lab.cli("down")
+    assert f"delete namespace {PREFIX}-h32" in down["actions"]
+    _assert_nothing_left(lab.state_dir)
+    print(f"32-host lab built in {built:.1f} s")  # shown with -s; no timed assertion
+
+
 def _safety_net_present() -> bool:
     return any(
         route.get("type") == "unreachable" and route.get("dst") == "198.18.0.0/15"
@@ -296,7 +322,7 @@ def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
     ("options", "message"),
     [
         (["--subnet", "10.0.0.0/24"], "must lie inside 198.18.0.0/15"),
-        (["--hosts", "9"], "--hosts 9: must be between 2 and 8"),
+        (["--hosts", "65"], "--hosts 65: must be between 2 and 64"),
         (["--host-mtu", "h5=9000"], "the lab has only h1..h4"),
         (["--rate", "fast"], "use a tc rate such as 100mbit"),
         (["--name", "UPPER"], "use 1-11 lowercase letters/digits"),

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """lab/esxilab_lab.py --host-env and --host-bind without building anything: validation, the
-generated sshd_config, lab.json, and the mount commands for sshd's private mount namespace.
+generated sshd_config, lab.json, and the mount commands for sshd's private mount namespace;
+also the sessions' no-rc-file settings, the 64-host limit and the neighbour flushes of a build.
 
 Built for real (root, namespaces, mounts) in tests/integration/test_esxi_e2e.py.
 """
@@ -48,9 +49,29 @@ def test_host_env_goes_on_the_one_setenv_line(tmp_path: Path) -> None:
     setenv1 = [line for line in text1.splitlines() if line.startswith("SetEnv")]
     setenv2 = [line for line in text2.splitlines() if line.startswith("SetEnv")]
     # sshd honours only the first SetEnv directive
-    assert setenv1 == ["SetEnv LAB_HOST=h1 LAB_NETNS=eltunit-h1 PATH=/srv/standin:/usr/bin:/bin FOO=2"]
-    assert setenv2 == ["SetEnv LAB_HOST=h2 LAB_NETNS=eltunit-h2"]  # unchanged for hosts without options
+    assert setenv1 == ["SetEnv LAB_HOST=h1 LAB_NETNS=eltunit-h1 SHLVL=1 PATH=/srv/standin:/usr/bin:/bin FOO=2"]
+    assert setenv2 == ["SetEnv LAB_HOST=h2 LAB_NETNS=eltunit-h2 SHLVL=1"]  # nothing more for hosts without options
     assert "--host-bind" not in text2
+
+
+def test_sessions_start_no_rc_file(tmp_path: Path) -> None:
+    """Like ESXi's busybox sh: sshd runs no ~/.ssh/rc, and bash skips ~/.bashrc as a nested shell (SHLVL=1)."""
+    spec = _spec(tmp_path)
+    text = lab.sshd_config_text(spec, spec.hosts[0]).splitlines()
+    assert "PermitUserRC no" in text
+    assert next(line for line in text if line.startswith("SetEnv")).split()[3] == "SHLVL=1"
+
+
+def test_up_to_64_hosts_fit_subnet_and_interface_names(tmp_path: Path) -> None:
+    spec = lab.build_spec(name="abcdefghijk", hosts=64, state_dir=tmp_path, subnet="198.19.249.0/24")
+    assert len(spec.hosts) == 64 and spec.hosts[-1].veth == "abcdefghijk-v64"
+    assert max(len(h.veth) for h in spec.hosts) <= 15 and len(spec.bridge) <= 15  # IFNAMSIZ - 1
+    assert str(spec.hosts[-1].address.ip) == "198.19.249.74"
+    assert len({h.mac for h in spec.hosts}) == 64
+    with pytest.raises(lab.LabError, match="--hosts 65: must be between 2 and 64"):
+        lab.build_spec(name="x", hosts=65, state_dir=tmp_path, subnet="198.19.249.0/24")
+    with pytest.raises(lab.LabError, match="too small for the controller and 64 hosts"):
+        lab.build_spec(name="x", hosts=64, state_dir=tmp_path, subnet="198.19.249.0/26")
 
 
 def test_host_bind_is_listed_in_sshd_config_so_a_change_restarts_sshd(tmp_path: Path) -> None:
@@ -73,6 +94,7 @@ def test_host_bind_is_listed_in_sshd_config_so_a_change_restarts_sshd(tmp_path: 
         ("env", "h3=PATH=/x", "the lab has only h1..h2"),
         ("env", "h1=1PATH=/x", "use HOST=NAME=VALUE"),
         ("env", "h1=LAB_HOST=x", "LAB_HOST is set by the lab itself"),
+        ("env", "h1=SHLVL=0", "SHLVL is set by the lab itself"),
         ("env", "h1=PATH=/a b", "may not contain blanks, quotes, backslashes or '#'"),
         ("env", "h1=PATH=/a#b", "may not contain blanks, quotes, backslashes or '#'"),
         ("bind", "h1=/a", "use HOST=SRC:DST with absolute paths"),
@@ -133,3 +155,19 @@ def test_cli_accepts_the_options() -> None:
         ["up", "--host-env", "h1=PATH=/x", "--host-bind", "h1=/a:/b", "--host-bind", "h2=/c:/d"]
     )
     assert (args.host_env, args.host_bind) == (["h1=PATH=/x"], ["h1=/a:/b", "h2=/c:/d"])
+
+
+def test_a_fresh_host_is_flushed_only_from_namespaces_older_than_this_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = lab.build_spec(name="eltunit", hosts=4, state_dir=tmp_path, subnet="198.19.249.0/24")
+    commands: list[list[str]] = []
+    monkeypatch.setattr(lab, "run", lambda argv, **_kw: commands.append(list(argv)))
+    monkeypatch.setattr(lab, "list_netns", lambda: {h.netns for h in spec.hosts} | {"other-h1"})
+    h4 = spec.hosts[3]
+    lab.flush_neighbors(spec, h4.address.ip, {"eltunit-h1", "eltunit-h4", "other-h1"})
+    flush = ["neigh", "flush", "to", "198.19.249.14"]
+    assert commands == [["ip", *flush, "dev", "eltunit-br0"], ["ip", "-n", "eltunit-h1", *flush]]
+    commands.clear()
+    lab.flush_neighbors(spec, h4.address.ip)  # a MAC change: every lab namespace but the host's own
+    assert [c[2] for c in commands[1:]] == ["eltunit-h1", "eltunit-h2", "eltunit-h3"]
