@@ -188,7 +188,8 @@ def test_entries_are_validated() -> None:
 @pytest.mark.parametrize("shell", sorted(SHELLS))
 def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell: str, reap: list[int]) -> None:
     host = Host(tmp_path, "8.0", shell)
-    journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=1)
+    # 5 s: long enough that a loaded machine finishes opening before the timer fires
+    journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=5)
     installed = _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
     assert installed["restore"] == {"created_files": [BUNDLED_IPERF3_COPY], "exec_installed_only_previous": 1}
     opened = _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
@@ -198,7 +199,7 @@ def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell
     assert host.get("fw_enabled") == "false" and host.get("eio_runtime") == "0"
 
     # nothing but the timer on the host from here on
-    assert _wait(lambda: not _alive(pid), 20), "the dead-man did not finish"
+    assert _wait(lambda: not _alive(pid), 40), "the dead-man did not finish"
     assert host.get("fw_enabled") == "true"
     assert host.get("eio_runtime") == "1"
     assert not host.path(BUNDLED_IPERF3_COPY).exists()
