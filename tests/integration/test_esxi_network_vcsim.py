@@ -97,7 +97,7 @@ def test_networks_check_real_idempotent(vcsim: dict[str, Any], tmp_path: Path) -
     assert [r["changed"] for r in removed["built"]["results"]] == [True, True]
 
 
-WITH_VMK = [
+WITH_VMK: list[dict[str, Any]] = [
     {
         "name": "iperf-a",
         "vswitch": {"name": "vSwitch-a", "uplinks": ["vmnic1"]},

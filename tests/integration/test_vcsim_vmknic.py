@@ -837,3 +837,110 @@ def test_vmk_remove_in_order_and_idempotent(vmk_results: dict[str, Any]) -> None
     assert (removed["vswitch"], removed["portgroup"], removed["vmknic"]) == (None, None, None)
     assert vmk_results["removed_again"]["changed"] is False
     assert vmk_results["removed_again"]["operations"] == []
+
+
+# -- the harness itself, read over pyVmomi: HostSystem.config.network follows every change --------
+
+
+def test_simulator_keeps_host_config_and_policies_consistent(vcsim_binary: Path) -> None:
+    """What the module does not read: HostSystem.config.network, the vSwitch policy kept across
+    an MTU-only UpdateVirtualSwitch, a port group's policy overrides in its computedPolicy, and
+    the faults a real host gives (ResourceInUse, AlreadyExists, InvalidArgument)."""
+    pytest.importorskip("pyVmomi")
+    import ssl
+
+    from pyVim import connect
+    from pyVmomi import vim as vim_types
+
+    vim: Any = vim_types  # pyVmomi's constructors are untyped
+    smart_connect: Any = connect.SmartConnect
+    disconnect: Any = connect.Disconnect
+
+    with _simulator(vcsim_binary) as variables:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        si = smart_connect(
+            host="127.0.0.1", port=variables["vcsim_port"], user=USERNAME, pwd=PASSWORD, sslContext=context
+        )
+        try:
+            host = si.content.rootFolder.childEntity[0].hostFolder.childEntity[0].host[0]
+            ns = host.configManager.networkSystem
+            policy = vim.host.NetworkPolicy(
+                security=vim.host.NetworkPolicy.SecurityPolicy(
+                    allowPromiscuous=True, macChanges=True, forgedTransmits=True
+                ),
+                nicTeaming=vim.host.NetworkPolicy.NicTeamingPolicy(
+                    policy="loadbalance_ip",
+                    nicOrder=vim.host.NetworkPolicy.NicOrderPolicy(activeNic=["vmnic1"]),
+                ),
+            )
+            bridge = vim.host.VirtualSwitch.BondBridge(nicDevice=["vmnic1"])
+            spec = vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9000, bridge=bridge, policy=policy)
+            ns.AddVirtualSwitch(vswitchName="vSwitch-h", spec=spec)
+            with pytest.raises(vim.fault.AlreadyExists):
+                ns.AddVirtualSwitch(vswitchName="vSwitch-h", spec=spec)
+            with pytest.raises(vim.fault.ResourceInUse):  # vmnic1 is taken now
+                ns.AddVirtualSwitch(vswitchName="vSwitch-other", spec=spec)
+            override = vim.host.NetworkPolicy(security=vim.host.NetworkPolicy.SecurityPolicy(allowPromiscuous=False))
+            ns.AddPortGroup(
+                portgrp=vim.host.PortGroup.Specification(
+                    name="pg-h", vlanId=5, vswitchName="vSwitch-h", policy=vim.host.NetworkPolicy()
+                )
+            )
+            ns.UpdatePortGroup(
+                pgName="pg-h",
+                portgrp=vim.host.PortGroup.Specification(
+                    name="pg-h", vlanId=6, vswitchName="vSwitch-h", policy=override
+                ),
+            )
+            ip = vim.host.IpConfig(dhcp=False, ipAddress="198.18.50.1", subnetMask="255.255.255.0")
+            device = ns.AddVirtualNic(portgroup="pg-h", nic=vim.host.VirtualNic.Specification(ip=ip, mtu=9000))
+            # An MTU-only update as esxi_vmknic sends it: the bridge sent back (left out, the
+            # uplinks would go), the policy left unset ("unchanged").
+            ns.UpdateVirtualSwitch(
+                vswitchName="vSwitch-h",
+                spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=1600, bridge=bridge),
+            )
+            ns.UpdateVirtualNic(device=device, nic=vim.host.VirtualNic.Specification(mtu=1600))
+            with pytest.raises(vim.fault.ResourceInUse):
+                ns.RemovePortGroup(pgName="pg-h")
+            with pytest.raises(vmodl_fault("InvalidArgument")):
+                ns.UpdateVirtualSwitch(
+                    vswitchName="vSwitch-h", spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9001)
+                )
+
+            network = host.config.network
+            [vswitch] = [v for v in network.vswitch if v.name == "vSwitch-h"]
+            assert (vswitch.mtu, list(vswitch.pnic)) == (1600, ["key-vim.host.PhysicalNic-vmnic1"])
+            assert list(vswitch.portgroup) == ["key-vim.host.PortGroup-pg-h"]
+            assert vswitch.spec.policy.security.allowPromiscuous is True
+            assert vswitch.spec.policy.nicTeaming.policy == "loadbalance_ip"
+            [portgroup] = [p for p in network.portgroup if p.spec.name == "pg-h"]
+            assert portgroup.spec.vlanId == 6
+            assert portgroup.spec.policy.security.allowPromiscuous is False
+            computed = portgroup.computedPolicy.security
+            assert (computed.allowPromiscuous, computed.macChanges, computed.forgedTransmits) == (False, True, True)
+            assert portgroup.computedPolicy.nicTeaming.policy == "loadbalance_ip"
+            assert [p.type for p in portgroup.port] == ["host"]
+            [vnic] = [v for v in network.vnic if v.device == device]
+            assert (vnic.portgroup, vnic.spec.mtu, vnic.spec.ip.ipAddress) == ("pg-h", 1600, "198.18.50.1")
+            # networkInfo and config.network agree.
+            assert [v.device for v in ns.networkInfo.vnic] == [v.device for v in network.vnic]
+            assert [v.mtu for v in ns.networkInfo.vswitch] == [v.mtu for v in network.vswitch]
+
+            ns.RemoveVirtualNic(device=device)
+            ns.RemoveVirtualSwitch(vswitchName="vSwitch-h")  # takes its port group with it
+            network = host.config.network
+            assert "vSwitch-h" not in [v.name for v in network.vswitch]
+            assert "pg-h" not in [p.spec.name for p in network.portgroup]
+            assert device not in [v.device for v in network.vnic]
+        finally:
+            disconnect(si)
+
+
+def vmodl_fault(name: str) -> type[BaseException]:
+    from pyVmomi import vmodl
+
+    fault: type[BaseException] = getattr(vmodl.fault, name)
+    return fault
