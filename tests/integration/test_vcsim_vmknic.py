@@ -641,6 +641,17 @@ VMKNIC_PLAYBOOK = r"""
         recreate: true
       register: recreated
 
+    - name: IPv6 on a host with IPv6 disabled
+      esxilab.iperf.esxi_vmknic:
+        vmknic: {device: "{{ recreated.vmknic.device }}", ipv6: {addresses: ["2001:db8:40::1/64"]}}
+      register: ipv6_refused
+      ignore_errors: true
+
+    - name: DHCP instead of the static address
+      esxilab.iperf.esxi_vmknic:
+        vmknic: {device: "{{ recreated.vmknic.device }}", dhcp: true}
+      register: dhcp
+
     - name: Remove (check mode)
       esxilab.iperf.esxi_vmknic:
         state: absent
@@ -676,7 +687,8 @@ VMKNIC_PLAYBOOK = r"""
               'both_up': both_up, 'both_down': both_down, 'moved': moved, 'old_pg_removed': old_pg_removed,
               'guard_vmk0': guard_vmk0, 'guard_vmk0_check': guard_vmk0_check, 'guard_uplink': guard_uplink,
               'retagged': retagged,
-              'stack_refused': stack_refused, 'recreated': recreated, 'remove_check': remove_check,
+              'stack_refused': stack_refused, 'recreated': recreated, 'ipv6_refused': ipv6_refused,
+              'dhcp': dhcp, 'remove_check': remove_check,
               'removed': removed, 'removed_again': removed_again} | to_json }}
         mode: "0600"
 """
@@ -821,6 +833,20 @@ def test_vmk_service_tags_and_stack_recreate(vmk_results: dict[str, Any]) -> Non
     assert recreated["vmknic"]["ipv4"]["address"] == "198.18.40.3"
     assert recreated["vmknic"]["mac"] != TEST_VMK["mac"]  # a new adapter, not the old one updated
     assert any("are not re-applied on TCP/IP stack vmotion" in w for w in recreated["warnings"])
+
+
+def test_vmk_ipv6_refused_on_a_host_without_it_and_dhcp_applied(vmk_results: dict[str, Any]) -> None:
+    refused = vmk_results["ipv6_refused"]
+    assert refused["failed"] is True and refused["changed"] is False
+    assert refused["msg"] == (
+        "localhost.localdomain: vmk1: IPv6 is disabled on this host (networkInfo.ipV6Enabled is false); enable IPv6 "
+        "on the host (it takes a reboot) before configuring IPv6 addresses"
+    )
+    dhcp = vmk_results["dhcp"]
+    assert dhcp["changed"] is True and dhcp["converged"] is True
+    assert dhcp["operations"][0]["changes"] == ["IPv4 198.18.40.3/255.255.255.0 -> dhcp"]
+    assert dhcp["vmknic"]["ipv4"] == {"dhcp": True, "address": None, "netmask": None}
+    assert dhcp["vmknic"]["tcpip_stack"] == "vmotion"  # the rest kept
 
 
 def test_vmk_remove_in_order_and_idempotent(vmk_results: dict[str, Any]) -> None:
