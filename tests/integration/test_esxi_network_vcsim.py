@@ -4,10 +4,10 @@
 """The esxi_network role through ansible-playbook against govmomi's ESXi simulator (vcsim).
 
 The simulator is built and started by the fixtures of tests/integration/test_vcsim_vmknic.py
-(offline, 127.0.0.1, its own credentials). It implements AddVirtualSwitch and AddPortGroup but
-not AddVirtualNic, so this covers the role's wiring - the list of networks to esxi_vmknic tasks
-on the controller, check mode, idempotence, the published esxi_network_vmknics and the preflight
-- for networks without a VMkernel adapter.
+(offline, 127.0.0.1, its own credentials; tests/vcsim/network.go adds the VMkernel adapter
+calls). This covers the role's wiring - the list of networks to esxi_vmknic tasks on the
+controller, check mode, idempotence, the published esxi_network_vmknics and the preflight - for
+networks with and without a VMkernel adapter, and an MTU change of both.
 """
 
 from __future__ import annotations
@@ -102,6 +102,47 @@ def test_networks_check_real_idempotent(vcsim: dict[str, Any], tmp_path: Path) -
     assert [r["changed"] for r in removed["built"]["results"]] == [True, True]
 
 
+WITH_VMK: list[dict[str, Any]] = [
+    {
+        "name": "iperf-a",
+        "vswitch": {"name": "vSwitch-a", "uplinks": ["vmnic1"]},
+        "portgroup": {"name": "iperf-a", "vlan_id": 30},
+        "vmknic": {"ip_address": "198.18.30.1", "netmask": 24},
+    },
+]
+
+
+def test_networks_with_a_vmknic_create_change_unchanged_remove(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    checked = _play(vcsim, tmp_path, WITH_VMK, "--check")
+    assert checked["failure"] is None, checked
+    [result] = checked["built"]["results"]
+    assert [op["op"] for op in result["operations"]] == ["add_vswitch", "add_portgroup", "add_vmknic"]
+    assert result["vmknic"] is None  # nothing was created
+
+    real = _play(vcsim, tmp_path, WITH_VMK)
+    [result] = real["built"]["results"]
+    assert result["changed"] is True and result["converged"] is True
+    device = result["vmknic"]["device"]
+    assert device.startswith("vmk") and device != "vmk0"
+    assert result["vmknic"]["ipv4"] == {"dhcp": False, "address": "198.18.30.1", "netmask": "255.255.255.0"}
+    assert real["vmknics"]["iperf-a"]["device"] == device
+
+    jumbo = [{**WITH_VMK[0], "vswitch": {**WITH_VMK[0]["vswitch"], "mtu": 9000}, "vmknic": {"mtu": 9000}}]
+    changed = _play(vcsim, tmp_path, jumbo)
+    [result] = changed["built"]["results"]
+    assert [op["op"] for op in result["operations"]] == ["update_vswitch", "update_vmknic"]
+    assert (result["vswitch"]["mtu"], result["vmknic"]["mtu"]) == (9000, 9000)
+    assert result["vmknic"]["ipv4"]["address"] == "198.18.30.1"  # left out: kept
+
+    again = _play(vcsim, tmp_path, jumbo)
+    assert [r["changed"] for r in again["built"]["results"]] == [False]
+
+    removed = _play(vcsim, tmp_path, [{**n, "state": "absent"} for n in WITH_VMK])
+    [result] = removed["built"]["results"]
+    assert [op["op"] for op in result["operations"]] == ["remove_vmknic", "remove_portgroup", "remove_vswitch"]
+    assert (result["vswitch"], result["portgroup"], result["vmknic"]) == (None, None, None)
+
+
 def test_preflight_refuses_duplicate_names(vcsim: dict[str, Any], tmp_path: Path) -> None:
     record = _play(vcsim, tmp_path, [NETWORKS[0], {**NETWORKS[1], "name": "iperf-a"}])
     assert record["built"] is None
@@ -127,7 +168,7 @@ def test_preflight_refuses_a_bad_netmask_and_a_miscased_stack(vcsim: dict[str, A
 
 
 def test_preflight_passes_a_prefix_length_netmask(vcsim: dict[str, Any], tmp_path: Path) -> None:
-    """ "24" passes the preflight; the module turns it into 255.255.255.0 (the simulator then lacks AddVirtualNic)."""
+    """ "24" passes the preflight; the module turns it into 255.255.255.0."""
     item = {**NETWORKS[0], "vmknic": {"ip_address": "192.0.2.21", "netmask": 24}}
     record = _play(vcsim, tmp_path, [item], "--check")
     assert record["failure"] is None, record

@@ -15,6 +15,10 @@
 // vmk1 on the default TCP/IP stack: what a host managed by vCenter looks like to the API. The
 // simulator has no such state of its own (it implements no host side of a DVS).
 //
+// The host's standard-switch networking (vSwitches, port groups, VMkernel adapters, service
+// tags) is completed in network.go, so a module can create, change and remove it over SOAP;
+// -no-vnic-manager leaves out the HostVirtualNicManager (service tags cannot be read).
+//
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= go build -o vcsim-esx ./tests/vcsim
@@ -78,6 +82,7 @@ func main() {
 	password := flag.String("password", "pass", "the only password accepted")
 	lifetime := flag.Duration("lifetime", 5*time.Minute, "exit after this long")
 	dvsUplink := flag.String("dvs-uplink", "", "make the host a member of a distributed switch with this uplink")
+	noVnicManager := flag.Bool("no-vnic-manager", false, "leave out the HostVirtualNicManager (service tags unreadable)")
 	flag.Parse()
 
 	if *dvsUplink != "" {
@@ -90,6 +95,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer model.Remove()
+	extendNetwork(!*noVnicManager)
 
 	model.Service.TLS = new(tls.Config)
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*username, *password)}
