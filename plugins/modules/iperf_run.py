@@ -413,11 +413,21 @@ log:
   sample: /tmp/esxilab-iperf-0/esxilab-iperf-5201.log
 status:
   description:
-    - V(listening) when the server printed its C(Server listening) banner within a second of starting,
-      V(running) when the process runs but printed no banner yet (iperf3 before 3.1.5 buffers its log).
+    - V(listening) when the server printed its C(Server listening) banner into the fresh log of this start within a
+      second of starting and, where the host can tell (see RV(listener)), a socket listens on the port;
+      V(running) when the process runs but that was not seen yet (iperf3 before 3.1.5 buffers its log).
   returned: mode is server and a server was started
   type: str
   sample: listening
+listener:
+  description:
+    - V(seen) when a socket listened on the port when the start returned (Linux C(/proc/net/tcp), C(udp) for an
+      iperf2 UDP server; else C(ss) or C(netstat)); V(unchecked) where the host has none of them (ESXi, whose
+      C(esxcli) listing takes seconds; the banner in the start's own fresh log is the sign there); V(none) when
+      no listener was seen.
+  returned: mode is server and a server was started
+  type: str
+  sample: seen
 host_is_esxi:
   description: Whether the host is ESXi (C(uname -s) prints C(VMkernel)). Pass a server's value to the clients as
     O(peer_is_esxi).

@@ -143,6 +143,8 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         stem=state_stem(port, bind),
         server_timeout=int(params.get("server_timeout") or 0),
         meta=meta,
+        port=port,
+        protocol=protocol,
     )
     out = execute(script)
     sections = parse_sections(out.stdout, token)
@@ -157,6 +159,7 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
     log_text = started.text
     base |= {"pid": int_or_none(kv.get("pid")), "guard_pid": int_or_none(kv.get("guard")), "raw": log_text}
     status = kv.get("status", "")
+    base["listener"] = kv.get("listener") or None
     ctx = Context("server", binary.tool, port=port, bind=bind, protocol=protocol, binary=binary.path)
     if status == "exited":
         diagnosis = diagnose(log_text, ctx)
@@ -165,7 +168,12 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
             diagnosis = Diagnosis("server_exited", f"the {binary.tool} server exited right after start: {shown}", shown)
         raise IperfRunError(diagnosis.message, base | {"pid": None, "status": status, "error_kind": diagnosis.kind})
     warnings = []
-    if status != "listening":
+    if status != "listening" and "listening" in log_text:
+        warnings.append(
+            f"the server printed its 'listening' banner but no socket listened on port {port} within "
+            f"{SERVER_START_WAIT:g} s; it was not verified that it accepts connections"
+        )
+    elif status != "listening":
         warnings.append(
             f"the server process is running but printed no 'listening' banner within {SERVER_START_WAIT:g} s "
             "(iperf3 before 3.1.5 buffers its log); it was not verified that it accepts connections"

@@ -810,6 +810,8 @@ def test_every_script_parses(shell: list[str]) -> None:
                 stem="esxilab-iperf-1",
                 server_timeout=60,
                 meta={"tool": "iperf3", "binary": "/a\\nb'c"},
+                port=5201,
+                protocol="udp" if caps.gnu_timeout else "tcp",
             )
         )
         target = r.read_pidfile("esxilab-iperf-1.pid", "pid=12\nguard=13\nbinary=/usr/bin/iperf3\n")
@@ -967,7 +969,7 @@ def test_flow_server_exits_on_esxi() -> None:
     assert "use the copied binary /usr/lib/vmware/vsan/bin/iperf3.copy" in err.value.message
     assert err.value.result["raw"] == log
     assert err.value.result["pid"] is None
-    assert "usleep 100000" in host.scripts[-1]  # naps with busybox usleep
+    assert "usleep 10000;" in host.scripts[-1]  # naps with busybox usleep
 
 
 def test_flow_server_without_banner_warns() -> None:
