@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
     SERVER_START_WAIT,
     marker,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps, listing_snippet
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISGUARD,
     ISOURS,
@@ -187,8 +187,18 @@ def build_server_script(
     meta: Mapping[str, str],
     port: int,
     protocol: str = "tcp",
+    check_listing: bool = True,
+    dry: bool = False,
 ) -> str:
-    """Start the server in the background, out of the session's reach, plus its guard.
+    """Check the host, then start the server in the background, out of the session's reach, plus its guard.
+
+    The checks first (nothing is started when one fails): the private directory; a server of ours
+    still running under the same pidfile (``busy pid=..`` and the pidfile; the same ``_isours``
+    check as the stop script); with ``check_listing``, a listening socket on the port in the
+    listing of ``ss``/``netstat``/``esxcli`` (``listing <tool>`` and the whole listing: the
+    controller decides with :func:`parse_listeners` whether it is in the way, and starts again
+    without this check when it is not). ``dry`` (check mode) stops after the checks (``would``)
+    and creates nothing.
 
     The files are ``<stem>.pid`` and ``<stem>.log`` in the private directory (created and
     checked first, see :func:`state_snippet`); both are removed and created again under
@@ -211,13 +221,35 @@ def build_server_script(
     """
     nap, tries = poll_nap(caps, SERVER_START_WAIT)
     meta_args = " ".join(shlex.quote(f"{k}={v}") for k, v in meta.items() if "\n" not in v and "\r" not in v)
+    done = marker(token, "done")
+    checks = [
+        "umask 077",
+        WHICH,
+        state_snippet(token, state_dir, create=not dry),
+        f'if [ "$_st" = error ] || {{ [ "$_st" != ok ] && [ {int(dry)} = 0 ]; }}; then {done}; exit 0; fi',
+        f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+        cmdline_function(),
+        ISOURS,
+        'if [ "$_st" = ok ] && [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
+        "  _op=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1)",
+        "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+        f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then',
+        "    " + marker(token, "busy", "pid=$_op") + '; head -n 20 "$_pf"; ' + done + "; exit 0",
+        "  fi",
+        "fi",
+    ]
+    if check_listing:
+        checks += [
+            listing_snippet(),
+            f"if printf '%s\\n' \"$_lq\" | grep -E '[:.]{int(port)}[[:space:]]' | grep -Eiq '^ *udp|LISTEN'; then",
+            "  " + marker(token, "listing", "$_lv") + "; printf '%s\\n' \"$_lq\"; " + done + "; exit 0",
+            "fi",
+        ]
+    if dry:
+        return "\n".join([*checks, marker(token, "would"), done])
     return "\n".join(
         [
-            "umask 077",
-            WHICH,
-            state_snippet(token, state_dir, create=True),
-            'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
-            f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+            *checks,
             'rm -f "$_pf" "$_lf"',
             "set -C",
             # iperf3 installs its own SIGHUP handler, so ignoring HUP (what nohup does) does not keep
