@@ -157,8 +157,10 @@ def _end(pid: int | None, port: int) -> None:
         time.sleep(0.01)
 
 
-def test_a_listening_start_has_a_listener_under_load(lab: dict[str, Any]) -> None:
+def test_a_listening_start_has_a_listener_under_load(lab: dict[str, Any], tmp_path: Path) -> None:
     names = sorted(lab)
+    state_dir = tmp_path / "state"  # the lab hosts share this machine's file system: a directory of this test's own
+    state_dir.mkdir(mode=0o700)
     counts: Counter[str] = Counter()
     lock = threading.Lock()
     deadline = time.monotonic() + TIME_LIMIT
@@ -168,7 +170,7 @@ def test_a_listening_start_has_a_listener_under_load(lab: dict[str, Any]) -> Non
         host = lab[names[index % len(names)]]
         execute = _executor(host)
         port = BASE_PORT + index
-        common = {"tool": "iperf3", "state_dir": "/tmp", "port": port}
+        common = {"tool": "iperf3", "state_dir": str(state_dir), "port": port}
         for _ in range(starts):
             if time.monotonic() > deadline:
                 with lock:
@@ -201,10 +203,17 @@ def test_a_listening_start_has_a_listener_under_load(lab: dict[str, Any]) -> Non
         for future in futures:
             future.result(timeout=TIME_LIMIT + 60)
     took = time.monotonic() - began
+    # the guards remove the pidfiles of ended servers within a second or two: nothing is left
+    private = state_dir / f"esxilab-iperf-{os.getuid()}"
+    limit = time.monotonic() + 15
+    while list(private.glob("*.pid")) and time.monotonic() < limit:
+        time.sleep(0.2)
+    left = [p.name for p in private.glob("*.pid")]
     print(f"\n{STARTS} server starts on {HOSTS} lab hosts, {WORKERS} at a time, {cores} busy loop(s), {took:.1f} s:")
     for what, count in sorted(counts.items()):
         print(f"  {count:5d}  {what}")
     assert not false_listening, f"reported listening without a listener: {false_listening}"
+    assert not left, f"pidfiles left (servers or guards still running?): {left}"
     started = STARTS - counts["not started (time limit)"]
     assert started >= STARTS // 4, f"too few starts within {TIME_LIMIT:g} s (machine overloaded?): {dict(counts)}"
     listening = sum(n for what, n in counts.items() if what.startswith("listening"))
