@@ -1416,7 +1416,8 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     inner = tasks[0]["block"][0]["block"]
     client = next(t for t in inner if t.get("esxilab.iperf.iperf_run", {}).get("mode") == "client")
     expression = client["esxilab.iperf.iperf_run"]["peer_is_esxi"]
-    assert "hostvars[item.server].__paired_test_servers" in expression and "host_is_esxi" in expression
+    # from the server host's probe of the preflight (the same uname check as host_is_esxi)
+    assert "hostvars[item.server].__paired_test_probe.probe.caps.esxi" in expression
 
 
 @pytest.mark.parametrize("shell", RUN_SHELLS)
