@@ -275,7 +275,7 @@ def given_probe(value: Any, candidates: Sequence[str]) -> Probe:
         )
     return Probe(
         caps=HostCaps(clock=caps["clock"], nap=caps["nap"], gnu_timeout=caps["gnu_timeout"], esxi=caps["esxi"]),
-        binaries=[dict(b) for b in binaries],
+        binaries=[{"error": None if b["runnable"] else "not runnable (probe)"} | dict(b) for b in binaries],
         missing=[str(m) for m in value.get("missing") or []],
     )
 
