@@ -30,9 +30,9 @@ options:
       - One item per host of the play, C(null) for a host without a report. Each item is a dictionary with C(host),
         C(servers), C(clients) and C(stops) (the registered results of the looped M(esxilab.iperf.iperf_run) tasks)
         and C(failure) (C({run, task, msg}) from the host's C(rescue), or C(null)).
+      - Give either O(reports) or O(host_vars).
     type: list
     elements: raw
-    required: true
   barrier:
     description:
       - The barrier of the run, C({run, start_at, start_delay}) - the common start time given to the clients
@@ -115,10 +115,11 @@ _value:
         - Seconds the slowest client had left when it reached the barrier; negative when it came late and started
           at once. C(null) without a barrier.
       type: float
-    delay_shortfall:
+    dispatch_time:
       description:
-        - How much longer the start delay should have been to leave half a second of margin (0 when it was long
-          enough). The role adds it to the automatic delay of the next runs.
+        - Seconds from setting RV(_value.start_at) to the moment the last client reached the barrier, that is
+          RV(_value.start_delay) minus RV(_value.barrier_margin) - how long Ansible took to hand the clients their
+          task. The automatic start delay of the role's next runs follows it. C(null) without a barrier.
       type: float
     start_spread:
       description:
@@ -239,18 +240,32 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
+    PairedTestError,
+    build_record,
+    reports_from_host_vars,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
 
 _NAME = "esxilab.iperf.paired_test_record"
 
 
 def paired_test_record(
-    run: Any, reports: Any, barrier: Mapping[str, Any] | None = None, previous: Any = None
+    run: Any,
+    reports: Any = None,
+    barrier: Mapping[str, Any] | None = None,
+    host_vars: Any = None,
+    previous: Any = None,
 ) -> RunRecord:
     """Build the record of one run (see the DOCUMENTATION above)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
         raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
+    if (reports is None) == (host_vars is None):
+        raise AnsibleFilterError(f"{_NAME}: pass either reports or host_vars (one of them)")
+    if host_vars is not None:
+        if isinstance(host_vars, str | bytes | Mapping) or not hasattr(host_vars, "__iter__"):
+            raise AnsibleFilterError(f"{_NAME}: host_vars must be a list of hostvars entries, got {host_vars!r:.200}")
+        reports = reports_from_host_vars(list(host_vars))
     if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
     try:

@@ -17,9 +17,12 @@ description:
     line, parsing the output, telling what went wrong) happens on the controller.
   - O(mode=server) starts a server in the background and returns its RV(pid) and RV(log); O(mode=client) runs one
     test against a server and returns the normalized RV(result); O(mode=stop) stops servers this module started.
-  - 'Each task runs two short scripts on the host: a read-only probe (which iperf binaries exist and their versions,
-    which clock and sleep tools the shell has, listening ports and the servers this module started), then the
-    action itself.'
+  - 'Each task runs a read-only probe on the host (which iperf binaries exist and their versions, which clock and sleep
+    tools the shell has), then the action itself. O(mode=probe) runs only the probe and returns it as RV(probe);
+    hand that to later tasks on the same host as O(probe) and O(mode=server) and O(mode=client) need one session
+    instead of two (the role M(esxilab.iperf.paired_test) probes each host once per play). What can change between
+    tasks (the private directory, the servers this module started, the listening ports, the process checks before a
+    kill) is always checked by the action''s own script on the host.'
   - The client result is parsed as P(esxilab.iperf.iperf_parse#filter) does. iperf3 runs with C(-J) (JSON).
     iperf2 runs with text output, C(-f b) and, from iperf2 2.1 on, C(-e). Text output is used because iperf2
     2.1.8 leaves the UDP server report (the receiver's loss and jitter) out of its CSV output (C(-y C)); C(-f b) makes
@@ -39,11 +42,11 @@ options:
   mode:
     description:
       - V(server) starts a server in the background, V(client) runs one test, V(stop) stops servers this module
-        started.
+        started, V(probe) only reads what the host offers (RV(probe)), to be handed to later tasks as O(probe).
       - An option that does not apply to the mode is an error, so a mistake is not silently ignored.
     type: str
     required: true
-    choices: [server, client, stop]
+    choices: [server, client, stop, probe]
   tool:
     description:
       - Which iperf to run. When unset, the family of the binary found (see O(binary)).
@@ -110,6 +113,15 @@ options:
     type: list
     elements: str
     default: []
+  probe:
+    description:
+      - What an earlier O(mode=probe) task returned as RV(probe) on the same host, with the same O(binary) (both
+        unset, or the same path). Then O(mode=server) and O(mode=client) skip their own probe and need one session on
+        the host.
+      - It is checked (its shape, and that it was made for this task's O(binary)); a value of another host or a binary
+        removed since makes the start fail with the error the host gives (for example V(exec_failed)).
+      - Used with O(mode=server) and O(mode=client) only (O(mode=stop) reads the servers' pidfiles in its probe anyway).
+    type: dict
   state_dir:
     description:
       - 'Directory on the host under which the module keeps its files, in a private directory
@@ -300,6 +312,17 @@ seealso:
 
 EXAMPLES = r"""
 ---
+- name: Probe the host once (binaries, versions, clock and sleep tools)
+  esxilab.iperf.iperf_run:
+    mode: probe
+  register: iperf_probe
+
+- name: Start a server without probing again (one session)
+  esxilab.iperf.iperf_run:
+    mode: server
+    port: 5201
+    probe: "{{ iperf_probe.probe }}"
+
 - name: Start an iperf3 server on the ESXi vmk address (killed after 15 minutes if forgotten)
   esxilab.iperf.iperf_run:
     mode: server
@@ -358,6 +381,17 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+probe:
+  description:
+    - What the probe found on the host, to hand to later tasks on that host as O(probe).
+    - C(caps) (C(clock), C(nap), C(gnu_timeout), C(esxi)) - the shell's clock and sleep tools; C(binaries) - each
+      candidate binary as M(esxilab.iperf.iperf_facts) lists it (C(path), C(family), C(version), C(runnable),
+      C(error), C(supports)); C(missing) - candidates not found; C(candidates) - what was looked for (O(binary), else
+      the default list).
+  returned: mode is probe
+  type: dict
+  sample: {caps: {clock: epochrealtime, nap: fracsleep, gnu_timeout: true, esxi: false}, binaries: [], missing: [],
+    candidates: [iperf3]}
 msg:
   description: What was done, or why it failed (the cause and the fix).
   returned: always
@@ -413,11 +447,21 @@ log:
   sample: /tmp/esxilab-iperf-0/esxilab-iperf-5201.log
 status:
   description:
-    - V(listening) when the server printed its C(Server listening) banner within a second of starting,
-      V(running) when the process runs but printed no banner yet (iperf3 before 3.1.5 buffers its log).
+    - V(listening) when the server printed its C(Server listening) banner into the fresh log of this start within a
+      second of starting and, where the host can tell (see RV(listener)), a socket listens on the port;
+      V(running) when the process runs but that was not seen yet (iperf3 before 3.1.5 buffers its log).
   returned: mode is server and a server was started
   type: str
   sample: listening
+listener:
+  description:
+    - V(seen) when a socket listened on the port when the start returned (Linux C(/proc/net/tcp), C(udp) for an
+      iperf2 UDP server; else C(ss) or C(netstat)); V(unchecked) where the host has none of them (ESXi, whose
+      C(esxcli) listing takes seconds; the banner in the start's own fresh log is the sign there); V(none) when
+      no listener was seen.
+  returned: mode is server and a server was started
+  type: str
+  sample: seen
 host_is_esxi:
   description: Whether the host is ESXi (C(uname -s) prints C(VMkernel)). Pass a server's value to the clients as
     O(peer_is_esxi).

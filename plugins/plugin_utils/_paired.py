@@ -82,11 +82,15 @@ SERVER_TIMEOUT_MARGIN = 120
 # Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
 # after the other, so the last client reaches the barrier later the more clients there are
 # (measured on the 2-CPU lab controller: 0.7-1.8 s after the barrier was set for 8 clients,
-# 3.3 s under load). The role adds more when a run's slowest client had less than
-# START_MARGIN left (see build_record's barrier_margin).
+# 3.3 s under load). The first run with a number of clients waits START_DELAY_BASE +
+# START_DELAY_PER_CLIENT per client; later runs with as many clients wait what the last
+# DISPATCH_WINDOW of them measured (dispatch_time, see build_record) times DISPATCH_FACTOR plus
+# DISPATCH_MARGIN (see auto_start_delay): shorter or longer, as measured.
 START_DELAY_BASE = 1.0
 START_DELAY_PER_CLIENT = 0.4
-START_MARGIN = 0.5
+DISPATCH_WINDOW = 3
+DISPATCH_FACTOR = 1.5
+DISPATCH_MARGIN = 0.1
 
 
 def _kind_name(value: Any) -> str:
@@ -843,6 +847,50 @@ def _headline(pair: PairRecord) -> float | None:
     return result["bits_per_second"] if pair["ok"] and result is not None else None
 
 
+# The role's registered results, read by the record from the hosts' variables.
+HOST_REPORT_VARS = {
+    "servers": "__paired_test_servers",
+    "clients": "__paired_test_clients",
+    "stops": "__paired_test_stops",
+    "failure": "__paired_test_failure",
+}
+
+
+def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | None]:
+    """The per-host reports of :func:`build_record` from the hosts' variables (``hostvars`` entries)."""
+    reports: list[dict[str, Any] | None] = []
+    for entry in host_vars:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("inventory_hostname"), str):
+            reports.append(None)
+            continue
+        report: dict[str, Any] = {"host": entry["inventory_hostname"]}
+        for key, name in HOST_REPORT_VARS.items():
+            report[key] = entry.get(name)
+        reports.append(report)
+    return reports
+
+
+def auto_start_delay(run: Mapping[str, Any], records: Sequence[Any]) -> float:
+    """The automatic start delay of ``run``: from the measured ``dispatch_time`` of the last
+    ``DISPATCH_WINDOW`` earlier runs with as many clients (``records``: the run records so far),
+    their maximum times ``DISPATCH_FACTOR`` plus ``DISPATCH_MARGIN``; the plan's delay when there is
+    none yet. A late client shows as a long dispatch time, so the next delay grows; a quick series
+    shrinks it."""
+    if not run.get("start_delay_auto"):
+        return float(run["start_delay"])
+    clients = len(run.get("client_hosts") or ())
+    measured = [
+        float(r["dispatch_time"])
+        for r in records
+        if isinstance(r, Mapping)
+        and isinstance(r.get("dispatch_time"), int | float)
+        and len({p.get("client") for p in r.get("pairs") or []}) == clients
+    ][-DISPATCH_WINDOW:]
+    if not measured:
+        return float(run["start_delay"])
+    return round(max(measured) * DISPATCH_FACTOR + DISPATCH_MARGIN, 3)
+
+
 def build_record(
     run: Mapping[str, Any],
     reports: Sequence[Any],
@@ -861,8 +909,8 @@ def build_record(
     ``barrier`` is ``{run, start_at, start_delay}``: the common start time given to the clients
     and how far ahead of the moment it was set (ignored when it belongs to another run).
     ``barrier_margin`` is the time the slowest client had left when it reached the barrier
-    (negative: it was late and started at once); ``delay_shortfall`` how much longer the delay
-    should have been to leave ``START_MARGIN``.
+    (negative: it was late and started at once); ``dispatch_time`` the time from setting the
+    start time to that client's arrival (``start_delay - barrier_margin``).
 
     ``previous`` holds the records of the runs before (``paired_test_results``): with a ``repeat``
     dictionary, ``stability`` is ``_paired_stability.assess()`` over the totals of this run's point
@@ -930,7 +978,7 @@ def build_record(
         "start_at": start_at,
         "start_delay": start_delay,
         "barrier_margin": margin,
-        "delay_shortfall": round(max(0.0, START_MARGIN - margin), 6) if margin is not None else 0.0,
+        "dispatch_time": round(start_delay - margin, 6) if margin is not None and start_delay is not None else None,
         "start_spread": spread,
         "pairs": pairs,
         "total_bits_per_second": total,

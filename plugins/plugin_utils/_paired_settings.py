@@ -331,9 +331,10 @@ SETTINGS: dict[str, Setting] = {
                 " reaches the barrier before it."
             ),
             (
-                "Unset - automatic, 1 s + 0.4 s per client of the run (Ansible hands the task to the hosts one after "
-                "the other), plus whatever an earlier run of the series lacked - when the slowest client had less "
-                "than 0.5 s left (C(barrier_margin) in the run record), later runs wait that much longer."
+                "Unset - automatic: the first run with a number of clients waits 1 s + 0.4 s per client (Ansible "
+                "hands the task to the hosts one after the other); later runs with as many clients wait 1.5 times the "
+                "longest C(dispatch_time) (setting the start time to the last client's arrival, in the run record) of "
+                "the last three such runs, plus 0.1 s - shorter or longer, as measured."
             ),
             "A late client starts at once; it shows in C(start_spread), C(barrier_margin) and the run's warnings.",
             "A run with one pair has no barrier; its client starts as soon as the server is up.",

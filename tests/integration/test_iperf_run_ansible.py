@@ -723,8 +723,8 @@ def test_esxi_standin(env: dict[str, str], tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------
 
 LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-LAB_NAME = "elrun"  # own prefix and subnet: neither the shared esxilab lab nor test_lab.py's is touched
-LAB_SUBNET = "198.19.247.0/24"
+LAB_NAME = os.environ.get("ESXILAB_RUN_PREFIX", "elrun")  # own prefix and subnet: not the shared lab nor test_lab.py's
+LAB_SUBNET = os.environ.get("ESXILAB_RUN_SUBNET", "198.19.247.0/24")
 
 LAB_FLOW = """
 - name: Server on h1

@@ -45,8 +45,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PREFIX = "pttest"
-SUBNET = "198.19.242"
+PREFIX = os.environ.get("ESXILAB_PAIRED_PREFIX", "pttest")
+SUBNET = os.environ.get("ESXILAB_PAIRED_SUBNET", "198.19.242")
 HOSTS = ("h1", "h2", "h3", "h4")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 5)}
 DEAD_ADDRESS = f"{SUBNET}.250"  # in the lab subnet, held by no host: ARP gets no answer
@@ -456,8 +456,7 @@ def test_every_host_has_the_results(lab: Lab, tmp_path: Path) -> None:
         (
             [{"name": "t", "pairs": [_pair("h1", "h2")]}],
             {"paired_test_binary": "/nonexistent/iperf3"},
-            "h1 has no runnable iperf3; h2 has no runnable iperf3; looked in PATH and the ESXi locations and at "
-            "/nonexistent/iperf3",
+            "h1 has no runnable iperf3; h2 has no runnable iperf3; looked at /nonexistent/iperf3",
         ),
     ],
 )

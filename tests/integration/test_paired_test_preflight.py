@@ -106,7 +106,7 @@ def test_bad_settings_fail_in_the_preflight(
     rc, output, seconds = _play(tmp_path, test, **settings)
     assert rc != 0
     assert message in output, output[-3000:]
-    assert "Look for iperf on the hosts of the tests" not in output  # stopped before any host is contacted
+    assert "Probe the hosts of the tests for iperf" not in output  # stopped before any host is contacted
     assert "Start the iperf servers" not in output
     assert not (tmp_path / "reports").exists()
     assert seconds < 60, seconds  # repeat=100000 used to keep Ansible busy for minutes
@@ -116,4 +116,4 @@ def test_good_settings_pass_the_preflight_in_check_mode(tmp_path: Path) -> None:
     settings = {"paired_test_knee_tolerance": "0.1", "paired_test_max_runs": 2, "paired_test_bandwidth": "1.5G/10"}
     rc, output, _seconds = _play(tmp_path, {**TEST, "repeat": 2}, "--check", **settings)
     assert rc == 0, output[-3000:]
-    assert "Look for iperf on the hosts of the tests" in output
+    assert "Probe the hosts of the tests for iperf" in output

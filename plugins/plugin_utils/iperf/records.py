@@ -251,7 +251,7 @@ class RunRecord(TypedDict):
     start_at: float | None
     start_delay: float | None
     barrier_margin: float | None
-    delay_shortfall: float
+    dispatch_time: float | None
     start_spread: float | None
     pairs: list[PairRecord]
     total_bits_per_second: float | None

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The three flows -- server, client, stop: probe, decide, run the script, read its output.
+"""The flows -- probe, server, client, stop: probe (or take the probe given), decide, run the script, read its output.
 
 Private module: not part of the collection's public API.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import first, parse_kv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import Section, first, parse_kv
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
     DEFAULT_BINARIES,
     DEFAULT_PORTS,
@@ -34,9 +34,11 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import (
     Probe,
     build_probe_script,
+    given_probe,
     parse_listeners,
     parse_probe,
     port_conflicts,
+    probe_result,
     select_binary,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
@@ -47,7 +49,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     private_dir_of,
     raise_state_error,
-    same_listener,
+    read_pidfile,
     state_paths,
     state_stem,
 )
@@ -70,6 +72,8 @@ def run(
     Raises ``IperfRunError`` with a message naming the cause and the fix.
     """
     mode = validate_params(params)
+    if mode == "probe":
+        return _run_probe(params, execute, token=token)
     if mode == "server":
         return _run_server(params, execute, check_mode=check_mode, token=token)
     if mode == "client":
@@ -87,76 +91,110 @@ def _candidates(params: Mapping[str, Any]) -> tuple[str, ...]:
     return (binary,) if binary else DEFAULT_BINARIES
 
 
+def _host_probe(params: Mapping[str, Any], execute: Execute, token: str) -> Probe:
+    """The binaries and tools of the host: the ``probe`` option when given (no session), else a probe."""
+    candidates = _candidates(params)
+    if params.get("probe") is not None:
+        return given_probe(params["probe"], candidates)
+    return _probe(execute, token, candidates=candidates)
+
+
+def _run_probe(params: Mapping[str, Any], execute: Execute, *, token: str) -> dict[str, Any]:
+    candidates = _candidates(params)
+    probe = _probe(execute, token, candidates=candidates)
+    found = ", ".join(f"{b['path']} ({b['family']} {b['version']})" for b in probe.binaries if b["runnable"])
+    return {
+        "changed": False,
+        "probe": probe_result(probe, candidates),
+        "host_is_esxi": probe.caps.esxi,
+        "msg": f"found {found}" if found else "no runnable iperf binary found",
+    }
+
+
 def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:
     state_dir = params.get("state_dir") or "/tmp"
-    probe = _probe(execute, token, candidates=_candidates(params), listing=True, state_dir=state_dir)
-    raise_state_error(probe.state, state_dir)
+    probe = _host_probe(params, execute, token)
     binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
     port = params.get("port") or DEFAULT_PORTS[binary.tool]
     bind = params.get("bind")
     protocol = "udp" if binary.tool == "iperf2" and params.get("protocol") == "udp" else "tcp"
     argv = build_server_argv(binary, params, port)
-    _pidfile, logfile = state_paths(private_dir_of(probe.state, state_dir), port, bind)
     base: dict[str, Any] = {
         "port": port,
         "bind": bind,
         "tool": binary.tool,
         "tool_version": binary.version,
         "binary": binary.path,
-        "log": logfile,
+        "log": None,
         "command": shlex.join(argv),
         "server_timeout": params.get("server_timeout"),
         "host_is_esxi": probe.caps.esxi,
     }
-    ours = [p for p in probe.pidfiles if p.get("alive") and same_listener(p, port, bind)]
-    if ours:
-        entry = ours[0]
-        raise IperfRunError(
-            f"a server started by this module already runs on port {port} (pid {entry.get('pid')}, "
-            f"{entry.get('tool')}, log {entry['log_name']} in {private_dir_of(probe.state, state_dir)}); stop it "
-            f"first with mode=stop port={port}, "
-            "or use another port",
-            base | {"pid": int_or_none(entry.get("pid")), "error_kind": "port_in_use"},
-        )
-    conflicts = port_conflicts(parse_listeners(probe.listing), proto=protocol, port=port, bind=bind)
-    if conflicts:
-        held = ", ".join(f"{c.proto} {c.host or '*'}:{c.port}" for c in conflicts)
-        raise IperfRunError(
-            f"port {port} is already in use on this host ({held}, seen by {probe.listing_via}); stop what listens "
-            "there or choose another port",
-            base | {"error_kind": "port_in_use"},
-        )
-    if check_mode:
-        msg = f"would start {binary.tool} server on port {port} (check mode)"
-        return base | {"changed": True, "pid": None, "msg": msg}
     meta = {
         "tool": binary.tool,
         "port": str(port),
         "bind": bind or "",
         "binary": binary.path,
     }
-    script = build_server_script(
-        token,
-        argv,
-        caps=probe.caps,
-        state_dir=state_dir,
-        stem=state_stem(port, bind),
-        server_timeout=int(params.get("server_timeout") or 0),
-        meta=meta,
-    )
-    out = execute(script)
-    sections = parse_sections(out.stdout, token)
-    raise_state_error(first(sections, "state"), state_dir, base)
+
+    def start(check_listing: bool) -> list[Section]:
+        script = build_server_script(
+            token,
+            argv,
+            caps=probe.caps,
+            state_dir=state_dir,
+            stem=state_stem(port, bind),
+            server_timeout=int(params.get("server_timeout") or 0),
+            meta=meta,
+            port=port,
+            protocol=protocol,
+            check_listing=check_listing,
+            dry=check_mode,
+        )
+        out = execute(script)
+        sections = parse_sections(out.stdout, token)
+        state = first(sections, "state")
+        raise_state_error(state, state_dir, base)
+        base["log"] = state_paths(private_dir_of(state, state_dir), port, bind)[1]
+        if first(sections, "done") is None:
+            raise IperfRunError(
+                f"the server start script failed (exit status {out.rc}): {(out.stderr or out.stdout).strip()[-400:]}",
+                base | {"stdout": out.stdout, "stderr": out.stderr},
+            )
+        busy = first(sections, "busy")
+        if busy is not None:
+            entry = read_pidfile(f"{state_stem(port, bind)}.pid", busy.text) or {}
+            pid = int_or_none(parse_kv(busy.args).get("pid"))
+            raise IperfRunError(
+                f"a server started by this module already runs on port {port} (pid {pid}, {entry.get('tool')}, "
+                f"log {base['log']}); stop it first with mode=stop port={port}, or use another port",
+                base | {"pid": pid, "error_kind": "port_in_use"},
+            )
+        listing = first(sections, "listing")
+        if listing is not None:
+            conflicts = port_conflicts(parse_listeners(listing.text), proto=protocol, port=port, bind=bind)
+            if conflicts:
+                held = ", ".join(f"{c.proto} {c.host or '*'}:{c.port}" for c in conflicts)
+                raise IperfRunError(
+                    f"port {port} is already in use on this host ({held}, seen by {listing.args}); stop what "
+                    "listens there or choose another port",
+                    base | {"error_kind": "port_in_use"},
+                )
+            return start(check_listing=False)  # another address or protocol on that port: not in the way
+        return sections
+
+    sections = start(check_listing=True)
+    if check_mode:
+        msg = f"would start {binary.tool} server on port {port} (check mode)"
+        return base | {"changed": True, "pid": None, "msg": msg}
     started = first(sections, "started")
     if started is None:
-        raise IperfRunError(
-            f"the server start script failed (exit status {out.rc}): {(out.stderr or out.stdout).strip()[-400:]}",
-            base | {"stdout": out.stdout, "stderr": out.stderr},
-        )
+        raise IperfRunError("the server start script printed no result; nothing is known about the server", base)
     kv = parse_kv(started.args)
     log_text = started.text
     base |= {"pid": int_or_none(kv.get("pid")), "guard_pid": int_or_none(kv.get("guard")), "raw": log_text}
     status = kv.get("status", "")
+    base["listener"] = kv.get("listener") or None
     ctx = Context("server", binary.tool, port=port, bind=bind, protocol=protocol, binary=binary.path)
     if status == "exited":
         diagnosis = diagnose(log_text, ctx)
@@ -165,7 +203,12 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
             diagnosis = Diagnosis("server_exited", f"the {binary.tool} server exited right after start: {shown}", shown)
         raise IperfRunError(diagnosis.message, base | {"pid": None, "status": status, "error_kind": diagnosis.kind})
     warnings = []
-    if status != "listening":
+    if status != "listening" and "listening" in log_text:
+        warnings.append(
+            f"the server printed its 'listening' banner but no socket listened on port {port} within "
+            f"{SERVER_START_WAIT:g} s; it was not verified that it accepts connections"
+        )
+    elif status != "listening":
         warnings.append(
             f"the server process is running but printed no 'listening' banner within {SERVER_START_WAIT:g} s "
             "(iperf3 before 3.1.5 buffers its log); it was not verified that it accepts connections"
@@ -180,7 +223,7 @@ def _run_client(
     if start_at is not None:
         check_start_at(start_at, now())
     timeout = float(params.get("timeout") or default_timeout(params))
-    probe = _probe(execute, token, candidates=_candidates(params))
+    probe = _host_probe(params, execute, token)
     binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
     port = params.get("port") or DEFAULT_PORTS[binary.tool]
     argv = build_client_argv(binary, params, port)

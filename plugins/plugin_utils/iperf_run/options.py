@@ -40,7 +40,7 @@ REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]]]
 _COMMON = {"mode", "tool", "binary", "port"}
 APPLIES: dict[Mode, set[str]] = {
     "server": _COMMON
-    | {"bind", "protocol", "interval", "window", "extra_args", "state_dir", "server_timeout", "one_off"},
+    | {"bind", "protocol", "interval", "window", "extra_args", "state_dir", "server_timeout", "one_off", "probe"},
     "client": _COMMON
     | {
         "bind",
@@ -66,8 +66,10 @@ APPLIES: dict[Mode, set[str]] = {
         "labels",
         "state_dir",
         "peer_is_esxi",
+        "probe",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
+    "probe": {"mode", "binary"},
 }
 
 _SIZE_RE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[kKmMgG]?$")

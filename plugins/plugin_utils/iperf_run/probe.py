@@ -100,7 +100,6 @@ def build_probe_script(
     token: str,
     *,
     candidates: Sequence[str] = (),
-    listing: bool = False,
     state_dir: str | None = None,
     pid: int | None = None,
 ) -> str:
@@ -129,13 +128,6 @@ def build_probe_script(
             """  printf '%s\\n' "$_v" | head -n 5""",
             "done",
         ]
-    if listing:
-        tools = (("ss", "ss -lntu"), ("netstat", "netstat -lntu"), ("esxcli", "esxcli network ip connection list"))
-        for index, (name, command) in enumerate(tools):
-            keyword = "if" if index == 0 else "elif"
-            listed = marker(token, "listing", name)
-            lines.append(f"{keyword} _which {name} >/dev/null; then {listed}; {command} 2>&1")
-        lines.append(f"else {marker(token, 'listing', 'none')}; fi")
     if state_dir is not None:
         lines += [
             state_snippet(token, state_dir, create=False),
@@ -161,6 +153,18 @@ def build_probe_script(
     return "\n".join(lines) + "\n"
 
 
+def listing_snippet() -> str:
+    """Shell text that sets ``$_lv`` to the tool that lists the listening sockets and ``$_lq`` to its
+    output (``ss``, ``netstat``, ESXi's ``esxcli``; ``_lv=none`` when the host has none)."""
+    tools = (("ss", "ss -lntu"), ("netstat", "netstat -lntu"), ("esxcli", "esxcli network ip connection list"))
+    lines = []
+    for index, (name, command) in enumerate(tools):
+        keyword = "if" if index == 0 else "elif"
+        lines.append(f"{keyword} _which {name} >/dev/null; then _lv={name}; _lq=$({command} 2>&1)")
+    lines.append("else _lv=none; _lq=; fi")
+    return "\n".join(lines)
+
+
 @dataclass
 class Probe:
     """What the probe script found."""
@@ -168,8 +172,6 @@ class Probe:
     caps: HostCaps
     binaries: list[dict[str, Any]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
-    listing_via: str | None = None
-    listing: str = ""
     pidfiles: list[dict[str, Any]] = field(default_factory=list)
     pid_alive: bool | None = None
     state: Section | None = None
@@ -197,9 +199,6 @@ def parse_probe(out: CommandOutput, token: str) -> Probe:
                 status, _sep, path = path.partition(" ")
                 rc = int_or_none(status[3:])
             probe.binaries.append(describe_tool(path, section.text, rc))
-        elif section.name == "listing":
-            probe.listing_via = section.args
-            probe.listing = section.text
         elif section.name == "state":
             probe.state = section
         elif section.name == "pidfile":
@@ -218,6 +217,67 @@ def parse_probe(out: CommandOutput, token: str) -> Probe:
         elif section.name == "pid":
             probe.pid_alive = parse_kv(section.args).get("alive") == "1"
     return probe
+
+
+def probe_result(probe: Probe, candidates: Sequence[str]) -> dict[str, Any]:
+    """The ``probe`` a ``mode=probe`` task returns, to be handed to later tasks as their ``probe`` option."""
+    return {
+        "caps": {
+            "clock": probe.caps.clock,
+            "nap": probe.caps.nap,
+            "gnu_timeout": probe.caps.gnu_timeout,
+            "esxi": probe.caps.esxi,
+        },
+        "binaries": [dict(b) for b in probe.binaries],
+        "missing": list(probe.missing),
+        "candidates": list(candidates),
+    }
+
+
+_CAP_VALUES: dict[str, tuple[Any, ...]] = {
+    "clock": ("epochrealtime", "date_ns", "date_s"),
+    "nap": ("fracsleep", "usleep", "none"),
+    "gnu_timeout": (True, False),
+    "esxi": (True, False),
+}
+_BINARY_KEYS: dict[str, type | tuple[type, ...]] = {
+    "path": str,
+    "family": (str, type(None)),
+    "version": (str, type(None)),
+    "runnable": bool,
+}
+
+
+def given_probe(value: Any, candidates: Sequence[str]) -> Probe:
+    """The :class:`Probe` behind a ``probe`` option (what an earlier ``mode=probe`` returned), checked."""
+    fix = (
+        "pass the probe value an esxilab.iperf.iperf_run mode=probe task returned on this host "
+        '(register: p, then probe: "{{ p.probe }}"), with the same binary option'
+    )
+    if not isinstance(value, dict):
+        raise IperfRunError(f"probe must be a dict, got {type(value).__name__}; {fix}")
+    caps = value.get("caps")
+    binaries = value.get("binaries")
+    if not isinstance(caps, dict) or not isinstance(binaries, list):
+        raise IperfRunError(f"probe has no caps (dict) and binaries (list); {fix}")
+    for key, allowed in _CAP_VALUES.items():
+        if caps.get(key) not in allowed or isinstance(caps.get(key), bool) != isinstance(allowed[0], bool):
+            raise IperfRunError(f"probe.caps.{key}={caps.get(key)!r} is not one of {list(allowed)}; {fix}")
+    for entry in binaries:
+        if not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _BINARY_KEYS.items()):
+            raise IperfRunError(f"probe.binaries holds {entry!r}, not an entry of a probe; {fix}")
+        if entry["runnable"] and (entry["family"] not in ("iperf2", "iperf3") or not entry["version"]):
+            raise IperfRunError(f"probe.binaries holds a runnable entry without family and version: {entry!r}; {fix}")
+    if list(value.get("candidates") or []) != list(candidates):
+        raise IperfRunError(
+            f"probe was made for the binaries {value.get('candidates')!r}, this task looks for {list(candidates)!r}; "
+            "probe with the same binary option as the task (or leave binary unset in both)"
+        )
+    return Probe(
+        caps=HostCaps(clock=caps["clock"], nap=caps["nap"], gnu_timeout=caps["gnu_timeout"], esxi=caps["esxi"]),
+        binaries=[{"error": None if b["runnable"] else "not runnable (probe)"} | dict(b) for b in binaries],
+        missing=[str(m) for m in value.get("missing") or []],
+    )
 
 
 @dataclass(frozen=True)

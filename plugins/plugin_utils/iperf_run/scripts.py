@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
     SERVER_START_WAIT,
     marker,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps, listing_snippet
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISGUARD,
     ISOURS,
@@ -55,13 +55,43 @@ def _nap_us(caps: HostCaps, var: str) -> str:
     raise ValueError("no sub-second sleep on this host")
 
 
-def short_nap(caps: HostCaps) -> tuple[str, int]:
-    """A ~0.1 s pause and how many make SERVER_START_WAIT (one 1 s sleep without naps)."""
-    if caps.nap == "fracsleep":
-        return "sleep 0.1", int(SERVER_START_WAIT / 0.1)
-    if caps.nap == "usleep":
-        return "usleep 100000", int(SERVER_START_WAIT / 0.1)
-    return "sleep 1", max(1, int(SERVER_START_WAIT))
+# Polls (for the banner, the listener, a process's exit): 10 ms naps first, then 20 ms.
+FIRST_NAPS = 10
+
+
+def poll_nap(caps: HostCaps, total: float) -> tuple[str, int]:
+    """Shell text for one pause of a poll loop counting ``$i`` (from 0), and how many make ``total`` s.
+
+    Short first (10 ms for the first :data:`FIRST_NAPS` rounds: a banner or an exit usually comes
+    at once), then 20 ms. ``sleep 0.01`` works on GNU and busybox (ESXi); ``usleep`` where a
+    fractional ``sleep`` is missing; one 1 s sleep per round where the host has neither.
+    """
+    if caps.nap == "none":
+        return "sleep 1", max(1, math.ceil(total))
+    first, later = ("sleep 0.01", "sleep 0.02") if caps.nap == "fracsleep" else ("usleep 10000", "usleep 20000")
+    rounds = FIRST_NAPS + max(0, math.ceil((total - FIRST_NAPS * 0.01) / 0.02))
+    return f'if [ "$i" -lt {FIRST_NAPS} ]; then {first}; else {later}; fi', rounds
+
+
+def listener_function(port: int, protocol: str) -> str:
+    """``_lsn``: exit 0 when a socket listens on ``port`` (TCP ``LISTEN``, UDP bound) in this
+    host's (network namespace's) socket table, 1 when none does, 2 when it cannot tell.
+
+    Linux: ``/proc/net/tcp``/``tcp6`` (``udp``/``udp6``). Elsewhere ``ss`` or ``netstat``
+    (``-ln``). ESXi has neither (only ``esxcli network ip connection list``, which takes seconds):
+    there the banner in the server's own fresh log is the only sign (2).
+    """
+    table, state, flag = ("udp", "07", "u") if protocol == "udp" else ("tcp", "0A", "t")
+    entry = f"^ *[0-9]+: [0-9A-F]+:{port:04X} [0-9A-F]+:[0-9A-F]+ {state} "
+    listed = f"[:.]{int(port)}[[:space:]]"
+    return (
+        "_lsn() { "
+        f"if [ -r /proc/net/{table} ]; then cat /proc/net/{table} /proc/net/{table}6 2>/dev/null | grep -Eq '{entry}'; "
+        "return; fi; "
+        f"if _which ss >/dev/null; then _lq=$(ss -ln{flag} 2>/dev/null); "
+        f"elif _which netstat >/dev/null; then _lq=$(netstat -ln{flag} 2>/dev/null); else return 2; fi; "
+        f"printf '%s\\n' \"$_lq\" | grep -Eq '{listed}'; }}"
+    )
 
 
 def barrier_method(caps: HostCaps) -> str:
@@ -155,8 +185,20 @@ def build_server_script(
     stem: str,
     server_timeout: int,
     meta: Mapping[str, str],
+    port: int,
+    protocol: str = "tcp",
+    check_listing: bool = True,
+    dry: bool = False,
 ) -> str:
-    """Start the server in the background, out of the session's reach, plus its guard.
+    """Check the host, then start the server in the background, out of the session's reach, plus its guard.
+
+    The checks first (nothing is started when one fails): the private directory; a server of ours
+    still running under the same pidfile (``busy pid=..`` and the pidfile; the same ``_isours``
+    check as the stop script); with ``check_listing``, a listening socket on the port in the
+    listing of ``ss``/``netstat``/``esxcli`` (``listing <tool>`` and the whole listing: the
+    controller decides with :func:`parse_listeners` whether it is in the way, and starts again
+    without this check when it is not). ``dry`` (check mode) stops after the checks (``would``)
+    and creates nothing.
 
     The files are ``<stem>.pid`` and ``<stem>.log`` in the private directory (created and
     checked first, see :func:`state_snippet`); both are removed and created again under
@@ -168,17 +210,46 @@ def build_server_script(
     ``setsid`` does not fork here (the background job is no process-group leader), so ``$!``
     is the server's pid.
 
-    Prints ``state ...``, then ``started pid=.. guard=.. status=listening|running|exited`` and the log.
+    ``listening`` needs two signs: the banner in this start's own log (removed and created anew
+    above, so no earlier server's banner can be read) and, where the host can tell
+    (:func:`listener_function`), a socket listening on the port (``listener=seen``; ``unchecked``
+    where it cannot tell). The poll naps 10 ms, then 20 ms (:func:`poll_nap`), for
+    ``SERVER_START_WAIT`` seconds at most.
+
+    Prints ``state ...``, then ``started pid=.. guard=.. status=listening|running|exited
+    listener=seen|unchecked|none`` and the log.
     """
-    nap, tries = short_nap(caps)
+    nap, tries = poll_nap(caps, SERVER_START_WAIT)
     meta_args = " ".join(shlex.quote(f"{k}={v}") for k, v in meta.items() if "\n" not in v and "\r" not in v)
+    done = marker(token, "done")
+    checks = [
+        "umask 077",
+        WHICH,
+        state_snippet(token, state_dir, create=not dry),
+        f'if [ "$_st" = error ] || {{ [ "$_st" != ok ] && [ {int(dry)} = 0 ]; }}; then {done}; exit 0; fi',
+        f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+        cmdline_function(),
+        ISOURS,
+        'if [ "$_st" = ok ] && [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
+        "  _op=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1)",
+        "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+        f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then',
+        "    " + marker(token, "busy", "pid=$_op") + '; head -n 20 "$_pf"; ' + done + "; exit 0",
+        "  fi",
+        "fi",
+    ]
+    if check_listing:
+        checks += [
+            listing_snippet(),
+            f"if printf '%s\\n' \"$_lq\" | grep -E '[:.]{int(port)}[[:space:]]' | grep -Eiq '^ *udp|LISTEN'; then",
+            "  " + marker(token, "listing", "$_lv") + "; printf '%s\\n' \"$_lq\"; " + done + "; exit 0",
+            "fi",
+        ]
+    if dry:
+        return "\n".join([*checks, marker(token, "would"), done])
     return "\n".join(
         [
-            "umask 077",
-            WHICH,
-            state_snippet(token, state_dir, create=True),
-            'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
-            f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
+            *checks,
             'rm -f "$_pf" "$_lf"',
             "set -C",
             # iperf3 installs its own SIGHUP handler, so ignoring HUP (what nohup does) does not keep
@@ -193,16 +264,19 @@ def build_server_script(
             f' "$p" "$_pf" {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
             "g=$!",
             f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} >"$_pf"',
-            "st=running; i=0",
+            listener_function(port, protocol),
+            "st=running; ls=none; _bn=0; i=0",
             f'while [ "$i" -lt {tries} ]; do',
             '  if ! kill -0 "$p" 2>/dev/null; then st=exited; break; fi',
-            "  if grep -q 'listening' \"$_lf\" 2>/dev/null; then st=listening; break; fi",
+            '  if [ "$_bn" = 0 ] && grep -q \'listening\' "$_lf" 2>/dev/null; then _bn=1; fi',
+            '  if [ "$_bn" = 1 ]; then _lsn; case $? in 0) st=listening; ls=seen; break ;; '
+            "2) st=listening; ls=unchecked; break ;; esac; fi",
             f"  {nap}",
             "  i=$((i+1))",
             "done",
             'if [ "$st" != exited ] && ! kill -0 "$p" 2>/dev/null; then st=exited; fi',
             'if [ "$st" = exited ]; then kill "$g" 2>/dev/null; rm -f "$_pf"; fi',
-            marker(token, "started", "pid=$p guard=$g status=$st"),
+            marker(token, "started", "pid=$p guard=$g status=$st listener=$ls"),
             'cat "$_lf" 2>/dev/null',
             marker(token, "done"),
         ]
@@ -221,8 +295,7 @@ def build_stop_script(
     (``reused``) and its stale pidfile removed. The log shown is ``<stem>.log`` of the same
     directory, read only when it is a regular file.
     """
-    nap, tries = short_nap(caps)
-    tries = tries * KILL_GRACE
+    nap, tries = poll_nap(caps, KILL_GRACE)
     # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
     # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
     lines = [

@@ -231,14 +231,6 @@ def state_paths(directory: str, port: int, bind: str | None = None) -> tuple[str
     return f"{base}/{stem}.pid", f"{base}/{stem}.log"
 
 
-def same_listener(entry: Mapping[str, Any], port: int, bind: str | None) -> bool:
-    """Whether a recorded server would clash with one on ``port``/``bind`` (no bind = every address)."""
-    if str(entry.get("port")) != str(port):
-        return False
-    other = entry.get("bind") or None
-    return not bind or not other or other == bind
-
-
 def raise_state_error(section: Section | None, state_dir: str, result: Mapping[str, Any] | None = None) -> None:
     error = state_error(section, state_dir)
     if error is not None:

@@ -109,7 +109,7 @@ def test_documentation_matches_argument_spec() -> None:
     ("values", "needle"),
     [
         ({"mode": "server", "duration": 5}, "duration (mode=client)"),
-        ({"mode": "stop", "binary": "/x"}, "binary (mode=client/server)"),
+        ({"mode": "stop", "binary": "/x"}, "binary (mode=client/probe/server)"),
         ({"mode": "client", "server": "h", "one_off": True}, "one_off (mode=server)"),
         ({"mode": "client", "server": "h", "pid": 3}, "pid (mode=stop)"),
         ({"mode": "client", "server": "h", "port": 70000}, "between 1 and 65535"),
@@ -491,11 +491,9 @@ def test_select_binary_errors() -> None:
 
 
 def test_probe_script_lists_candidates_quoted() -> None:
-    script = r.build_probe_script(
-        TOKEN, candidates=("/opt/x y/iperf", "iperf3"), listing=True, state_dir="/tmp", pid=42
-    )
+    script = r.build_probe_script(TOKEN, candidates=("/opt/x y/iperf", "iperf3"), state_dir="/tmp", pid=42)
     assert "for c in '/opt/x y/iperf' iperf3; do" in script
-    assert "ss -lntu" in script and "netstat -lntu" in script and "esxcli network ip connection list" in script
+    assert "ss -lntu" not in script  # the listening sockets are the server start's own check
     # the pidfiles are listed in the private directory <state_dir>/esxilab-iperf-<uid> only
     assert "_sd=/tmp;" in script and '"$_pd"/esxilab-iperf-*.pid' in script
     assert "kill -0 42" in script
@@ -800,7 +798,7 @@ ALL_CAPS = [
 @pytest.mark.parametrize("shell", SHELLS)
 def test_every_script_parses(shell: list[str]) -> None:
     argv = ["/usr/bin/iperf3", "-c", "h'o$st", "-p", "1", "--title", "a b; rm -rf /"]
-    scripts = [r.build_probe_script(TOKEN, candidates=r.DEFAULT_BINARIES, listing=True, state_dir="/tmp", pid=7)]
+    scripts = [r.build_probe_script(TOKEN, candidates=r.DEFAULT_BINARIES, state_dir="/tmp", pid=7)]
     for caps in ALL_CAPS:
         scripts.append(r.build_client_script(TOKEN, argv, caps=caps, timeout=12.5, start_at=1700000000.25))
         scripts.append(
@@ -812,6 +810,14 @@ def test_every_script_parses(shell: list[str]) -> None:
                 stem="esxilab-iperf-1",
                 server_timeout=60,
                 meta={"tool": "iperf3", "binary": "/a\\nb'c"},
+                port=5201,
+                protocol="udp" if caps.gnu_timeout else "tcp",
+                dry=caps.esxi,
+            )
+        )
+        scripts.append(
+            r.build_server_script(
+                TOKEN, argv, caps=caps, state_dir="/tmp", stem="x", server_timeout=0, meta={}, port=1, dry=True
             )
         )
         target = r.read_pidfile("esxilab-iperf-1.pid", "pid=12\nguard=13\nbinary=/usr/bin/iperf3\n")
@@ -868,7 +874,20 @@ class FakeHost:
         assert match
         token = match.group(1)
         state = ("state", self.state, "")
-        if "esxilab-iperf-guard" in script and " stopped pid=" not in script:
+        if '_isours "$_op"' in script:  # the server start (or its check-mode run)
+            port = re.search(r'_isours "\$_op" "\$_ob" (\d+)', script)
+            assert port
+            for alive, content in self.pidfiles:
+                if alive and f"port={port.group(1)}" in content:
+                    busy = ("busy", "pid=4242", content)
+                    return r.CommandOutput(0, emit(token, state, busy, ("done", "", "")), "")
+            if "ss -lntu" in script and re.search(
+                rf"[:.]{port.group(1)}\s.*LISTEN|LISTEN.*[:.]{port.group(1)}\s", self.listing[1]
+            ):
+                listing = ("listing", self.listing[0], self.listing[1])
+                return r.CommandOutput(0, emit(token, state, listing, ("done", "", "")), "")
+            if "esxilab-iperf-guard" not in script:
+                return r.CommandOutput(0, emit(token, state, ("would", "", ""), ("done", "", "")), "")
             args, log = self.started
             return r.CommandOutput(
                 0, emit(token, state, ("started", f"pid=4242 guard=4243 {args}", log), ("done", "", "")), ""
@@ -888,8 +907,6 @@ class FakeHost:
                     parts.append(("version", path, self.binaries[path]))
                 else:
                     parts.append(("missing", candidate, ""))
-        if "ss -lntu" in script:
-            parts.append(("listing", self.listing[0], self.listing[1]))
         if "esxilab-iperf-*.pid" in script:
             parts.append(state)
             for alive, content in self.pidfiles:
@@ -936,12 +953,48 @@ def test_flow_server_start() -> None:
     assert printf in start
 
 
-def test_flow_server_check_mode_runs_only_the_probe() -> None:
+def test_flow_server_check_mode_runs_only_the_checks() -> None:
     host = FakeHost()
     result = run(host, check_mode=True, mode="server", port=15400)
     assert result["changed"] is True and result["pid"] is None
     assert "would start iperf3 server on port 15400" in result["msg"]
-    assert len(host.scripts) == 1
+    assert len(host.scripts) == 2  # the probe, then the start script's checks only
+    assert "esxilab-iperf-guard" not in host.scripts[-1] and "mkdir" not in host.scripts[-1].split("_ls()")[0]
+    assert "_isours" in host.scripts[-1] and "ss -lntu" in host.scripts[-1]
+
+
+def test_flow_with_a_given_probe_needs_one_session() -> None:
+    host = FakeHost()
+    probe = run(host, mode="probe")["probe"]
+    assert probe["caps"] == {"clock": "date_ns", "nap": "fracsleep", "gnu_timeout": True, "esxi": False}
+    assert probe["candidates"] == list(r.DEFAULT_BINARIES)
+    assert [b["path"] for b in probe["binaries"] if b["runnable"]] == ["/usr/bin/iperf3"]
+    host.scripts.clear()
+    assert run(host, mode="server", port=15400, probe=probe)["status"] == "listening"
+    assert len(host.scripts) == 1 and "esxilab-iperf-guard" in host.scripts[0]
+    # a port in use is still refused by the start script itself
+    busy = FakeHost(listing=("ss", SS_OUTPUT))
+    with pytest.raises(r.IperfRunError, match="port 15430 is already in use"):
+        run(busy, mode="server", port=15430, probe=probe)
+    assert len(busy.scripts) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"caps": None}, "no caps"),
+        ({"caps": {"clock": "sundial", "nap": "none", "gnu_timeout": False, "esxi": False}}, "probe.caps.clock"),
+        ({"caps": {"clock": "date_s", "nap": "none", "gnu_timeout": 1, "esxi": False}}, "probe.caps.gnu_timeout"),
+        ({"binaries": [{"path": "/x"}]}, "probe.binaries holds"),
+        ({"candidates": ["/opt/iperf3"]}, "probe was made for the binaries"),
+    ],
+)
+def test_a_given_probe_is_checked(change: dict[str, Any], needle: str) -> None:
+    probe = run(FakeHost(), mode="probe")["probe"] | change
+    host = FakeHost()
+    with pytest.raises(r.IperfRunError, match=needle):
+        run(host, mode="server", port=15400, probe=probe)
+    assert host.scripts == []
 
 
 def test_flow_server_refuses_port_in_use() -> None:
@@ -949,7 +1002,7 @@ def test_flow_server_refuses_port_in_use() -> None:
     with pytest.raises(r.IperfRunError) as err:
         run(host, mode="server", port=15430, bind="127.0.0.1")
     assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss)" in err.value.message
-    assert len(host.scripts) == 1  # nothing was started
+    assert len(host.scripts) == 2  # the probe; the start script stopped at its check
     with pytest.raises(r.IperfRunError, match="already runs on port 15400"):
         run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)
     # a stale pidfile (process gone) does not block
@@ -969,7 +1022,7 @@ def test_flow_server_exits_on_esxi() -> None:
     assert "use the copied binary /usr/lib/vmware/vsan/bin/iperf3.copy" in err.value.message
     assert err.value.result["raw"] == log
     assert err.value.result["pid"] is None
-    assert "usleep 100000" in host.scripts[-1]  # naps with busybox usleep
+    assert "usleep 10000;" in host.scripts[-1]  # naps with busybox usleep
 
 
 def test_flow_server_without_banner_warns() -> None:
@@ -1073,22 +1126,6 @@ def test_state_paths_keep_servers_on_one_port_but_different_addresses_apart() ->
     assert r.state_paths("/tmp", 5201) == ("/tmp/esxilab-iperf-5201.pid", "/tmp/esxilab-iperf-5201.log")
     assert r.state_paths("/tmp/", 5201, "198.18.0.11")[0] == "/tmp/esxilab-iperf-5201-198.18.0.11.pid"
     assert r.state_paths("/tmp", 5201, "fe80::1%eth0")[0] == "/tmp/esxilab-iperf-5201-fe80__1_eth0.pid"
-
-
-@pytest.mark.parametrize(
-    ("entry", "bind", "clash"),
-    [
-        ({"port": "5201", "bind": "198.18.0.11"}, "198.18.0.12", False),
-        ({"port": "5201", "bind": "198.18.0.11"}, "198.18.0.11", True),
-        ({"port": "5201", "bind": ""}, "198.18.0.11", True),
-        ({"port": "5201", "bind": "198.18.0.11"}, None, True),
-        ({"port": "5202", "bind": "198.18.0.11"}, "198.18.0.11", False),
-    ],
-)
-def test_a_recorded_server_clashes_only_on_the_same_port_and_address(
-    entry: dict[str, str], bind: str | None, clash: bool
-) -> None:
-    assert r.same_listener(entry, 5201, bind) is clash
 
 
 # ------------------------------------------------------------------------------------------
@@ -1264,7 +1301,7 @@ def test_flow_missing_state_dir_says_so_and_starts_nothing() -> None:
         run(host, mode="server", port=15400, state_dir="/srv/nope")
     assert err.value.message.startswith("state_dir='/srv/nope' does not exist on the host")
     assert "exited right after start" not in err.value.message
-    assert len(host.scripts) == 1  # only the probe ran
+    assert len(host.scripts) == 2  # the probe; the start script stopped at the state check
     with pytest.raises(r.IperfRunError, match="does not exist"):
         run(host, mode="client", server="192.0.2.10", state_dir="/srv/nope")
 
@@ -1381,7 +1418,8 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     inner = tasks[0]["block"][0]["block"]
     client = next(t for t in inner if t.get("esxilab.iperf.iperf_run", {}).get("mode") == "client")
     expression = client["esxilab.iperf.iperf_run"]["peer_is_esxi"]
-    assert "hostvars[item.server].__paired_test_servers" in expression and "host_is_esxi" in expression
+    # from the server host's probe of the preflight (the same uname check as host_is_esxi)
+    assert "hostvars[item.server].__paired_test_probe.probe.caps.esxi" in expression
 
 
 @pytest.mark.parametrize("shell", RUN_SHELLS)

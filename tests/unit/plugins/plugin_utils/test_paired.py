@@ -27,8 +27,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
     MAX_RUNS,
     SETTINGS,
     PairedTestError,
+    auto_start_delay,
     build_plan,
     build_record,
+    reports_from_host_vars,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
@@ -483,7 +485,7 @@ def test_record_sums_the_pairs_and_keeps_their_results() -> None:
     assert record["total_bits_per_second"] == 414225344.760976
     assert (record["ok"], record["complete"], record["failed_pairs"], record["errors"]) == (True, True, 0, [])
     assert (record["start_at"], record["start_delay"], record["barrier_margin"]) == (100.0, 1.8, 0.3)
-    assert record["delay_shortfall"] == pytest.approx(0.2)  # 0.5 s of margin wanted
+    assert record["dispatch_time"] == pytest.approx(1.5)  # set 1.8 s ahead, the last client had 0.3 s left
     assert record["start_spread"] == pytest.approx(0.0066)
     first, second = record["pairs"]
     assert (first["server"], first["client"], first["address"], first["port"]) == ("vm1", "vm2", "198.18.1.1", 5201)
@@ -597,14 +599,15 @@ def test_one_pair_run_has_no_barrier_and_no_spread() -> None:
     run = build_plan([{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]}])["runs"][0]
     record = build_record(run, _reports(run, {1: _client(RESULT_A, 5.0)}), barrier=BARRIER)
     assert (record["start_at"], record["start_spread"], record["total_bits_per_second"]) == (None, None, RATE_A)
-    assert (record["barrier_margin"], record["delay_shortfall"]) == (None, 0.0)
+    assert (record["barrier_margin"], record["dispatch_time"]) == (None, None)
 
 
-def test_a_late_client_is_reported_and_the_delay_shortfall_measured() -> None:
+def test_a_late_client_is_reported_and_the_dispatch_time_measured() -> None:
     run = _plan_run()
     reports = _reports(run, {1: _client(RESULT_A, 100.001, 0.001, 99.0), 2: _client(RESULT_B, 100.75, 0.75, 100.75)})
     record = build_record(run, reports, barrier=BARRIER)
-    assert (record["barrier_margin"], record["delay_shortfall"]) == (-0.75, 1.25)
+    assert record["barrier_margin"] == -0.75
+    assert record["dispatch_time"] == pytest.approx(1.8 + 0.75)  # start_delay of BARRIER, then 0.75 s late
     assert record["start_spread"] == pytest.approx(0.749)
     assert record["warnings"] == [
         "a client reached the barrier 0.750 s after the common start time and started at once (start_delay 1.8 s "
@@ -612,7 +615,35 @@ def test_a_late_client_is_reported_and_the_delay_shortfall_measured() -> None:
     ]
     # a barrier of another run (the set_fact of this run did not happen) is not used
     stale = build_record(run, reports, barrier=dict(BARRIER, run=7))
-    assert (stale["start_at"], stale["barrier_margin"], stale["delay_shortfall"]) == (None, None, 0.0)
+    assert (stale["start_at"], stale["barrier_margin"], stale["dispatch_time"]) == (None, None, None)
+
+
+def test_the_automatic_delay_follows_the_measured_dispatch_time() -> None:
+    run = _plan_run()  # two clients: the plan's delay is 1 s + 2 x 0.4 s
+    assert run["start_delay_auto"] and auto_start_delay(run, []) == 1.8
+    reports = _reports(run, {1: _client(RESULT_A, 100.0, 0.0, 98.5), 2: _client(RESULT_B, 100.0, 0.0, 98.6)})
+    quick = build_record(run, reports, barrier=BARRIER)
+    assert quick["dispatch_time"] == pytest.approx(0.4)  # set at 98.2, the last client came at 98.6
+    assert auto_start_delay(run, [quick]) == pytest.approx(0.7)  # shrinks: 0.4 x 1.5 + 0.1
+    late = dict(quick, dispatch_time=2.0)
+    assert auto_start_delay(run, [quick, late]) == pytest.approx(3.1)  # grows with a late run
+    assert auto_start_delay(run, [late, quick, quick, quick]) == pytest.approx(0.7)  # the last three runs only
+    one_client = dict(quick, pairs=quick["pairs"][:1])
+    assert auto_start_delay(run, [one_client]) == 1.8  # measured with another number of clients: not used
+    assert auto_start_delay(dict(run, start_delay_auto=False, start_delay=5.0), [quick]) == 5.0
+
+
+def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
+    host_vars = [
+        {"inventory_hostname": "h1", "__paired_test_servers": {"results": []}, "other": 1},
+        {"inventory_hostname": "h2", "__paired_test_clients": {"results": []}},
+        "not a mapping",
+    ]
+    assert reports_from_host_vars(host_vars) == [
+        {"host": "h1", "servers": {"results": []}, "clients": None, "stops": None, "failure": None},
+        {"host": "h2", "servers": None, "clients": {"results": []}, "stops": None, "failure": None},
+        None,
+    ]
 
 
 # -- summary and knee: the run records through the report builder ------------------------------
