@@ -29,9 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from tests.collection_path import ensure_collection_path  # noqa: E402
-
+#: The checkout as the collection esxilab.iperf (``make venv-demo`` makes the link; ansible.cfg
+#: points collections_path at build/checkout and Ansible's home at build/ansible-home).
+CHECKOUT_LINK = REPO / "build" / "checkout" / "ansible_collections" / "esxilab" / "iperf"
+#: matplotlib's font cache and config, inside the checkout instead of ~/.cache and ~/.config.
+MPLCONFIGDIR = REPO / "build" / "matplotlib"
 LAB = REPO / "lab" / "esxilab_lab.py"
 PLAYBOOK = REPO / "playbooks" / "demo.yml"
 LAB_TIMEOUT = 300
@@ -54,7 +56,9 @@ def missing_requirements() -> list[str]:
     if not Path("/usr/sbin/sshd").exists():
         problems.append("/usr/sbin/sshd is missing: apt-get install -y openssh-server (make deps)")
     if _ansible_playbook() is None:
-        problems.append("ansible-playbook is missing: make venv (or pip install -r requirements.txt)")
+        problems.append("ansible-playbook is missing: make venv-demo (or pip install -r requirements.txt)")
+    if not CHECKOUT_LINK.is_dir() and not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+        problems.append(f"{CHECKOUT_LINK.relative_to(REPO)} is missing: make venv-demo makes it")
     return problems
 
 
@@ -83,9 +87,10 @@ def run_demo(args: argparse.Namespace) -> int:
         str(PLAYBOOK),
         *("-e", f"esxilab_reports_dir={args.reports_dir}", "-e", f"esxilab_demo_duration={args.duration}"),
     ]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_RETRY_FILES_ENABLED="false")
+    # run from the checkout: its ansible.cfg keeps Ansible's files out of ~/.ansible
+    env = {"MPLCONFIGDIR": str(MPLCONFIGDIR), **os.environ}
     print("$ " + " ".join(argv), flush=True)
-    played = subprocess.run(argv, check=False, timeout=PLAY_TIMEOUT, env=env)
+    played = subprocess.run(argv, check=False, timeout=PLAY_TIMEOUT, env=env, cwd=REPO)
     report = newest_report(args.reports_dir)
     if played.returncode == 0 and report is not None:
         plots = sorted(p.name for p in report.glob("*.png"))

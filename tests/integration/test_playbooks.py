@@ -666,8 +666,11 @@ def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Pa
         *("--name", DEMO_PREFIX, "--subnet", DEMO_SUBNET, "--hosts", "2", "--duration", "1"),
         *("--state-dir", str(state), "--reports-dir", str(tmp_path / "reports")),
     ]
+    home = tmp_path / "home"  # a fresh HOME: the demo writes nothing to it (ansible.cfg's home, MPLCONFIGDIR)
+    home.mkdir()
+    env = {k: v for k, v in _env(KEEP_LAB="", HOME=str(home)).items() if k not in ("ANSIBLE_HOME", "MPLCONFIGDIR")}
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=_env(KEEP_LAB=""), check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=env, check=False)
     finally:
         down = [sys.executable, str(LAB_SCRIPT), "down", "--purge", "--name", DEMO_PREFIX, "--state-dir", str(state)]
         subprocess.run(down, capture_output=True, text=True, timeout=180, check=False)
@@ -692,5 +695,6 @@ def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Pa
     assert 0.25 <= sweep[1] <= 0.31 and 0.5 <= sweep[2] <= 0.62 and sweep[6] >= 0.85, sweep
     assert doc["sweeps"][0]["knee"] in (4, 6), doc["sweeps"]
     assert (report / "sweep-forward.png").is_file()
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
     assert f"down {DEMO_PREFIX}: changed=true" in output  # the script took its lab down (no KEEP_LAB)
     assert [n for n in _lab_objects() if n.startswith(f"{DEMO_PREFIX}-")] == []
