@@ -590,7 +590,7 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
         ("h1", "h3", "vmxnet3"),
     ]
     assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
-    assert any(p.name.startswith("compare-nic") for p in next(play.reports.glob("vnic-compare-*")).glob("*.png"))
+    assert any(p.name.startswith("compare-nic") for p in play.reports.glob("vnic-compare-*/vnic-compare-*/*.png"))
     printed = _printed(play.output)
     for row in doc["results"]:
         result = row["result"]
