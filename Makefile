@@ -117,7 +117,7 @@ galaxy: venv
 # ansible-lint installs the collection it lints into ANSIBLE_HOME: keep that inside build/, so
 # no copy lands in ~/.ansible/collections to shadow the checkout in later playbook runs.
 ansible-lint: venv
-	ANSIBLE_HOME=$(abspath build/ansible-home) ANSIBLE_COLLECTIONS_PATH=$(abspath build/checkout) \
+	ANSIBLE_HOME=$(abspath build/ansible-lint-home) ANSIBLE_COLLECTIONS_PATH=$(abspath build/checkout) \
 	  $(BIN)/ansible-lint --profile production --strict
 
 changelog-lint: venv
