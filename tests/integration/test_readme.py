@@ -118,7 +118,9 @@ def test_the_readme_lab_section_runs_verbatim(default_lab: None, fresh_home: Pat
     ran = re.findall(
         rf"Reports of this run go to {re.escape(str(REPO / 'reports'))}/([a-z0-9-]+)-\d{{8}}T\d{{6}}Z/", output
     )
-    assert sorted(ran) == PLAYBOOKS, ran
+    # (restore.yml's group esxi is empty on the lab: its play matches no host and says nothing)
+    assert sorted(ran) == [p for p in PLAYBOOKS if p != "restore"], ran
+    assert len(re.findall(r"^PLAY \[.+\] \*+$", output, re.M)) == len(PLAYBOOKS)  # one play each
     assert output.count("PLAY RECAP") == len(PLAYBOOKS)  # one per playbook, all of them passed
     # nothing was installed into the (fresh) home: the checkout itself was the collection, and
     # Ansible's own files went to build/ansible-home (ansible.cfg); only matplotlib's font cache may
