@@ -3,11 +3,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The local demo: build the lab, run ``playbooks/demo.yml`` on it, tear the lab down.
 
-1. ``lab/esxilab_lab.py up --hosts 4 --rate 1gbit --state-dir lab/state`` - four network
-   namespaces with real sshd on a bridge, every link shaped to 1 Gbit/s;
+1. ``lab/esxilab_lab.py up --hosts 4 --rate 1gbit --flow-rate 300mbit --state-dir lab/state`` -
+   four network namespaces with real sshd on a bridge, every link shaped to 1 Gbit/s and every
+   flow to 300 Mbit/s, so the stream sweep rises (1 stream 0.29 Gbit/s, 2 0.57, 3 0.86) and
+   plateaus at the link (4 streams 0.96): the knee is at 4;
 2. ``ansible-playbook -i lab/state/inventory.yml playbooks/demo.yml`` - one pair, a stream
    sweep, two pairs at once, all with real iperf3, then the report: ``results.json``, CSV,
-   ``summary.md`` and PNG plots under ``reports/demo-<UTC time>/``, and the table;
+   ``summary.md`` and PNG plots under ``reports/demo-<UTC time>/demo-<UTC time>/`` (the run's
+   directory, then the report's), and the table;
 3. ``lab/esxilab_lab.py down`` - unless ``KEEP_LAB=1`` (or ``--keep``); run ``down`` yourself
    later, or play with the lab first (``ansible -i lab/state/inventory.yml lab -m ping``).
 
@@ -26,9 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from tests.collection_path import ensure_collection_path  # noqa: E402
-
+#: The checkout as the collection esxilab.iperf (``make venv-demo`` makes the link; ansible.cfg
+#: points collections_path at build/checkout and Ansible's home at build/ansible-home).
+CHECKOUT_LINK = REPO / "build" / "checkout" / "ansible_collections" / "esxilab" / "iperf"
+#: matplotlib's font cache and config, inside the checkout instead of ~/.cache and ~/.config.
+MPLCONFIGDIR = REPO / "build" / "matplotlib"
 LAB = REPO / "lab" / "esxilab_lab.py"
 PLAYBOOK = REPO / "playbooks" / "demo.yml"
 LAB_TIMEOUT = 300
@@ -51,7 +56,9 @@ def missing_requirements() -> list[str]:
     if not Path("/usr/sbin/sshd").exists():
         problems.append("/usr/sbin/sshd is missing: apt-get install -y openssh-server (make deps)")
     if _ansible_playbook() is None:
-        problems.append("ansible-playbook is missing: make venv (or pip install -r requirements.txt)")
+        problems.append("ansible-playbook is missing: make venv-demo (or pip install -r requirements.txt)")
+    if not CHECKOUT_LINK.is_dir() and not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+        problems.append(f"{CHECKOUT_LINK.relative_to(REPO)} is missing: make venv-demo makes it")
     return problems
 
 
@@ -60,13 +67,15 @@ def lab_command(args: argparse.Namespace, command: str, *extra: str) -> list[str
 
 
 def newest_report(reports_dir: Path) -> Path | None:
-    found = [p for p in reports_dir.glob("demo-*") if p.is_dir()]
+    """The report of the newest run: reports/demo-<time>/<report>/ (playbooks/tasks/run-reports.yml)."""
+    found = [p.parent for p in reports_dir.glob("demo-*/*/summary.md")]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
 def run_demo(args: argparse.Namespace) -> int:
     """Up, play, (down); the playbook's exit code."""
-    up = lab_command(args, "up", "--hosts", str(args.hosts), "--rate", args.rate, "--subnet", args.subnet)
+    flow = ("--flow-rate", args.flow_rate) if args.flow_rate not in ("", "none") else ()
+    up = lab_command(args, "up", "--hosts", str(args.hosts), "--rate", args.rate, *flow, "--subnet", args.subnet)
     print("$ " + " ".join(up), flush=True)
     subprocess.run(up, check=True, timeout=LAB_TIMEOUT)
     playbook = _ansible_playbook()
@@ -78,9 +87,10 @@ def run_demo(args: argparse.Namespace) -> int:
         str(PLAYBOOK),
         *("-e", f"esxilab_reports_dir={args.reports_dir}", "-e", f"esxilab_demo_duration={args.duration}"),
     ]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_RETRY_FILES_ENABLED="false")
+    # run from the checkout: its ansible.cfg keeps Ansible's files out of ~/.ansible
+    env = {"MPLCONFIGDIR": str(MPLCONFIGDIR), **os.environ}
     print("$ " + " ".join(argv), flush=True)
-    played = subprocess.run(argv, check=False, timeout=PLAY_TIMEOUT, env=env)
+    played = subprocess.run(argv, check=False, timeout=PLAY_TIMEOUT, env=env, cwd=REPO)
     report = newest_report(args.reports_dir)
     if played.returncode == 0 and report is not None:
         plots = sorted(p.name for p in report.glob("*.png"))
@@ -94,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=4, help="lab hosts (default 4)")
     parser.add_argument("--rate", default="1gbit", help="link rate of every lab host (default 1gbit)")
+    parser.add_argument(
+        "--flow-rate", default="300mbit", help="per-flow limit under the link rate (default 300mbit; none: no limit)"
+    )
     parser.add_argument("--name", default="esxilab", help="lab prefix (default esxilab)")
     parser.add_argument("--subnet", default="198.18.0.0/24", help="lab subnet (default 198.18.0.0/24)")
     parser.add_argument("--state-dir", type=Path, default=REPO / "lab" / "state", help="lab state (default lab/state)")

@@ -18,6 +18,15 @@ Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
 * ``--rate R`` puts a ``tbf`` qdisc on the host's ``eth0`` (what the host sends) and on the
   bridge-side ``<name>-v<i>`` (what the host receives), so each host has an access link
   of R in each direction, like a NIC of that speed.
+* ``--flow-rate F`` (with ``--rate``) limits every flow a host sends to F as well: the host's
+  ``eth0`` gets an ``htb`` root instead of ``tbf`` - one class at R for the link with
+  ``FLOW_CLASSES`` leaf classes at F under it, chosen by a ``u32`` hash of the source port
+  (IPv4 without options; TCP and UDP) - so throughput rises with parallel streams (1 stream
+  = F) and plateaus at R, like a path whose single flows are limited (window, per-flow
+  policer) below the link. Parallel streams of one client get distinct classes (consecutive
+  ephemeral ports); two flows whose ports fall into one class share F. ``fq`` with
+  ``maxrate`` would be the natural qdisc, but not every kernel has it (``sch_fq``);
+  ``htb`` + ``u32`` are everywhere ``tc`` shaping is.
 * ``--delay D`` puts a ``netem`` qdisc on the host's ``eth0`` only (root ``netem``, ``tbf``
   as its child when a rate is set): every packet a host sends is delayed by D, so the RTT
   between two hosts is 2*D and between the controller and a host D. It needs
@@ -48,6 +57,7 @@ import contextlib
 import fcntl
 import functools
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -82,6 +92,10 @@ TBF_MIN_LIMIT = 1 << 20  # bytes; see tbf_limit()
 NETEM_LIMIT = 10000
 ETHERNET_OVERHEAD = 24  # preamble+SFD 8, FCS 4, inter-frame gap 12: bytes on the wire not in the skb
 DEFAULT_GSO_MAX_SEGS = 65535
+FLOW_CLASSES = 64  # --flow-rate: htb leaf classes 1:100.. chosen by bits 1-6 of the source port
+FLOW_CLASS_BASE = 0x100
+HTB_DEFAULT_CLASS = 2  # unhashed traffic (non-IP): at most the link rate, no flow limit
+HTB_QUANTUM = 65536  # bytes; set so htb does not warn about rate/r2q quanta at Gbit rates
 STATE_VERSION = 1
 SCRIPT_NAME = "lab/esxilab_lab.py"
 
@@ -186,6 +200,7 @@ class Shaping:
     limit: int | None = None
     overhead: int = 0
     delay_us: int | None = None
+    flow_rate_bps: int | None = None  # --flow-rate: htb + u32 per-flow classes instead of tbf
 
     @property
     def empty(self) -> bool:
@@ -193,7 +208,12 @@ class Shaping:
 
     def describe(self) -> str:
         parts = []
-        if self.rate_bps is not None:
+        if self.rate_bps is not None and self.flow_rate_bps is not None:
+            parts.append(
+                f"htb rate {format_rate(self.rate_bps)} burst {self.burst}"
+                f" with {FLOW_CLASSES} flow classes of {format_rate(self.flow_rate_bps)}"
+            )
+        elif self.rate_bps is not None:
             extra = f" overhead {self.overhead}" if self.overhead else ""
             parts.append(f"tbf rate {format_rate(self.rate_bps)} burst {self.burst} limit {self.limit}{extra}")
         if self.delay_us is not None:
@@ -248,6 +268,7 @@ class LabSpec:
     bridge_mac: str
     mtu: int
     rate_bps: int | None
+    flow_rate_bps: int | None
     delay_us: int | None
     ethernet_overhead: bool
     hosts: tuple[HostSpec, ...]
@@ -353,6 +374,21 @@ def parse_host_bind(items: Sequence[str], hosts: int) -> dict[str, tuple[tuple[s
     return {host: tuple(pairs) for host, pairs in found.items()}
 
 
+def check_flow_rate(flow_rate: str, rate_bps: int | None, delay: str | None, ethernet_overhead: bool) -> int:
+    """--flow-rate: a rate below --rate, on a lab without --delay/--ethernet-overhead."""
+    if rate_bps is None:
+        raise LabError(f"--flow-rate {flow_rate}: needs --rate (the link the flows share), e.g. --rate 1gbit")
+    if delay or ethernet_overhead:
+        raise LabError(f"--flow-rate {flow_rate}: cannot be combined with --delay or --ethernet-overhead; drop one")
+    flow_rate_bps = parse_rate(flow_rate)
+    if flow_rate_bps >= rate_bps:
+        raise LabError(
+            f"--flow-rate {flow_rate}: must be below --rate {format_rate(rate_bps)} (a flow limit at or above"
+            " the link rate changes nothing); omit it or lower it"
+        )
+    return flow_rate_bps
+
+
 def build_spec(
     *,
     name: str,
@@ -362,6 +398,7 @@ def build_spec(
     mtu: int = 1500,
     host_mtu: Sequence[str] = (),
     rate: str | None = None,
+    flow_rate: str | None = None,
     delay: str | None = None,
     ethernet_overhead: bool = False,
     host_env: Sequence[str] = (),
@@ -396,6 +433,7 @@ def build_spec(
             raise LabError(f"--host-mtu {item!r}: the lab has only h1..h{hosts}")
         overrides[host] = check_mtu(int(value), f"--host-mtu {host}")
     rate_bps = parse_rate(rate) if rate else None
+    flow_rate_bps = check_flow_rate(flow_rate, rate_bps, delay, ethernet_overhead) if flow_rate else None
     delay_us = parse_delay(delay) if delay else None
     envs = parse_host_env(host_env, hosts)
     binds = parse_host_bind(host_bind, hosts)
@@ -420,7 +458,14 @@ def build_spec(
                 mac=mac_for(0x02, ipaddress.IPv4Address(base + HOST_OFFSET + index)),
                 veth_mac=mac_for(0x06, ipaddress.IPv4Address(base + HOST_OFFSET + index)),
                 mtu=host_mtu_value,
-                egress=Shaping(rate_bps=rate_bps, burst=burst, limit=limit, overhead=overhead, delay_us=delay_us),
+                egress=Shaping(
+                    rate_bps=rate_bps,
+                    burst=burst,
+                    limit=limit,
+                    overhead=overhead,
+                    delay_us=delay_us,
+                    flow_rate_bps=flow_rate_bps,
+                ),
                 ingress=Shaping(rate_bps=rate_bps, burst=burst, limit=limit, overhead=overhead),
                 gso_max_segs=1 if overhead else DEFAULT_GSO_MAX_SEGS,
                 env=envs.get(host_name, ()),
@@ -435,6 +480,7 @@ def build_spec(
         bridge_mac=mac_for(0x02, controller.ip),
         mtu=mtu,
         rate_bps=rate_bps,
+        flow_rate_bps=flow_rate_bps,
         delay_us=delay_us,
         ethernet_overhead=bool(ethernet_overhead and rate_bps),
         hosts=tuple(specs),
@@ -486,7 +532,36 @@ def addrgen_none(link: Mapping[str, Any]) -> bool:
     return mode is None or mode == "none"  # None: IPv6 disabled, nothing is generated
 
 
-def observe_shaping(qdiscs: Sequence[Mapping[str, Any]]) -> Shaping | None:
+def parse_htb_classes(text: str) -> list[JSONDict]:
+    """``tc class show`` of htb classes (iproute2 prints no JSON for them): handle, rate/ceil bit/s, burst bytes."""
+    found: list[JSONDict] = []
+    for line in text.splitlines():
+        words = line.split()
+        if words[:2] != ["class", "htb"] or len(words) < 3:
+            continue
+        item: JSONDict = {"handle": words[2]}
+        for key, value in itertools.pairwise(words[3:]):
+            if key in ("rate", "ceil"):
+                with contextlib.suppress(LabError):
+                    item[key] = parse_rate(value.lower())
+            elif key == "burst" and value.endswith("b") and value[:-1].isdigit():
+                item[key] = int(value[:-1])
+        found.append(item)
+    return found
+
+
+def observe_htb(classes: Sequence[Mapping[str, Any]]) -> Shaping | None:
+    """The --flow-rate layout (link class 1:1, flow classes 1:100..) from parse_htb_classes(); None otherwise."""
+    by_handle = {str(c.get("handle", "")): c for c in classes}
+    link = by_handle.get("1:1", {})
+    flow = by_handle.get(f"1:{FLOW_CLASS_BASE:x}", {})
+    flows = [h for h in by_handle if re.fullmatch(r"1:[0-9a-f]+", h) and int(h[2:], 16) >= FLOW_CLASS_BASE]
+    if len(flows) != FLOW_CLASSES or not {"rate", "burst"} <= link.keys() or "ceil" not in flow:
+        return None
+    return Shaping(rate_bps=int(link["rate"]), burst=int(link["burst"]), flow_rate_bps=int(flow["ceil"]))
+
+
+def observe_shaping(qdiscs: Sequence[Mapping[str, Any]], classes: Sequence[Mapping[str, Any]] = ()) -> Shaping | None:
     """Read back the layout this script installs; None when it is something else."""
     root = next((q for q in qdiscs if q.get("root")), None)
     if root is None or root.get("kind") in ("noqueue", "noop", "pfifo_fast", "mq"):
@@ -509,6 +584,8 @@ def observe_shaping(qdiscs: Sequence[Mapping[str, Any]]) -> Shaping | None:
 
     if root.get("kind") == "tbf":
         return tbf(root)
+    if root.get("kind") == "htb":
+        return observe_htb(classes)
     if root.get("kind") == "netem":
         raw = root.get("options", {}).get("delay")
         if isinstance(raw, dict):
@@ -529,6 +606,11 @@ def shaping_matches(current: Shaping | None, desired: Shaping) -> bool:
         return False
     if (current.rate_bps is None) != (desired.rate_bps is None):
         return False
+    if current.flow_rate_bps != desired.flow_rate_bps:
+        if current.flow_rate_bps is None or desired.flow_rate_bps is None:
+            return False
+        if abs(current.flow_rate_bps - desired.flow_rate_bps) > 8:
+            return False
     if (current.delay_us is None) != (desired.delay_us is None):
         return False
     if desired.rate_bps is not None and current.rate_bps is not None:
@@ -536,7 +618,9 @@ def shaping_matches(current: Shaping | None, desired: Shaping) -> bool:
             return False
         if current.burst is None or desired.burst is None or abs(current.burst - desired.burst) > desired.burst // 50:
             return False
-        if current.limit is None or desired.limit is None or abs(current.limit - desired.limit) > desired.limit // 50:
+        if desired.flow_rate_bps is None and (
+            current.limit is None or desired.limit is None or abs(current.limit - desired.limit) > desired.limit // 50
+        ):
             return False
         if current.overhead != desired.overhead:
             return False
@@ -547,6 +631,15 @@ def shaping_matches(current: Shaping | None, desired: Shaping) -> bool:
 
 def qdiscs(netns: str | None, dev: str) -> list[JSONDict]:
     return run_json(tc_cmd(netns, "-j", "qdisc", "show", "dev", dev))
+
+
+def current_shaping(netns: str | None, dev: str) -> Shaping | None:
+    """The shaping of one veth end as this script would have installed it; None for a foreign layout."""
+    found = qdiscs(netns, dev)
+    root = next((q for q in found if q.get("root")), {})
+    if root.get("kind") != "htb":
+        return observe_shaping(found)
+    return observe_shaping(found, parse_htb_classes(run(tc_cmd(netns, "class", "show", "dev", dev)).stdout))
 
 
 def proc_alive(pid: int) -> bool:
@@ -749,6 +842,8 @@ def inventory_text(spec: LabSpec) -> str:
         f"        lab_controller_address: {_q(str(spec.controller.ip))}",
         f"        lab_rate: {_q(format_rate(spec.rate_bps) if spec.rate_bps else None)}",
         f"        lab_rate_bps: {_q(spec.rate_bps)}",
+        f"        lab_flow_rate: {_q(format_rate(spec.flow_rate_bps) if spec.flow_rate_bps else None)}",
+        f"        lab_flow_rate_bps: {_q(spec.flow_rate_bps)}",
         f"        lab_delay: {_q(format_delay(spec.delay_us) if spec.delay_us else None)}",
         f"        lab_ethernet_overhead: {_q(spec.ethernet_overhead)}",
         f"        lab_known_hosts: {_q(str(spec.known_hosts))}",
@@ -788,6 +883,7 @@ def state_doc(spec: LabSpec) -> JSONDict:
             "delay": format_delay(spec.delay_us) if spec.delay_us else None,
             "ethernet_overhead": spec.ethernet_overhead,
             **host_options(spec),
+            **({"flow_rate": format_rate(spec.flow_rate_bps)} if spec.flow_rate_bps else {}),
         },
         "private_key": str(spec.key),
         "known_hosts": str(spec.known_hosts),
@@ -827,8 +923,61 @@ def shaping_commands(netns: str | None, dev: str, current: Shaping | None, desir
         commands.append(tc_cmd(netns, "qdisc", "add", "dev", dev, "root", "handle", "1:", *netem))
         if tbf_args:
             commands.append(tc_cmd(netns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", *tbf_args))
+    elif desired.flow_rate_bps is not None and desired.rate_bps is not None and desired.burst is not None:
+        commands += flow_limit_commands(netns, dev, desired.rate_bps, desired.burst, desired.flow_rate_bps)
     elif tbf_args:
         commands.append(tc_cmd(netns, "qdisc", "add", "dev", dev, "root", "handle", "1:", *tbf_args))
+    return commands
+
+
+def flow_limit_commands(netns: str | None, dev: str, rate_bps: int, burst: int, flow_rate_bps: int) -> list[list[str]]:
+    """htb root: link class 1:1 at rate, FLOW_CLASSES leaves at flow rate, a u32 hash of the source port picks one."""
+
+    def htb_class(classid: str, rate: int, ceil: int, class_burst: int) -> list[str]:
+        return tc_cmd(
+            netns, "class", "add", "dev", dev, "parent", "1:" if classid == "1:1" else "1:1", "classid", classid,
+            "htb", "rate", f"{rate}bit", "ceil", f"{ceil}bit", "burst", str(class_burst), "cburst", str(class_burst),
+            "quantum", str(HTB_QUANTUM),
+        )  # fmt: skip
+
+    flow_burst = max(burst * flow_rate_bps // rate_bps, 16 * 1024)
+    u32 = ("filter", "add", "dev", dev, "parent", "1:", "prio", "1", "protocol", "ip")
+    commands = [
+        tc_cmd(netns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", str(HTB_DEFAULT_CLASS)),
+        htb_class("1:1", rate_bps, rate_bps, burst),
+        htb_class(f"1:{HTB_DEFAULT_CLASS}", max(rate_bps // 100, 8000), rate_bps, burst),
+        *(
+            htb_class(f"1:{FLOW_CLASS_BASE + i:x}", flow_rate_bps, flow_rate_bps, flow_burst)
+            for i in range(FLOW_CLASSES)
+        ),
+        tc_cmd(netns, *u32, "handle", "2:", "u32", "divisor", str(FLOW_CLASSES)),
+        # bits 1-6 of the source port (the word at offset 20 of an IPv4 header without options:
+        # source port << 16 | destination port); connect() hands out even ports, so bit 0 is skipped
+        tc_cmd(
+            netns,
+            *u32,
+            "u32",
+            "ht",
+            "800::",
+            "match",
+            "u8",
+            "0",
+            "0",
+            "hashkey",
+            "mask",
+            f"0x{(FLOW_CLASSES - 1) << 17:08x}",
+            "at",
+            "20",
+            "link",
+            "2:",
+        ),
+        *(
+            tc_cmd(
+                netns, *u32, "u32", "ht", f"2:{i:x}:", "match", "u8", "0", "0", "flowid", f"1:{FLOW_CLASS_BASE + i:x}"
+            )
+            for i in range(FLOW_CLASSES)
+        ),
+    ]
     return commands
 
 
@@ -1048,7 +1197,7 @@ def reconcile_host(
                 plan.act(f"set {where} up", ip_cmd(netns, "link", "set", "dev", dev, "up"))
 
     for netns, dev, desired in ((host.netns, HOST_IFNAME, host.egress), (None, host.veth, host.ingress)):
-        current: Shaping | None = Shaping() if fresh else observe_shaping(qdiscs(netns, dev))
+        current: Shaping | None = Shaping() if fresh else current_shaping(netns, dev)
         if not shaping_matches(current, desired):
             where = f"{netns}:{dev}" if netns else dev
             was = current.describe() if current is not None else "foreign qdisc"
@@ -1400,10 +1549,10 @@ def lab_status(spec: LabSpec) -> JSONDict:
                 "address": link_addresses(eth) if eth else [],
                 "mtu": eth.get("mtu") if eth else None,
                 "up": bool(eth and link_is_up(eth)),
-                "egress": (s.describe() if (s := observe_shaping(qdiscs(host.netns, HOST_IFNAME))) else "foreign")
+                "egress": (s.describe() if (s := current_shaping(host.netns, HOST_IFNAME)) else "foreign")
                 if eth
                 else None,
-                "ingress": (s.describe() if (s := observe_shaping(qdiscs(None, host.veth))) else "foreign")
+                "ingress": (s.describe() if (s := current_shaping(None, host.veth)) else "foreign")
                 if host.veth in root
                 else None,
                 "sshd_pid": pid,
@@ -1445,6 +1594,9 @@ def parser() -> argparse.ArgumentParser:
     shape.add_argument("--mtu", type=int, help="MTU of the bridge and of every host (default 1500)")
     shape.add_argument("--host-mtu", action="append", default=[], metavar="HOST=MTU", help="per-host MTU, e.g. h2=9000")
     shape.add_argument("--rate", help="tbf rate per host and direction, e.g. 1gbit")
+    shape.add_argument(
+        "--flow-rate", help="with --rate: limit every flow a host sends to this rate too (htb + u32), e.g. 300mbit"
+    )
     shape.add_argument("--delay", help="netem delay on what each host sends, e.g. 1ms")
     shape.add_argument(
         "--host-env",
@@ -1514,6 +1666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mtu=args.mtu if args.mtu is not None else int(saved.get("mtu", 1500)),
             host_mtu=args.host_mtu or list(saved.get("host_mtu", [])),
             rate=args.rate or saved.get("rate"),
+            flow_rate=args.flow_rate or saved.get("flow_rate"),
             delay=args.delay or saved.get("delay"),
             ethernet_overhead=args.ethernet_overhead or bool(saved.get("ethernet_overhead")),
             host_env=args.host_env or list(saved.get("host_env", [])),

@@ -61,11 +61,21 @@ def _lab_unavailable() -> str | None:
 class Lab:
     state_dir: Path
     base_args: tuple[str, ...]
+    prefix: str = PREFIX
 
     def cli(self, *args: str, expect_rc: int = 0) -> dict[str, Any]:
         """Run the lab script with --json and return its document."""
         command, *rest = args
-        argv = [sys.executable, str(SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir), "--json"]
+        argv = [
+            sys.executable,
+            str(SCRIPT),
+            command,
+            "--name",
+            self.prefix,
+            "--state-dir",
+            str(self.state_dir),
+            "--json",
+        ]
         if command != "down":
             argv += list(self.base_args)
         proc = subprocess.run(argv + rest, capture_output=True, text=True, timeout=60, check=False)
@@ -326,6 +336,9 @@ def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
         (["--host-mtu", "h5=9000"], "the lab has only h1..h4"),
         (["--rate", "fast"], "use a tc rate such as 100mbit"),
         (["--name", "UPPER"], "use 1-11 lowercase letters/digits"),
+        (["--flow-rate", "100mbit"], "--flow-rate 100mbit: needs --rate"),
+        (["--rate", "1gbit", "--flow-rate", "1gbit"], "--flow-rate 1gbit: must be below --rate 1gbit"),
+        (["--rate", "1gbit", "--flow-rate", "300mbit", "--delay", "1ms"], "cannot be combined with --delay"),
     ],
 )
 def test_up_refuses_bad_options(tmp_path: Path, options: list[str], message: str) -> None:
@@ -337,3 +350,43 @@ def test_up_refuses_bad_options(tmp_path: Path, options: list[str], message: str
     assert proc.returncode == 2
     assert message in proc.stderr
     assert not (tmp_path / "s").exists()
+
+
+FLOW_PREFIX, FLOW_SUBNET = "fu2", "198.19.111.0/24"
+FLOW_H1, FLOW_H2 = "198.19.111.11", "198.19.111.12"
+LINK_MBPS, FLOW_MBPS = 200, 60
+
+
+def test_flow_rate_limits_each_flow_and_streams_add_up_to_the_link(tmp_path: Path) -> None:
+    """--flow-rate is real: 1 stream gets the flow rate, 2 twice that, 4 the link rate."""
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    base = ("--hosts", "2", "--subnet", FLOW_SUBNET, "--rate", f"{LINK_MBPS}mbit", "--flow-rate", f"{FLOW_MBPS}mbit")
+    the_lab = Lab(state_dir=tmp_path / "state", base_args=base, prefix=FLOW_PREFIX)
+    the_lab.cli("down", "--purge")
+    try:
+        assert the_lab.cli("up")["changed"] is True
+        assert the_lab.cli("up")["changed"] is False  # the htb layout is read back as what was asked
+        status = the_lab.cli("status")
+        egress = {h["name"]: h["egress"] for h in status["hosts"]}
+        assert egress["h1"] == f"htb rate {LINK_MBPS}mbit burst 125000 with 64 flow classes of {FLOW_MBPS}mbit", status
+        inventory = (the_lab.state_dir / "inventory.yml").read_text()
+        assert f"lab_flow_rate_bps: {FLOW_MBPS * 1_000_000}" in inventory
+        got = {}
+        for streams in (1, 2, 4):
+            doc = _iperf3(the_lab, FLOW_H2, FLOW_H1, f"-P {streams}")
+            got[streams] = doc["end"]["sum_received"]["bits_per_second"] / 1e6
+        print(f"flow limit {FLOW_MBPS} Mbit/s, link {LINK_MBPS} Mbit/s: Mbit/s by streams {got}")
+        # one flow: the flow limit (htb meters the IP packet, iperf counts payload: ~ -5 %)
+        assert 0.85 * FLOW_MBPS <= got[1] <= 1.02 * FLOW_MBPS, got
+        assert 0.85 * 2 * FLOW_MBPS <= got[2] <= 1.02 * 2 * FLOW_MBPS, got
+        # four flows would be 240 Mbit/s: the link caps them
+        assert 0.85 * LINK_MBPS <= got[4] <= 1.02 * LINK_MBPS, got
+        # back to the plain link: tbf again, one stream gets the link
+        plain = Lab(state_dir=the_lab.state_dir, base_args=base[:-2], prefix=FLOW_PREFIX)
+        assert plain.cli("up")["changed"] is True
+        one = _iperf3(plain, FLOW_H2, FLOW_H1)["end"]["sum_received"]["bits_per_second"] / 1e6
+        assert one >= 0.85 * LINK_MBPS, one
+    finally:
+        the_lab.cli("down", "--purge")

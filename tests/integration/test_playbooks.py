@@ -75,6 +75,8 @@ EXAMPLE_VAULT_PASSWORD = "esxilab-example"
 # overridable so that parallel sessions can run this file on their own lab prefix and subnet
 PREFIX = os.environ.get("ESXILAB_PLAYBOOKS_PREFIX", "elpb")
 SUBNET = os.environ.get("ESXILAB_PLAYBOOKS_SUBNET", "198.19.252")
+DEMO_PREFIX = os.environ.get("ESXILAB_DEMO_PREFIX", "elpbdm")
+DEMO_SUBNET = os.environ.get("ESXILAB_DEMO_SUBNET", "198.19.246.0/24")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 6)}
 RATE = 1_000_000_000
 GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
@@ -240,7 +242,7 @@ def _lab_objects() -> list[str]:
     links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
     names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
     names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
-    return [n for n in names if n.startswith((f"{PREFIX}-", "elpbdm-"))]
+    return [n for n in names if n.startswith((f"{PREFIX}-", f"{DEMO_PREFIX}-"))]
 
 
 def _printed(output: str) -> list[str]:
@@ -362,7 +364,7 @@ class Lab:
             argv += ["-i", str(extra)]
         argv += [str(_playbook(name)), "-e", f"@{vars_file}"]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
-        return Play(proc.returncode, proc.stdout + proc.stderr, reports)
+        return Play(proc.returncode, proc.stdout + proc.stderr, reports, name)
 
 
 def esxi_groups(name: str) -> tuple[str, ...]:
@@ -374,6 +376,7 @@ class Play:
     rc: int
     output: str
     reports: Path
+    playbook: str
 
     def ok(self) -> Play:
         assert self.rc == 0, self.output[-5000:]
@@ -395,13 +398,20 @@ class Play:
         ]
 
     def report(self, name: str) -> dict[str, Any]:
-        """The report directory of this run: files, PNGs and figures checked against the runs."""
-        (directory,) = [p for p in self.reports.glob(f"{name}-*") if p.is_dir()]
-        # one report directory per run; beside it only the controller's copy of the ESXi restore journal and the
-        # report role's SQLite history (report_history's default)
-        beside = sorted(p.name for p in self.reports.iterdir() if p.name != "history.sqlite")
-        assert beside in ([directory.name], sorted([directory.name, "journal"]))
+        """The report of this run: files, PNGs and figures checked against the runs.
+
+        One directory per playbook run, <reports>/<playbook>-<UTC time>/ (said at the start and at the
+        end), beside it only the controller's copy of the ESXi restore journal; the report inside it.
+        """
+        # beside the run directories: the controller's copy of the ESXi restore journal and the report
+        # role's SQLite history (report_history's default in the seed playbooks: one file for every run)
+        (run_dir,) = [p for p in self.reports.iterdir() if p.name not in ("journal", "history.sqlite")]
         assert (self.reports / "history.sqlite").is_file()
+        assert re.fullmatch(rf"{re.escape(self.playbook)}-\d{{8}}T\d{{6}}Z", run_dir.name), run_dir
+        assert f"Reports of this run go to {run_dir}/" in self.output
+        (directory,) = [p for p in run_dir.glob(f"{name}-*") if p.is_dir()]
+        assert [p.name for p in run_dir.iterdir()] == [directory.name]
+        assert f"Reports of this run in {run_dir}/: {directory.name}" in self.output
         assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
         plots = sorted(directory.glob("*.png"))
         # the lab's runs are a few seconds long: no time series (report_timeseries_min_seconds), and summary.md
@@ -586,7 +596,7 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
         ("h1", "h3", "vmxnet3"),
     ]
     assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
-    assert any(p.name.startswith("compare-nic") for p in next(play.reports.glob("vnic-compare-*")).glob("*.png"))
+    assert any(p.name.startswith("compare-nic") for p in play.reports.glob("vnic-compare-*/vnic-compare-*/*.png"))
     printed = _printed(play.output)
     summary = {s["compare"]: s for s in doc["summary"]}
     for row in doc["results"]:
@@ -675,27 +685,38 @@ def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Pa
     argv = [
         sys.executable,
         str(DEMO_SCRIPT),
-        *("--name", "elpbdm", "--subnet", "198.19.246.0/24", "--hosts", "2", "--duration", "1"),
+        *("--name", DEMO_PREFIX, "--subnet", DEMO_SUBNET, "--hosts", "2", "--duration", "1"),
         *("--state-dir", str(state), "--reports-dir", str(tmp_path / "reports")),
     ]
+    home = tmp_path / "home"  # a fresh HOME: the demo writes nothing to it (ansible.cfg's home, MPLCONFIGDIR)
+    home.mkdir()
+    env = {k: v for k, v in _env(KEEP_LAB="", HOME=str(home)).items() if k not in ("ANSIBLE_HOME", "MPLCONFIGDIR")}
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=_env(KEEP_LAB=""), check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=env, check=False)
     finally:
-        down = [sys.executable, str(LAB_SCRIPT), "down", "--purge", "--name", "elpbdm", "--state-dir", str(state)]
+        down = [sys.executable, str(LAB_SCRIPT), "down", "--purge", "--name", DEMO_PREFIX, "--state-dir", str(state)]
         subprocess.run(down, capture_output=True, text=True, timeout=180, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]
-    (report,) = (tmp_path / "reports").glob("demo-*")
+    (report,) = (tmp_path / "reports").glob("demo-*/demo-*")
     assert f"Report: {report / 'summary.md'}" in output
-    play = Play(0, output, tmp_path / "reports")
+    play = Play(0, output, tmp_path / "reports", "demo")
     doc = play.report("demo")
     assert [(r["test"], r["streams"]) for r in doc["runs"]] == [
         ("one-pair", 1),
         ("sweep", 1),
         ("sweep", 2),
+        ("sweep", 3),
         ("sweep", 4),
+        ("sweep", 6),
         ("concurrent", 1),
     ]
+    # the demo lab limits each flow to 300 Mbit/s under 1 Gbit/s links: the sweep rises, then plateaus
+    sweep = {r["streams"]: r["bits_per_second"] / 1e9 for r in doc["runs"] if r["test"] == "sweep"}
+    print(f"demo sweep, Gbit/s by streams: {sweep}")
+    assert 0.25 <= sweep[1] <= 0.31 and 0.5 <= sweep[2] <= 0.62 and sweep[6] >= 0.85, sweep
+    assert doc["sweeps"][0]["knee"] in (4, 6), doc["sweeps"]
     assert (report / "sweep-forward.png").is_file()
-    assert "down elpbdm: changed=true" in output  # the script took its lab down (no KEEP_LAB)
-    assert [n for n in _lab_objects() if n.startswith("elpbdm-")] == []
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
+    assert f"down {DEMO_PREFIX}: changed=true" in output  # the script took its lab down (no KEEP_LAB)
+    assert [n for n in _lab_objects() if n.startswith(f"{DEMO_PREFIX}-")] == []

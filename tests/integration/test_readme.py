@@ -7,7 +7,11 @@ The block under "The local demo and lab" is taken from README.md as it is and ru
 the checkout, with a fresh empty HOME (so nothing in ``~/.ansible`` helps) and no ``ANSIBLE_*``
 variable: only the repository's ``ansible.cfg`` and ``.venv`` (made by ``make test``) are used.
 It builds the default lab (``esxilab``, 198.18.0.0/24, state in ``lab/state``), so it is
-skipped when such a lab is already up; the finalizer takes the lab down.
+skipped when such a lab is already up; the finalizer takes the lab down. Where several sessions
+share a machine, ``ESXILAB_README_LAB=NAME,SUBNET`` gives the lab commands a name and subnet of
+their own (added to ``up`` and ``down``; nothing else of the block changes). The block must run
+every playbook in ``playbooks/`` (each says its report directory at the start); the reports it
+leaves in ``reports/`` are removed afterwards.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +33,25 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 LAB = REPO / "lab" / "esxilab_lab.py"
 VENV_BIN = REPO / ".venv" / "bin"
+PLAYBOOKS = sorted(p.stem for p in (REPO / "playbooks").glob("*.yml"))
+#: "NAME,SUBNET" of a lab of this session's own instead of the default one (see the docstring)
+OWN_LAB = os.environ.get("ESXILAB_README_LAB", "")
+
+
+def lab_options() -> list[str]:
+    if not OWN_LAB:
+        return []
+    name, subnet = OWN_LAB.split(",")
+    return ["--name", name, "--subnet", subnet]
+
+
+def with_own_lab(block: str) -> str:
+    """The block with ESXILAB_README_LAB's name (and subnet, for ``up``) on the lab commands."""
+    if not OWN_LAB:
+        return block
+    name, subnet = OWN_LAB.split(",")
+    block = block.replace("lab/esxilab_lab.py up ", f"lab/esxilab_lab.py up --name {name} --subnet {subnet} ")
+    return block.replace("lab/esxilab_lab.py down", f"lab/esxilab_lab.py down --name {name}")
 
 
 def readme_lab_block() -> str:
@@ -61,29 +85,49 @@ def default_lab() -> Iterator[None]:
     try:
         yield
     finally:
-        subprocess.run([sys.executable, str(LAB), "down"], capture_output=True, timeout=120, check=False)
+        subprocess.run(
+            [sys.executable, str(LAB), "down", *lab_options()[:2]], capture_output=True, timeout=120, check=False
+        )
 
 
 def test_the_readme_lab_section_runs_verbatim(default_lab: None, fresh_home: Path) -> None:
     block = readme_lab_block()
     assert "ansible-playbook" in block and "lab/esxilab_lab.py down" in block
-    proc = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=REPO,
-        env=clean_env(fresh_home),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    reports = REPO / "reports"
+    before = set(reports.iterdir()) if reports.is_dir() else set()
+    try:
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", with_own_lab(block)],
+            cwd=REPO,
+            env=clean_env(fresh_home),
+            capture_output=True,
+            text=True,
+            timeout=1500,
+            check=False,
+        )
+    finally:  # the reports of this run (and only those) go again
+        for made in (set(reports.iterdir()) if reports.is_dir() else set()) - before:
+            shutil.rmtree(made) if made.is_dir() and not made.is_symlink() else made.unlink()
     output = proc.stdout + proc.stderr
+    print(output[-3000:])
     assert proc.returncode == 0, output[-4000:]
     recaps = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)", output, re.M)
     assert recaps, output[-2000:]
     assert all(unreachable == "0" and failed == "0" for _host, unreachable, failed in recaps), output[-4000:]
-    assert output.count("PLAY RECAP") == block.count("ansible-playbook ")
-    # nothing was installed into the (fresh) home: the checkout itself was the collection
-    assert not (fresh_home / ".ansible" / "collections").exists()
+    # every playbook ran (mtu-compare with the lab's 9000-byte links), each with its report directory
+    ran = re.findall(
+        rf"Reports of this run go to {re.escape(str(REPO / 'reports'))}/([a-z0-9-]+)-\d{{8}}T\d{{6}}Z/", output
+    )
+    # (restore.yml's group esxi is empty on the lab: its play matches no host and says nothing)
+    assert sorted(ran) == [p for p in PLAYBOOKS if p != "restore"], ran
+    assert len(re.findall(r"^PLAY \[.+\] \*+$", output, re.M)) == len(PLAYBOOKS)  # one play each
+    assert output.count("PLAY RECAP") == len(PLAYBOOKS)  # one per playbook, all of them passed
+    # nothing was installed into the (fresh) home: the checkout itself was the collection, and
+    # Ansible's own files went to build/ansible-home (ansible.cfg); only matplotlib's font cache may
+    # be there (a plain ansible-playbook run does not set MPLCONFIGDIR; make demo does)
+    assert list((fresh_home / ".ansible").iterdir()) == []
+    written = sorted(str(p.relative_to(fresh_home)) for p in fresh_home.rglob("*") if p.is_file())
+    assert [w for w in written if not w.startswith((".cache/matplotlib/", ".config/matplotlib/"))] == [], written
 
 
 def test_a_copy_in_home_does_not_shadow_the_checkout(fresh_home: Path) -> None:
