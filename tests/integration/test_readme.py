@@ -54,12 +54,39 @@ def with_own_lab(block: str) -> str:
     return block.replace("lab/esxilab_lab.py down", f"lab/esxilab_lab.py down --name {name}")
 
 
-def readme_lab_block() -> str:
+def readme_block(heading: str) -> str:
+    """The first sh block under the README heading that starts with ``heading``."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("### The local demo and lab", 1)[1]
+    section = text.split(heading, 1)[1]
     found = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert found, "README: no sh block under 'The local demo and lab'"
+    assert found, f"README: no sh block under {heading!r}"
     return found.group(1)
+
+
+def readme_lab_block() -> str:
+    return readme_block("### The local demo and lab")
+
+
+def run_block(block: str, home: Path) -> tuple[int, str]:
+    """Run a README block verbatim (with this session's own lab, if any); its new reports go again."""
+    reports = REPO / "reports"
+    before = set(reports.iterdir()) if reports.is_dir() else set()
+    try:
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", with_own_lab(block)],
+            cwd=REPO,
+            env=clean_env(home),
+            capture_output=True,
+            text=True,
+            timeout=1500,
+            check=False,
+        )
+    finally:  # the reports of this run (and only those) go again
+        for made in (set(reports.iterdir()) if reports.is_dir() else set()) - before:
+            shutil.rmtree(made) if made.is_dir() and not made.is_symlink() else made.unlink()
+    output = proc.stdout + proc.stderr
+    print(output[-3000:])
+    return proc.returncode, output
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -93,24 +120,8 @@ def default_lab() -> Iterator[None]:
 def test_the_readme_lab_section_runs_verbatim(default_lab: None, fresh_home: Path) -> None:
     block = readme_lab_block()
     assert "ansible-playbook" in block and "lab/esxilab_lab.py down" in block
-    reports = REPO / "reports"
-    before = set(reports.iterdir()) if reports.is_dir() else set()
-    try:
-        proc = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", with_own_lab(block)],
-            cwd=REPO,
-            env=clean_env(fresh_home),
-            capture_output=True,
-            text=True,
-            timeout=1500,
-            check=False,
-        )
-    finally:  # the reports of this run (and only those) go again
-        for made in (set(reports.iterdir()) if reports.is_dir() else set()) - before:
-            shutil.rmtree(made) if made.is_dir() and not made.is_symlink() else made.unlink()
-    output = proc.stdout + proc.stderr
-    print(output[-3000:])
-    assert proc.returncode == 0, output[-4000:]
+    returncode, output = run_block(block, fresh_home)
+    assert returncode == 0, output[-4000:]
     recaps = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)", output, re.M)
     assert recaps, output[-2000:]
     assert all(unreachable == "0" and failed == "0" for _host, unreachable, failed in recaps), output[-4000:]
@@ -151,3 +162,23 @@ def test_a_copy_in_home_does_not_shadow_the_checkout(fresh_home: Path) -> None:
     found = json.loads(proc.stdout)
     assert list(found) == [str(REPO / "build" / "checkout" / "ansible_collections")], found
     assert found[str(REPO / "build" / "checkout" / "ansible_collections")]["esxilab.iperf"]["version"] != "0.0.1"
+
+
+def test_the_readme_regression_gate_example_runs_verbatim(default_lab: None, fresh_home: Path) -> None:
+    """Before (1 Gbit/s) and after (800 Mbit/s): the second run finds the first in the history and fails."""
+    block = readme_block("### Results you can act on")
+    assert block.count("ansible-playbook") == 2 and "--rate 800mbit" in block
+    returncode, output = run_block(block, fresh_home)
+    assert returncode == 0, output[-4000:]
+    first, second = output.split("PLAY RECAP", 2)[:2]
+    assert "no baseline" in first and "regression gate failed" not in first
+    # the verdicts of the second run: every point slower, each drop significant (the interval excludes zero)
+    # (the verdict is printed by ansible.builtin.debug: one quoted line per point)
+    drops = re.findall(
+        r'"FAIL (.+?): drop <= 5 % - .+?: (-\d+\.\d) % \(95 % CI (-\d+\.\d) % \.\. (-\d+\.\d) %\)"', second
+    )
+    assert drops, second[-4000:]
+    for point, drop, low, high in drops:
+        assert -40 < float(low) <= float(drop) <= float(high) < -5, point
+    assert re.search(r'"gate: FAILED \(0 passed, \d+ failed\)"', second), second[-3000:]
+    assert "the regression gate failed the play" in output
