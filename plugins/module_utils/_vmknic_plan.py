@@ -26,6 +26,11 @@ Rules the plan keeps (they are what the module documents):
   the uplinks of a distributed switch carrying one of those adapters) is only changed with
   ``allow_management_changes``. When the service tags cannot be read, every adapter on the
   default TCP/IP stack might carry management and is guarded the same way, with the reason.
+* Security and teaming policy (``_vmknic_policy``) set only the fields given: on the vSwitch its
+  policy, on a port group its overrides (a field left out stays inherited). A partial failover
+  order is completed from the current one; an order naming a NIC the vSwitch will not bridge,
+  a NIC both active and standby, or no active NIC is refused. The management vSwitch's and port
+  group's policy is guarded like the rest of the management network.
 * A physical NIC that is an uplink of a distributed (or NSX) switch is never taken for a
   standard vSwitch: this module does not manage those switches.
 * ``state: absent`` removes what is named: adapter first, then port group, then vSwitch.

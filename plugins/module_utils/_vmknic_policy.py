@@ -44,9 +44,6 @@ class Policy:
     def has_order(self) -> bool:
         return self.active_uplinks is not None or self.standby_uplinks is not None
 
-    def nics(self) -> tuple[str, ...]:
-        return (*(self.active_uplinks or ()), *(self.standby_uplinks or ()))
-
     def as_dict(self) -> dict[str, Any]:
         """The fields that are set (an operation's change)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v is not None}
