@@ -34,12 +34,15 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import (
     RemoveVmknic,
     RemoveVSwitch,
     SelectService,
+    SetPortGroupPolicy,
+    SetVSwitchPolicy,
     UpdatePortGroup,
     UpdateVmknic,
     UpdateVSwitch,
     replace_device,
     split_v6,
 )
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import SECURITY, Policy
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
     SERVICES,
     HostNetworkState,
@@ -177,6 +180,27 @@ def _vswitch_spec(live: Any, mtu: int | None, uplinks: Sequence[str] | None) -> 
     return spec
 
 
+def _with_policy(policy: Any, change: Policy) -> Any:
+    """``policy`` (a ``HostNetworkPolicy``, or None) with the fields ``change`` sets; the rest kept."""
+    policy = policy or _new(vim.host.NetworkPolicy)
+    security = {k: v for k, v in change.as_dict().items() if k in SECURITY}
+    if security:
+        policy.security = policy.security or _new(vim.host.NetworkPolicy.SecurityPolicy)
+        for key, value in security.items():
+            setattr(policy.security, SECURITY[key], value)
+    if change.load_balancing is not None or change.has_order:
+        policy.nicTeaming = policy.nicTeaming or _new(vim.host.NetworkPolicy.NicTeamingPolicy)
+        if change.load_balancing is not None:
+            policy.nicTeaming.policy = change.load_balancing
+        if change.has_order:
+            policy.nicTeaming.nicOrder = _new(
+                vim.host.NetworkPolicy.NicOrderPolicy,
+                activeNic=list(change.active_uplinks or ()),
+                standbyNic=list(change.standby_uplinks or ()),
+            )
+    return policy
+
+
 def _ip_config(ipv4: Ipv4Config, ipv6: Ipv6Change | None) -> Any:
     ip = _new(vim.host.IpConfig, dhcp=ipv4.dhcp)
     if not ipv4.dhcp:
@@ -233,6 +257,21 @@ def _run(host: Any, op: Op, new_device: str | None) -> str | None:
     elif isinstance(op, UpdateVSwitch):
         live = _live_vswitch(network_system, op.name)
         network_system.UpdateVirtualSwitch(vswitchName=op.name, spec=_vswitch_spec(live, op.mtu, op.uplinks))
+    elif isinstance(op, SetVSwitchPolicy):
+        live = _live_vswitch(network_system, op.name)
+        spec = _vswitch_spec(live, None, None)
+        spec.policy = _with_policy(live.spec.policy, op.policy)
+        network_system.UpdateVirtualSwitch(vswitchName=op.name, spec=spec)
+    elif isinstance(op, SetPortGroupPolicy):
+        live = _live_portgroup(network_system, op.name).spec
+        spec = _new(
+            vim.host.PortGroup.Specification,
+            name=op.name,
+            vlanId=live.vlanId,
+            vswitchName=live.vswitchName,
+            policy=_with_policy(live.policy, op.policy),
+        )
+        network_system.UpdatePortGroup(pgName=op.name, portgrp=spec)
     elif isinstance(op, RemoveVSwitch):
         network_system.RemoveVirtualSwitch(vswitchName=op.name)
     elif isinstance(op, AddPortGroup):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeAlias
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import Policy
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import DEFAULT_STACK
 
 
@@ -47,7 +48,7 @@ class _OpBase:
         for item in fields(self):
             name = item.name
             value = getattr(self, name)
-            if isinstance(value, Ipv4Config | Ipv6Change):
+            if isinstance(value, Ipv4Config | Ipv6Change | Policy):
                 value = value.as_dict()
             elif isinstance(value, tuple):
                 value = list(value)
@@ -82,6 +83,34 @@ class UpdateVSwitch(_OpBase):
         if self.uplinks is not None:
             parts.append(f"uplinks {list(self.uplinks)}")
         return f"update vSwitch {self.name}: {', '.join(parts)}"
+
+
+def _policy_text(policy: Policy) -> str:
+    return ", ".join(f"{k} {v}" for k, v in policy.as_dict().items())
+
+
+@dataclass(frozen=True)
+class SetVSwitchPolicy(_OpBase):
+    """Set the named security / teaming fields of a vSwitch's policy; the rest is kept."""
+
+    kind: ClassVar[str] = "set_vswitch_policy"
+    name: str
+    policy: Policy
+
+    def describe(self) -> str:
+        return f"set the policy of vSwitch {self.name}: {_policy_text(self.policy)}"
+
+
+@dataclass(frozen=True)
+class SetPortGroupPolicy(_OpBase):
+    """Override the named security / teaming fields on a port group; the rest stays as it is."""
+
+    kind: ClassVar[str] = "set_portgroup_policy"
+    name: str
+    policy: Policy
+
+    def describe(self) -> str:
+        return f"override the policy of port group {self.name}: {_policy_text(self.policy)}"
 
 
 @dataclass(frozen=True)
@@ -191,9 +220,11 @@ class DeselectService(_OpBase):
 Op: TypeAlias = (
     AddVSwitch
     | UpdateVSwitch
+    | SetVSwitchPolicy
     | RemoveVSwitch
     | AddPortGroup
     | UpdatePortGroup
+    | SetPortGroupPolicy
     | RemovePortGroup
     | AddVmknic
     | UpdateVmknic

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import Policy, policy_from_params
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
     BUILTIN_STACKS,
     MTU_MAX,
@@ -30,12 +31,14 @@ class VSwitchSpec:
     name: str
     uplinks: tuple[str, ...] | None = None
     mtu: int | None = None
+    policy: Policy | None = None  # security and teaming; None: left as it is
 
 
 @dataclass(frozen=True)
 class PortGroupSpec:
     name: str
     vlan_id: int | None = None
+    policy: Policy | None = None  # overrides of the vSwitch's policy; None: left as it is
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,7 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
             name=str(raw.get("name") or ""),
             uplinks=None if uplinks is None else tuple(dict.fromkeys(str(u) for u in uplinks)),
             mtu=_check_mtu("vswitch", raw.get("mtu"), reasons),
+            policy=policy_from_params(raw, "vswitch", reasons),
         )
         if not vswitch.name:
             reasons.append("vswitch.name must not be empty")
@@ -196,7 +200,11 @@ def desired_from_params(params: Mapping[str, Any]) -> DesiredState:
         vlan = raw.get("vlan_id")
         if vlan is not None and not 0 <= int(vlan) <= 4095:
             reasons.append(f"portgroup.vlan_id {vlan} is out of range: give 0 (no tagging) to 4095")
-        portgroup = PortGroupSpec(name=str(raw.get("name") or ""), vlan_id=None if vlan is None else int(vlan))
+        portgroup = PortGroupSpec(
+            name=str(raw.get("name") or ""),
+            vlan_id=None if vlan is None else int(vlan),
+            policy=policy_from_params(raw, "portgroup", reasons),
+        )
         if not portgroup.name:
             reasons.append("portgroup.name must not be empty")
 

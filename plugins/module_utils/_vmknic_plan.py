@@ -26,6 +26,11 @@ Rules the plan keeps (they are what the module documents):
   the uplinks of a distributed switch carrying one of those adapters) is only changed with
   ``allow_management_changes``. When the service tags cannot be read, every adapter on the
   default TCP/IP stack might carry management and is guarded the same way, with the reason.
+* Security and teaming policy (``_vmknic_policy``) set only the fields given: on the vSwitch its
+  policy, on a port group its overrides (a field left out stays inherited). A partial failover
+  order is completed from the current one; an order naming a NIC the vSwitch will not bridge,
+  a NIC both active and standby, or no active NIC is refused. The management vSwitch's and port
+  group's policy is guarded like the rest of the management network.
 * A physical NIC that is an uplink of a distributed (or NSX) switch is never taken for a
   standard vSwitch: this module does not manage those switches.
 * ``state: absent`` removes what is named: adapter first, then port group, then vSwitch.
@@ -35,7 +40,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_guard import management_scope
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import (
@@ -45,6 +50,8 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import (
     RemovePortGroup,
     RemoveVmknic,
     RemoveVSwitch,
+    SetPortGroupPolicy,
+    SetVSwitchPolicy,
     UpdatePortGroup,
     UpdateVSwitch,
 )
@@ -54,6 +61,14 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params impor
     VSwitchSpec,
 )
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan_vmk import VmknicPlanner
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import (
+    Policy,
+    default_vswitch_policy,
+    merged,
+    policy_change,
+    policy_view,
+    unknown_nics,
+)
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
     HostNetworkState,
     PlanError,
@@ -69,6 +84,9 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_views import
 @dataclass
 class _Planner(VmknicPlanner):
     """The whole plan: vSwitch and port group here, the adapter in :class:`VmknicPlanner`."""
+
+    #: vSwitch name -> (its uplinks, its policy) once this plan has run (for port-group overrides).
+    vswitch_final: dict[str, tuple[tuple[str, ...], Policy]] = field(default_factory=dict)
 
     # -- present -----------------------------------------------------------------------------
 
@@ -133,8 +151,12 @@ class _Planner(VmknicPlanner):
                 "uplinks": list(uplinks),
                 "portgroups": sorted(pg_names),
             }
+            self.plan_vswitch_policy(spec, uplinks, default_vswitch_policy(uplinks))
             return
-        self.before["vswitch"] = vswitch_view(current, (p.name for p in self.state.portgroups_on(spec.name)))
+        has_policy = spec.policy is not None
+        self.before["vswitch"] = vswitch_view(
+            current, (p.name for p in self.state.portgroups_on(spec.name)), policy=has_policy
+        )
         mtu_change = spec.mtu is not None and spec.mtu != current.mtu
         uplinks_change = spec.uplinks is not None and set(spec.uplinks) != set(current.uplinks)
         if mtu_change or uplinks_change:
@@ -154,14 +176,53 @@ class _Planner(VmknicPlanner):
             "uplinks": list(spec.uplinks if uplinks_change and spec.uplinks is not None else current.uplinks),
             "portgroups": sorted(pg_names),
         }
+        self.plan_vswitch_policy(spec, tuple(self.after["vswitch"]["uplinks"]), current.policy)
+
+    def plan_vswitch_policy(self, spec: VSwitchSpec, uplinks: tuple[str, ...], current: Policy) -> None:
+        """Security and teaming of a vSwitch (``uplinks``: the ones it will have)."""
+        change = None
+        if spec.policy is not None:
+            self.reasons.extend(unknown_nics("vswitch", spec.policy, spec.name, uplinks))
+            change = policy_change(current, spec.policy, current)
+            self.check_active("vswitch", spec.name, change, uplinks)
+            if change is not None:
+                self.guard_object("vswitch", spec.name, f"The policy of vSwitch {spec.name}")
+                self.vswitch_early.append(SetVSwitchPolicy(spec.name, change))
+            self.after["vswitch"]["policy"] = policy_view(merged(current, change))
+        self.vswitch_final[spec.name] = (uplinks, merged(current, change))
+
+    def check_active(self, where: str, vswitch: str, change: Policy | None, uplinks: tuple[str, ...]) -> None:
+        if change is not None and change.has_order and not change.active_uplinks and uplinks:
+            self.reasons.append(
+                f"{where}.teaming would leave vSwitch {vswitch} no active uplink; give {where}.teaming.active_uplinks"
+            )
+
+    def plan_portgroup_policy(self, spec: PortGroupSpec, vswitch: str, current: Policy) -> None:
+        """A port group's overrides: only the fields given are set; the rest stays inherited."""
+        if spec.policy is None:
+            return
+        if vswitch in self.vswitch_final:
+            uplinks, vs_policy = self.vswitch_final[vswitch]
+        else:
+            vs = self.state.vswitch(vswitch)
+            uplinks, vs_policy = (vs.uplinks, vs.policy) if vs is not None else ((), Policy())
+        self.reasons.extend(unknown_nics("portgroup", spec.policy, vswitch, uplinks))
+        base = current if current.has_order else vs_policy
+        change = policy_change(current, spec.policy, base)
+        self.check_active("portgroup", vswitch, change, uplinks)
+        if change is not None:
+            self.guard_object("portgroup", spec.name, f"The policy of port group {spec.name}")
+            self.portgroup_ops.append(SetPortGroupPolicy(spec.name, change))
+        self.after["portgroup"]["policy"] = policy_view(merged(current, change))
 
     def plan_portgroup(self, spec: PortGroupSpec, current: PortGroupState | None, vswitch: str) -> None:
         if current is None:
             self.portgroup_ops.append(AddPortGroup(spec.name, vswitch, spec.vlan_id or 0))
             self.before["portgroup"] = None
             self.after["portgroup"] = {"name": spec.name, "vswitch": vswitch, "vlan_id": spec.vlan_id or 0}
+            self.plan_portgroup_policy(spec, vswitch, Policy())
             return
-        self.before["portgroup"] = portgroup_view(current)
+        self.before["portgroup"] = portgroup_view(current, policy=spec.policy is not None)
         if spec.vlan_id is not None and spec.vlan_id != current.vlan_id:
             self.guard_object("portgroup", spec.name, f"Port group {spec.name}")
             self.portgroup_ops.append(UpdatePortGroup(spec.name, spec.vlan_id))
@@ -170,6 +231,7 @@ class _Planner(VmknicPlanner):
             "vswitch": current.vswitch,
             "vlan_id": spec.vlan_id if spec.vlan_id is not None else current.vlan_id,
         }
+        self.plan_portgroup_policy(spec, current.vswitch, current.policy)
 
     # -- absent ------------------------------------------------------------------------------
 

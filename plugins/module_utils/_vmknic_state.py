@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import Policy, read_policy
 
 MANAGEMENT_VMK: Final = "vmk0"
 MANAGEMENT_PORTGROUP: Final = "Management Network"
@@ -93,6 +95,7 @@ class VSwitchState:
     mtu: int | None
     uplinks: tuple[str, ...]
     num_ports: int | None = None
+    policy: Policy = field(default_factory=Policy)  # spec.policy: security, teaming
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class PortGroupState:
     vswitch: str
     vlan_id: int
     port_types: tuple[str, ...] = ()  # HostPortGroupPort.type of every connected port
+    policy: Policy = field(default_factory=Policy)  # spec.policy: the overrides (None: inherited from the vSwitch)
 
     @property
     def vm_ports(self) -> int:
@@ -251,6 +255,7 @@ def _read_vswitch(vswitch: Any, pnic_by_key: Mapping[str, str]) -> VSwitchState:
         mtu=_positive(getattr(vswitch, "mtu", None)) or _positive(getattr(spec, "mtu", None)),
         uplinks=uplinks,
         num_ports=_positive(getattr(spec, "numPorts", None)),
+        policy=read_policy(getattr(spec, "policy", None)),
     )
 
 
@@ -261,6 +266,7 @@ def _read_portgroup(portgroup: Any) -> PortGroupState:
         vswitch=str(spec.vswitchName),
         vlan_id=int(spec.vlanId or 0),
         port_types=tuple(str(p.type) for p in _items(getattr(portgroup, "port", None))),
+        policy=read_policy(getattr(spec, "policy", None)),
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_ops import Ipv4Config, Ipv6Change
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params import DesiredState
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import policy_view
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import (
     SERVICE_TAGS,
     HostNetworkState,
@@ -30,17 +31,25 @@ def service_tags(nic_types: Iterable[str] | None) -> list[str] | None:
     return sorted(SERVICE_TAGS.get(t, t) for t in nic_types)
 
 
-def vswitch_view(vswitch: VSwitchState, portgroups: Iterable[str]) -> dict[str, Any]:
-    return {
+def vswitch_view(vswitch: VSwitchState, portgroups: Iterable[str], *, policy: bool = False) -> dict[str, Any]:
+    """``policy``: add the security / teaming policy (when the request names it)."""
+    out: dict[str, Any] = {
         "name": vswitch.name,
         "mtu": vswitch.mtu,
         "uplinks": list(vswitch.uplinks),
         "portgroups": sorted(portgroups),
     }
+    if policy:
+        out["policy"] = policy_view(vswitch.policy)
+    return out
 
 
-def portgroup_view(portgroup: PortGroupState) -> dict[str, Any]:
-    return {"name": portgroup.name, "vswitch": portgroup.vswitch, "vlan_id": portgroup.vlan_id}
+def portgroup_view(portgroup: PortGroupState, *, policy: bool = False) -> dict[str, Any]:
+    """``policy``: add the port group's overrides (null: inherited from the vSwitch)."""
+    out: dict[str, Any] = {"name": portgroup.name, "vswitch": portgroup.vswitch, "vlan_id": portgroup.vlan_id}
+    if policy:
+        out["policy"] = policy_view(portgroup.policy)
+    return out
 
 
 def ipv6_view(ipv6: Ipv6State | None) -> dict[str, Any] | None:
@@ -99,14 +108,18 @@ def state_views(state: HostNetworkState, desired: DesiredState, device: str | No
     vs_name = desired.vswitch.name if desired.vswitch else None
     if vs_name is None and pg_name is not None and (pg := state.portgroup(pg_name)) is not None:
         vs_name = pg.vswitch
+    vs_policy = desired.vswitch is not None and desired.vswitch.policy is not None
+    pg_policy = desired.portgroup is not None and desired.portgroup.policy is not None
     if vs_name is not None:
         vswitch = state.vswitch(vs_name)
         out["vswitch"] = (
-            vswitch_view(vswitch, (p.name for p in state.portgroups_on(vs_name))) if vswitch is not None else None
+            vswitch_view(vswitch, (p.name for p in state.portgroups_on(vs_name)), policy=vs_policy)
+            if vswitch is not None
+            else None
         )
     if pg_name is not None:
         portgroup = state.portgroup(pg_name)
-        out["portgroup"] = portgroup_view(portgroup) if portgroup is not None else None
+        out["portgroup"] = portgroup_view(portgroup, policy=pg_policy) if portgroup is not None else None
     if desired.vmknic is not None:
         name = device or desired.vmknic.device
         vmknic = state.vmknic(name) if name else None

@@ -39,6 +39,11 @@ description:
     physical NIC bridged to one of them is refused for a standard vSwitch, with or without
     O(allow_management_changes), because this module does not manage those switches. Release the NIC in vCenter or
     NSX first. The refusal says whether that switch carries (or might carry) the management network.
+  - B(Security and teaming policy) (O(vswitch.security), O(vswitch.teaming)) are set on the vSwitch, and the same
+    options under O(portgroup) are overrides on the port group. Only the fields given are set; a field left out
+    stays as it is (on a port group, inherited from the vSwitch). The diff shows the policy of each object whose
+    policy is named. A teaming order naming a NIC the vSwitch does not bridge, a NIC both active and standby, or an
+    order without an active NIC is refused before anything changes.
   - A physical NIC that is an uplink of another standard vSwitch is refused too; remove it there first (in a task on
     that vSwitch, with O(allow_management_changes=true) when that vSwitch carries management).
   - With O(state=absent), removes what is named, in this order. First the VMkernel adapter (O(vmknic.device), or the
@@ -99,6 +104,51 @@ options:
           - MTU of the vSwitch in bytes, at most 9000. Leave out to keep the current MTU (a new vSwitch gets the
             host default, 1500).
         type: int
+      security:
+        description:
+          - Security policy of the vSwitch (C(HostNetworkSecurityPolicy)). Only the fields given are set.
+          - The policy of a vSwitch carrying the management network is refused unless
+            O(allow_management_changes=true).
+        type: dict
+        suboptions:
+          allow_promiscuous:
+            description: Accept promiscuous mode. Left out, the vSwitch keeps its current setting.
+            type: bool
+          forged_transmits:
+            description: Accept forged transmits. Left out, the vSwitch keeps its current setting.
+            type: bool
+          mac_changes:
+            description: Accept MAC address changes. Left out, the vSwitch keeps its current setting.
+            type: bool
+      teaming:
+        description:
+          - NIC teaming and failover of the vSwitch (C(HostNicTeamingPolicy) and its C(nicOrder)). Only the
+            fields given are set.
+          - Every NIC in the active and standby lists must be an uplink of the vSwitch (after O(vswitch.uplinks), when
+            given); a NIC in both lists is refused.
+        type: dict
+        suboptions:
+          active_uplinks:
+            description:
+              - The active uplinks, in failover order.
+              - Left out while O(vswitch.teaming.standby_uplinks) is given, the current active uplinks (the
+                vSwitch's, for a port group without an override) minus the new standby ones.
+              - An uplink in neither list is unused.
+            type: list
+            elements: str
+          standby_uplinks:
+            description:
+              - The standby uplinks, in failover order.
+              - Left out while O(vswitch.teaming.active_uplinks) is given, the current standby uplinks minus the
+                new active ones.
+            type: list
+            elements: str
+          load_balancing:
+            description:
+              - How traffic is spread over the active uplinks (C(HostNicTeamingPolicy.policy)). Left out, the vSwitch
+                keeps its current setting.
+            type: str
+            choices: [loadbalance_srcid, loadbalance_ip, loadbalance_srcmac, failover_explicit]
   portgroup:
     description:
       - The port group the VMkernel adapter is on. Created on O(vswitch.name) when missing.
@@ -113,6 +163,59 @@ options:
         description:
           - VLAN ID, V(0) (untagged) to V(4095). Leave out to keep the current VLAN (a new port group gets V(0)).
         type: int
+      security:
+        description:
+          - Security policy overrides of the port group (C(HostNetworkSecurityPolicy)). Only the fields given are
+            set; the others keep inheriting the vSwitch's setting (or keep the override they have).
+          - The policy of a port group carrying the management network is refused unless
+            O(allow_management_changes=true).
+        type: dict
+        suboptions:
+          allow_promiscuous:
+            description:
+              - Accept promiscuous mode. An override of the vSwitch's setting on this port group; left out, the port
+                group keeps inheriting it (or keeps the override it has).
+            type: bool
+          forged_transmits:
+            description:
+              - Accept forged transmits. An override of the vSwitch's setting on this port group; left out, the port
+                group keeps inheriting it (or keeps the override it has).
+            type: bool
+          mac_changes:
+            description:
+              - Accept MAC address changes. An override of the vSwitch's setting on this port group; left out, the port
+                group keeps inheriting it (or keeps the override it has).
+            type: bool
+      teaming:
+        description:
+          - NIC teaming and failover overrides of the port group (C(HostNicTeamingPolicy) and its C(nicOrder)).
+            Only the fields given are set. The failover order is overridden as a whole (active and standby lists).
+          - Every NIC in the active and standby lists must be an uplink of the vSwitch (after O(vswitch.uplinks), when
+            given); a NIC in both lists is refused.
+        type: dict
+        suboptions:
+          active_uplinks:
+            description:
+              - The active uplinks, in failover order.
+              - Left out while O(portgroup.teaming.standby_uplinks) is given, the current active uplinks (the
+                vSwitch's, for a port group without an override) minus the new standby ones.
+              - An uplink in neither list is unused.
+            type: list
+            elements: str
+          standby_uplinks:
+            description:
+              - The standby uplinks, in failover order.
+              - Left out while O(portgroup.teaming.active_uplinks) is given, the current standby uplinks minus the
+                new active ones.
+            type: list
+            elements: str
+          load_balancing:
+            description:
+              - How traffic is spread over the active uplinks (C(HostNicTeamingPolicy.policy)). An override of the
+                vSwitch's setting on this port group; left out, the port group keeps inheriting it (or keeps the
+                override it has).
+            type: str
+            choices: [loadbalance_srcid, loadbalance_ip, loadbalance_srcmac, failover_explicit]
   vmknic:
     description:
       - The VMkernel adapter.
@@ -257,6 +360,22 @@ EXAMPLES = r"""
       {{ iperf_net.physical_nics | selectattr('vswitch', 'equalto', 'vSwitch-iperf')
          | map(attribute='speed_mbps') | list }} Mb/s
 
+- name: vSwitch forwarding test - a vSwitch whose guests may sniff and forge, vmnic2 as standby
+  esxilab.iperf.esxi_vmknic:
+    hostname: "{{ esxi_address }}"
+    username: root
+    password: "{{ esxi_root_password }}"
+    validate_certs: false
+    vswitch:
+      name: vSwitch-fwd
+      uplinks: [vmnic1, vmnic2]
+      security: {allow_promiscuous: true, forged_transmits: true, mac_changes: true}
+      teaming: {active_uplinks: [vmnic1], standby_uplinks: [vmnic2], load_balancing: failover_explicit}
+    portgroup:
+      name: fwd-strict
+      security: {allow_promiscuous: false}  # an override: forged transmits and MAC changes stay inherited
+  delegate_to: localhost
+
 - name: Change only the MTU of the existing adapter (uplinks, VLAN and IP stay)
   esxilab.iperf.esxi_vmknic:
     hostname: "{{ vcenter_address }}"
@@ -323,8 +442,9 @@ operations:
   description:
     - The operations run in order, or those that would run in check mode. Empty when nothing had to change.
     - Each has C(op) (V(add_vswitch), V(update_vswitch), V(remove_vswitch), V(add_portgroup), V(update_portgroup),
-      V(remove_portgroup), V(add_vmknic), V(update_vmknic), V(remove_vmknic), V(select_service),
-      V(deselect_service)) and the values it sends. A value of V(null) is left as it is on the host.
+      V(remove_portgroup), V(set_vswitch_policy), V(set_portgroup_policy), V(add_vmknic), V(update_vmknic),
+      V(remove_vmknic), V(select_service), V(deselect_service)) and the values it sends (a policy operation sends
+      only the fields it sets, in C(policy)). A value of V(null) is left as it is on the host.
   returned: always
   type: list
   elements: dict
@@ -365,6 +485,12 @@ vswitch:
       description: Names of the port groups on it.
       type: list
       elements: str
+    policy:
+      description:
+        - Its security and teaming policy, returned only when O(vswitch.security) or O(vswitch.teaming) is given.
+        - C(security) (C(allow_promiscuous), C(forged_transmits), C(mac_changes)) and C(teaming)
+          (C(active_uplinks), C(standby_uplinks), C(load_balancing)).
+      type: dict
   sample: {name: vSwitch-iperf, mtu: 9000, uplinks: [vmnic1], portgroups: [iperf]}
 portgroup:
   description: The port group at the end of the task (before it, in check mode); V(null) when it does not exist.
@@ -380,6 +506,13 @@ portgroup:
     vlan_id:
       description: VLAN ID, V(0) for untagged.
       type: int
+    policy:
+      description:
+        - Its policy overrides, returned only when O(portgroup.security) or O(portgroup.teaming) is given.
+        - C(security) (C(allow_promiscuous), C(forged_transmits), C(mac_changes)) and C(teaming)
+          (C(active_uplinks), C(standby_uplinks), C(load_balancing)). A value of V(null) is
+          inherited from the vSwitch.
+      type: dict
   sample: {name: iperf, vswitch: vSwitch-iperf, vlan_id: 30}
 vmknic:
   description: The VMkernel adapter at the end of the task (before it, in check mode); V(null) when it does not exist.
@@ -483,6 +616,7 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_params impor
     shape_error,
 )
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_plan import make_plan
+from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_policy import LOAD_BALANCING, SECURITY
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_state import SERVICES, PlanError
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmknic_views import pnic_views, state_views
 from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
@@ -492,6 +626,21 @@ from ansible_collections.esxilab.iperf.plugins.module_utils._vmware import (
     vmware_argument_spec,
     vsphere_session,
 )
+
+
+def _policy_options() -> dict[str, Any]:
+    """``security`` and ``teaming``: the same sub-options on the vSwitch and on a port group."""
+    return {
+        "security": {"type": "dict", "options": {name: {"type": "bool"} for name in SECURITY}},
+        "teaming": {
+            "type": "dict",
+            "options": {
+                "active_uplinks": {"type": "list", "elements": "str"},
+                "standby_uplinks": {"type": "list", "elements": "str"},
+                "load_balancing": {"type": "str", "choices": list(LOAD_BALANCING)},
+            },
+        },
+    }
 
 
 def argument_spec() -> dict[str, Any]:
@@ -505,11 +654,12 @@ def argument_spec() -> dict[str, Any]:
                 "name": {"type": "str", "required": True},
                 "uplinks": {"type": "list", "elements": "str"},
                 "mtu": {"type": "int"},
+                **_policy_options(),
             },
         },
         "portgroup": {
             "type": "dict",
-            "options": {"name": {"type": "str", "required": True}, "vlan_id": {"type": "int"}},
+            "options": {"name": {"type": "str", "required": True}, "vlan_id": {"type": "int"}, **_policy_options()},
         },
         "vmknic": {
             "type": "dict",
@@ -538,7 +688,13 @@ def argument_spec() -> dict[str, Any]:
 
 
 #: The dictionary options (and the nested one), as paths into the parameters.
-_DICT_OPTIONS = (("vswitch",), ("portgroup",), ("vmknic",), ("vmknic", "ipv6"))
+_DICT_OPTIONS = (
+    ("vswitch",),
+    ("portgroup",),
+    ("vmknic",),
+    ("vmknic", "ipv6"),
+    *((section, part) for section in ("vswitch", "portgroup") for part in ("security", "teaming")),
+)
 
 
 class _Module(AnsibleModule):  # type: ignore[misc]  # ansible-core ships no type information: AnsibleModule is Any

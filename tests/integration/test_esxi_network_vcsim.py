@@ -181,3 +181,49 @@ def test_role_argument_spec_names_a_vswitch_given_as_a_string(vcsim: dict[str, A
     record = _play(vcsim, tmp_path, [{**NETWORKS[0], "vswitch": "vSwitch-a"}])
     assert record["built"] is None
     assert "argument 'vswitch' is of type str found in 'esxi_network_networks'" in record["failure"], record
+
+
+WITH_POLICY: list[dict[str, Any]] = [
+    {
+        "name": "fwd",
+        "vswitch": {
+            "name": "vSwitch-fwd",
+            "uplinks": ["vmnic1"],
+            "security": {"allow_promiscuous": True, "forged_transmits": True, "mac_changes": True},
+            "teaming": {"active_uplinks": ["vmnic1"], "load_balancing": "failover_explicit"},
+        },
+        "portgroup": {"name": "fwd", "vlan_id": 60, "security": {"mac_changes": False}},
+    },
+]
+
+
+def test_a_network_with_vswitch_policy_and_a_portgroup_override(vcsim: dict[str, Any], tmp_path: Path) -> None:
+    checked = _play(vcsim, tmp_path, WITH_POLICY, "--check")
+    assert checked["failure"] is None, checked
+    [result] = checked["built"]["results"]
+    assert [op["op"] for op in result["operations"]] == [
+        "add_vswitch",
+        "set_vswitch_policy",
+        "add_portgroup",
+        "set_portgroup_policy",
+    ]
+    assert result["vswitch"] is None  # nothing was created
+
+    real = _play(vcsim, tmp_path, WITH_POLICY)
+    [result] = real["built"]["results"]
+    assert result["changed"] is True and result["converged"] is True
+    assert result["vswitch"]["policy"] == {
+        "security": {"allow_promiscuous": True, "forged_transmits": True, "mac_changes": True},
+        "teaming": {"active_uplinks": ["vmnic1"], "standby_uplinks": [], "load_balancing": "failover_explicit"},
+    }
+    assert result["portgroup"]["policy"]["security"] == {
+        "allow_promiscuous": None,
+        "forged_transmits": None,
+        "mac_changes": False,
+    }
+
+    again = _play(vcsim, tmp_path, WITH_POLICY)
+    assert [r["changed"] for r in again["built"]["results"]] == [False]
+
+    removed = _play(vcsim, tmp_path, [{**n, "state": "absent"} for n in WITH_POLICY])
+    assert [r["changed"] for r in removed["built"]["results"]] == [True]

@@ -970,3 +970,262 @@ def vmodl_fault(name: str) -> type[BaseException]:
 
     fault: type[BaseException] = getattr(vmodl.fault, name)
     return fault
+
+
+# -- vSwitch security / teaming policy and port-group overrides over SOAP ---------------------------
+
+POLICY_PLAYBOOK = r"""
+- name: esxi_vmknic's vSwitch policy and port-group overrides against the simulator
+  hosts: localhost
+  gather_facts: false
+  module_defaults:
+    esxilab.iperf.esxi_vmknic:
+      hostname: 127.0.0.1
+      port: "{{ vcsim_port }}"
+      username: "{{ vcsim_user }}"
+      password: "{{ vcsim_password }}"
+      validate_certs: false
+  vars:
+    policy: &policy
+      vswitch:
+        name: vSwitch-fwd
+        security: {allow_promiscuous: true, forged_transmits: true, mac_changes: true}
+        teaming: {active_uplinks: [vmnic2], standby_uplinks: [vmnic1], load_balancing: failover_explicit}
+      portgroup:
+        name: fwd
+        security: {allow_promiscuous: false}
+        teaming: {load_balancing: loadbalance_srcmac}
+  tasks:
+    - name: A test vSwitch with two uplinks and a port group, no policy named
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-fwd, uplinks: [vmnic1, vmnic2]}
+        portgroup: {name: fwd, vlan_id: 50}
+      register: base
+
+    - name: Policy (check mode)
+      esxilab.iperf.esxi_vmknic: *policy
+      check_mode: true
+      diff: true
+      register: policy_check
+
+    - name: Policy
+      esxilab.iperf.esxi_vmknic: *policy
+      diff: true
+      register: policy_applied
+
+    - name: Policy again (unchanged)
+      esxilab.iperf.esxi_vmknic: *policy
+      register: policy_again
+
+    - name: Policy again (check mode, unchanged)
+      esxilab.iperf.esxi_vmknic: *policy
+      check_mode: true
+      diff: true
+      register: policy_again_check
+
+    - name: Only MAC changes on the vSwitch (the rest left out)
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-fwd, security: {mac_changes: false}}
+      diff: true
+      register: vswitch_left_out
+
+    - name: Only forged transmits on the port group (the other overrides left out)
+      esxilab.iperf.esxi_vmknic:
+        portgroup: {name: fwd, security: {forged_transmits: false}}
+      diff: true
+      register: portgroup_left_out
+
+    - name: An uplink the vSwitch does not have
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-fwd, teaming: {active_uplinks: [vmnic1, vmnic0]}}
+      register: bad_unknown
+      ignore_errors: true
+
+    - name: A NIC both active and standby
+      esxilab.iperf.esxi_vmknic:
+        portgroup: {name: fwd, teaming: {active_uplinks: [vmnic1], standby_uplinks: [vmnic1]}}
+      register: bad_both
+      ignore_errors: true
+
+    - name: Promiscuous on the management port group (refused)
+      esxilab.iperf.esxi_vmknic:
+        portgroup: {name: Management Network, security: {allow_promiscuous: true}}
+      register: guard_portgroup
+      ignore_errors: true
+
+    - name: Promiscuous on the management port group (check mode, refused)
+      esxilab.iperf.esxi_vmknic:
+        portgroup: {name: Management Network, security: {allow_promiscuous: true}}
+      check_mode: true
+      register: guard_portgroup_check
+      ignore_errors: true
+
+    - name: Teaming of the management vSwitch (refused)
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch0, teaming: {load_balancing: loadbalance_ip}}
+      register: guard_vswitch
+      ignore_errors: true
+
+    - name: The test policy after the refusals (check mode)
+      esxilab.iperf.esxi_vmknic:
+        vswitch: {name: vSwitch-fwd, security: {mac_changes: false}}
+        portgroup: {name: fwd, security: {forged_transmits: false}}
+      check_mode: true
+      register: after_refusals
+
+    - name: Save the results for the test
+      ansible.builtin.copy:
+        dest: "{{ results_file }}"
+        content: >-
+          {{ {'base': base, 'policy_check': policy_check, 'policy_applied': policy_applied,
+              'policy_again': policy_again, 'policy_again_check': policy_again_check,
+              'vswitch_left_out': vswitch_left_out, 'portgroup_left_out': portgroup_left_out,
+              'bad_unknown': bad_unknown, 'bad_both': bad_both, 'guard_portgroup': guard_portgroup,
+              'guard_portgroup_check': guard_portgroup_check, 'guard_vswitch': guard_vswitch,
+              'after_refusals': after_refusals} | to_json }}
+        mode: "0600"
+"""
+
+
+def _read_policies(port: int) -> dict[str, Any]:
+    """The policies as the simulator holds them, read with pyVmomi (not through the module)."""
+    import ssl
+
+    from pyVim import connect
+
+    smart_connect: Any = connect.SmartConnect
+    disconnect: Any = connect.Disconnect
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    si = smart_connect(host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=context)
+    try:
+        host = si.content.rootFolder.childEntity[0].hostFolder.childEntity[0].host[0]
+        info = host.configManager.networkSystem.networkInfo
+
+        def policy(value: Any) -> dict[str, Any]:
+            security, teaming = value.security, value.nicTeaming
+            order = teaming.nicOrder if teaming is not None else None
+            return {
+                "promiscuous": None if security is None else security.allowPromiscuous,
+                "forged": None if security is None else security.forgedTransmits,
+                "mac": None if security is None else security.macChanges,
+                "balancing": None if teaming is None else teaming.policy,
+                "active": None if order is None else list(order.activeNic or []),
+                "standby": None if order is None else list(order.standbyNic or []),
+            }
+
+        out: dict[str, Any] = {}
+        for vswitch in info.vswitch:
+            out[f"vswitch {vswitch.name}"] = policy(vswitch.spec.policy)
+        for group in info.portgroup:
+            out[f"computed {group.spec.name}"] = policy(group.computedPolicy)
+            out[f"overrides {group.spec.name}"] = policy(group.spec.policy)
+        return out
+    finally:
+        disconnect(si)
+
+
+@pytest.fixture(scope="module")
+def policy_results(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    pytest.importorskip("pyVmomi")
+    with _simulator(vcsim_binary, "-extra-nics", "1") as variables:
+        before = _read_policies(variables["vcsim_port"])
+        results = _run_playbook(POLICY_PLAYBOOK, variables, tmp_path_factory.mktemp("policy"))
+        return {**results, "host_before": before, "host_after": _read_policies(variables["vcsim_port"])}
+
+
+FWD_SECURITY = {"allow_promiscuous": True, "forged_transmits": True, "mac_changes": True}
+FWD_TEAMING = {"active_uplinks": ["vmnic2"], "standby_uplinks": ["vmnic1"], "load_balancing": "failover_explicit"}
+
+
+def test_policy_check_mode_shows_the_change_and_changes_nothing(policy_results: dict[str, Any]) -> None:
+    check = policy_results["policy_check"]
+    assert check["changed"] is True
+    assert [op["op"] for op in check["operations"]] == ["set_vswitch_policy", "set_portgroup_policy"]
+    before, after = check["diff"]["before"], check["diff"]["after"]
+    assert before["vswitch"]["policy"] == {
+        "security": {"allow_promiscuous": False, "forged_transmits": False, "mac_changes": False},
+        "teaming": {
+            "active_uplinks": ["vmnic1", "vmnic2"],
+            "standby_uplinks": [],
+            "load_balancing": "loadbalance_srcid",
+        },
+    }
+    assert after["vswitch"]["policy"] == {"security": FWD_SECURITY, "teaming": FWD_TEAMING}
+    assert after["portgroup"]["policy"]["security"] == {
+        "allow_promiscuous": False,
+        "forged_transmits": None,
+        "mac_changes": None,
+    }
+    # check mode returned the host as it was
+    assert check["vswitch"]["policy"] == before["vswitch"]["policy"]
+    assert policy_results["policy_applied"]["operations"] == check["operations"]
+
+
+def test_policy_is_applied_over_soap_and_read_back(policy_results: dict[str, Any]) -> None:
+    applied = policy_results["policy_applied"]
+    assert applied["changed"] is True and applied["converged"] is True
+    assert applied["vswitch"]["policy"] == {"security": FWD_SECURITY, "teaming": FWD_TEAMING}
+    assert applied["vswitch"]["uplinks"] == ["vmnic1", "vmnic2"]
+    assert applied["portgroup"]["policy"] == {
+        "security": {"allow_promiscuous": False, "forged_transmits": None, "mac_changes": None},
+        "teaming": {"active_uplinks": None, "standby_uplinks": None, "load_balancing": "loadbalance_srcmac"},
+    }
+    assert applied["portgroup"]["vlan_id"] == 50  # left out: kept
+    for name in ("policy_again", "policy_again_check"):
+        assert policy_results[name]["changed"] is False, name
+        assert policy_results[name]["operations"] == [], name
+
+
+def test_policy_left_out_fields_are_untouched(policy_results: dict[str, Any]) -> None:
+    vswitch = policy_results["vswitch_left_out"]
+    assert vswitch["operations"] == [
+        {"op": "set_vswitch_policy", "name": "vSwitch-fwd", "policy": {"mac_changes": False}}
+    ]
+    assert vswitch["vswitch"]["policy"] == {"security": {**FWD_SECURITY, "mac_changes": False}, "teaming": FWD_TEAMING}
+    group = policy_results["portgroup_left_out"]
+    assert group["operations"] == [{"op": "set_portgroup_policy", "name": "fwd", "policy": {"forged_transmits": False}}]
+    assert group["portgroup"]["policy"]["security"] == {
+        "allow_promiscuous": False,
+        "forged_transmits": False,
+        "mac_changes": None,
+    }
+    assert group["portgroup"]["policy"]["teaming"]["load_balancing"] == "loadbalance_srcmac"
+    assert group["portgroup"]["vlan_id"] == 50
+    # What the host computes: the vSwitch's policy with the overrides on top.
+    host = policy_results["host_after"]
+    assert host["computed fwd"] == {
+        "promiscuous": False,  # override
+        "forged": False,  # override
+        "mac": False,  # inherited from the vSwitch
+        "balancing": "loadbalance_srcmac",  # override
+        "active": ["vmnic2"],  # inherited
+        "standby": ["vmnic1"],
+    }
+
+
+def test_bad_policy_input_is_refused_naming_the_option(policy_results: dict[str, Any]) -> None:
+    unknown = policy_results["bad_unknown"]
+    assert unknown["failed"] is True and unknown["changed"] is False
+    assert "vswitch.teaming.active_uplinks: vmnic0 is not an uplink of vSwitch vSwitch-fwd" in unknown["msg"]
+    assert "add it to vswitch.uplinks or leave it out of active_uplinks" in unknown["msg"]
+    both = policy_results["bad_both"]
+    assert both["failed"] is True and both["changed"] is False
+    assert "portgroup.teaming: vmnic1 is in both active_uplinks and standby_uplinks" in both["msg"]
+    # nothing changed by them (nor by the refusals below): the test policy is still the one set last
+    assert policy_results["after_refusals"]["changed"] is False
+
+
+def test_policy_guard_refuses_the_management_network(policy_results: dict[str, Any]) -> None:
+    for name in ("guard_portgroup", "guard_portgroup_check"):
+        result = policy_results[name]
+        assert result["failed"] is True and result["changed"] is False, name
+        assert "The policy of port group Management Network is part of the host's management network" in result["msg"]
+        assert "Set allow_management_changes: true to override" in result["msg"]
+    guard = policy_results["guard_vswitch"]
+    assert guard["failed"] is True and guard["changed"] is False
+    assert "The policy of vSwitch vSwitch0 is part of the host's management network" in guard["msg"]
+    before, after = policy_results["host_before"], policy_results["host_after"]
+    for key in ("vswitch vSwitch0", "computed Management Network", "overrides Management Network"):
+        assert after[key] == before[key], key

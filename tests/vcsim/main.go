@@ -18,6 +18,8 @@
 // The host's standard-switch networking (vSwitches, port groups, VMkernel adapters, service
 // tags) is completed in network.go, so a module can create, change and remove it over SOAP;
 // -no-vnic-manager leaves out the HostVirtualNicManager (service tags cannot be read).
+// -extra-nics N adds N free physical NICs (vmnic2, vmnic3, ...) beside the model's vmnic0 and
+// vmnic1, for a test vSwitch with more than one uplink (teaming: active and standby).
 //
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
@@ -41,6 +43,19 @@ import (
 )
 
 const dvsUUID = "50 1a 2b 3c 4d 5e 6f 70-81 92 a3 b4 c5 d6 e7 f8"
+
+// addNics adds count physical NICs vmnic2... (copies of vmnic1 with their own key and MAC).
+func addNics(count int) {
+	network := esx.HostConfigInfo.Network
+	template := network.Pnic[len(network.Pnic)-1]
+	for i := 0; i < count; i++ {
+		nic := template
+		nic.Device = fmt.Sprintf("vmnic%d", len(network.Pnic))
+		nic.Key = "key-vim.host.PhysicalNic-" + nic.Device
+		nic.Mac = fmt.Sprintf("00:0c:29:aa:00:%02x", len(network.Pnic))
+		network.Pnic = append(network.Pnic, nic)
+	}
+}
 
 // joinDVS adds the host side of a distributed switch with the uplink nic and a vmk1 on it.
 func joinDVS(nic string) {
@@ -83,7 +98,10 @@ func main() {
 	lifetime := flag.Duration("lifetime", 5*time.Minute, "exit after this long")
 	dvsUplink := flag.String("dvs-uplink", "", "make the host a member of a distributed switch with this uplink")
 	noVnicManager := flag.Bool("no-vnic-manager", false, "leave out the HostVirtualNicManager (service tags unreadable)")
+	extraNics := flag.Int("extra-nics", 0, "add this many free physical NICs (vmnic2, vmnic3, ...)")
 	flag.Parse()
+
+	addNics(*extraNics)
 
 	if *dvsUplink != "" {
 		joinDVS(*dvsUplink)

@@ -367,6 +367,28 @@ def test_connection_defaults_and_password_is_no_log() -> None:
     assert spec["password"]["no_log"] is True
 
 
+def test_argument_spec_says_what_the_documentation_says() -> None:
+    """One source of truth: the module's own options (policy ones included) are in both, with the same type,
+    elements, choices and defaults (the connection options come from ``_vmware`` and its doc fragment)."""
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+
+    connection = set(_vmware.vmware_argument_spec())
+    documented = {k: v for k, v in argument_spec(vmknic_module.DOCUMENTATION).items() if k not in connection}
+    declared = {k: v for k, v in vmknic_module.argument_spec().items() if k not in connection}
+
+    def strip(spec: Mapping[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, option in spec.items():
+            kept = {k: v for k, v in option.items() if k not in ("fallback", "required_together", "options")}
+            if "options" in option:
+                kept["options"] = strip(option["options"])
+            out[name] = kept
+        return out
+
+    assert strip(declared) == strip(documented)
+    assert documented["portgroup"]["options"]["teaming"] == documented["vswitch"]["options"]["teaming"]
+
+
 def test_connection_error_fails_with_its_message() -> None:
     result = run_module(
         None,
@@ -509,3 +531,56 @@ def test_other_argument_errors_keep_ansibles_message() -> None:
     result = run_module(lab_host(), {**CONNECTION, "vswitch": {"mtu": 9000}})
     assert result["failed"] is True
     assert "missing required arguments: name found in vswitch" in result["msg"]
+
+
+POLICY = {
+    **CONNECTION,
+    "vswitch": {
+        "name": "vSwitch1",
+        "security": {"allow_promiscuous": True, "forged_transmits": True, "mac_changes": True},
+        "teaming": {"active_uplinks": ["vmnic2"], "standby_uplinks": ["vmnic1"], "load_balancing": "failover_explicit"},
+    },
+    "portgroup": {"name": "iperf", "security": {"allow_promiscuous": False}},
+}
+
+
+def test_policy_check_mode_apply_and_unchanged_rerun() -> None:
+    host = lab_host()
+    check = run_module(host, POLICY, check_mode=True, diff=True)
+    assert check["changed"] is True and mutations(host) == []
+    assert [op["op"] for op in check["operations"]] == ["set_vswitch_policy", "set_portgroup_policy"]
+    assert check["vswitch"]["policy"]["security"]["allow_promiscuous"] is False  # as it is: nothing changed
+    assert check["diff"]["after"]["vswitch"]["policy"]["security"] == {
+        "allow_promiscuous": True,
+        "forged_transmits": True,
+        "mac_changes": True,
+    }
+    applied = run_module(host, POLICY, diff=True)
+    assert mutations(host) == ["UpdateVirtualSwitch", "UpdatePortGroup"]
+    assert applied["converged"] is True
+    assert applied["operations"] == check["operations"]
+    assert applied["vswitch"]["policy"]["teaming"] == {
+        "active_uplinks": ["vmnic2"],
+        "standby_uplinks": ["vmnic1"],
+        "load_balancing": "failover_explicit",
+    }
+    assert applied["vswitch"]["uplinks"] == ["vmnic1", "vmnic2"]  # bridge sent back, not detached
+    assert applied["portgroup"]["policy"] == {
+        "security": {"allow_promiscuous": False, "forged_transmits": None, "mac_changes": None},
+        "teaming": {"active_uplinks": None, "standby_uplinks": None, "load_balancing": None},
+    }
+    assert applied["portgroup"]["vlan_id"] == 30  # left out: kept
+    before = len(host.recorder.calls)
+    again = run_module(host, POLICY)
+    assert again["changed"] is False and again["operations"] == []
+    assert [m for m in host.recorder.methods()[before:] if m in MUTATING] == []
+
+
+def test_policy_on_the_management_portgroup_is_refused_and_nothing_is_called() -> None:
+    host = lab_host()
+    result = run_module(
+        host, {**CONNECTION, "portgroup": {"name": "Management Network", "security": {"mac_changes": True}}}
+    )
+    assert result["failed"] is True
+    assert "The policy of port group Management Network is part of the host's management network" in result["msg"]
+    assert mutations(host) == []
