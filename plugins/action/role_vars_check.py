@@ -41,12 +41,17 @@ _IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 
 def _shadowing() -> str | None:
-    """The warning about other copies of esxilab.iperf on the collection search paths, or None."""
+    """The warning about other copies of esxilab.iperf on the collection search paths, or None.
+
+    The paths are Ansible's own, in its order: the playbook's ``collections/``, the configured
+    collections paths and, unless ``collections_scan_sys_path`` is false, ``sys.path`` - only where
+    Ansible could load a copy from.
+    """
     try:
         paths = list(AnsibleCollectionConfig.collection_paths)
     except NotImplementedError:  # no collection finder installed (never under ansible-playbook)
-        paths = []
-    found = copies([*paths, *sys.path], "esxilab", "iperf")
+        paths = list(sys.path)
+    found = copies(paths, "esxilab", "iperf")
     return shadow_warning("esxilab.iperf", _IN_USE, found)
 
 

@@ -20,8 +20,9 @@ description:
     its task files set (C(set_fact) keys and C(register) names, such as C(paired_test_results) or C(report_files)).'
   - Never fails for an unknown name (an unrelated variable may share the prefix); it warns. Runs on the controller only.
   - Also warns when more than one copy of the collection C(esxilab.iperf) is on Ansible's collection search paths
-    (the configured C(collections_path) / E(ANSIBLE_COLLECTIONS_PATH), the C(collections) directory next to the
-    playbook, and Python's C(sys.path)), for example a checkout and a copy installed by C(ansible-galaxy) in
+    (the C(collections) directory next to the playbook, the configured C(collections_path) /
+    E(ANSIBLE_COLLECTIONS_PATH), and Python's C(sys.path) unless C(collections_scan_sys_path) is false - where
+    Ansible itself looks), for example a checkout and a copy installed by C(ansible-galaxy) in
     C(~/.ansible/collections). Ansible uses the first one and says nothing about the others; the warning names the
     copy in use (the one this plugin was loaded from) and each other copy with its version. Copies are compared by
     real path, so a link to the checkout is the checkout. The text is the same for every host and role, so Ansible
