@@ -9,8 +9,8 @@
    plateaus at the link (4 streams 0.96): the knee is at 4;
 2. ``ansible-playbook -i lab/state/inventory.yml playbooks/demo.yml`` - one pair, a stream
    sweep, two pairs at once, all with real iperf3, then the report: ``results.json``, CSV,
-   ``summary.md`` and PNG plots under ``reports/demo-<UTC time>/demo-<UTC time>/`` (the run's
-   directory, then the report's), and the table;
+   ``summary.md`` and PNG plots under ``reports/demo-<UTC time>/demo/`` (the run's directory,
+   then the report's), and the table;
 3. ``lab/esxilab_lab.py down`` - unless ``KEEP_LAB=1`` (or ``--keep``); run ``down`` yourself
    later, or play with the lab first (``ansible -i lab/state/inventory.yml lab -m ping``).
 

@@ -7,15 +7,21 @@ Documentation: the module file of the same name. The names come from the task's 
 variable defined for the host); the comparison is ``plugin_utils/_role_vars.py``. The warnings
 go into the result's ``warnings``, which Ansible prints as ``[WARNING]`` (once per text, however
 many hosts).
+
+It also warns when another copy of this collection is on Ansible's collection search paths
+(``plugin_utils/_shadow.py``): the copy in use is the one this plugin was loaded from. The text is
+the same for every host and role, so Ansible prints it once per run.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.collection_loader import AnsibleCollectionConfig
 
 from ansible_collections.esxilab.iperf.plugins.modules.role_vars_check import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
@@ -25,9 +31,28 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
     unknown_names,
     warning,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import copies
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import warning as shadow_warning
 
 _NAME = "esxilab.iperf.role_vars_check"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
+#: The root of the copy of the collection this plugin was loaded from (plugins/action/ is two levels down).
+_IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _shadowing() -> str | None:
+    """The warning about other copies of esxilab.iperf on the collection search paths, or None.
+
+    The paths are Ansible's own, in its order: the playbook's ``collections/``, the configured
+    collections paths and, unless ``collections_scan_sys_path`` is false, ``sys.path`` - only where
+    Ansible could load a copy from.
+    """
+    try:
+        paths = list(AnsibleCollectionConfig.collection_paths)
+    except NotImplementedError:  # no collection finder installed (never under ansible-playbook)
+        paths = list(sys.path)
+    found = copies(paths, "esxilab", "iperf")
+    return shadow_warning("esxilab.iperf", _IN_USE, found)
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -57,11 +82,16 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             )
             return result
         unknown = unknown_names(task_vars or {}, prefix, known)
-        if unknown:
-            result["warnings"] = [warning(role, item) for item in unknown]
+        warnings = [warning(role, item) for item in unknown]
+        shadowed = _shadowing()
+        if shadowed:
+            warnings.append(shadowed)
+        if warnings:
+            result["warnings"] = warnings
         result.update(
             changed=False,
             unknown=[{"name": item.name, "suggestion": item.suggestion} for item in unknown],
+            shadowing=shadowed,
             msg=f"{len(unknown)} unknown variable(s) of {role}",
         )
         return result

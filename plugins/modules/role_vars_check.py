@@ -19,6 +19,14 @@ description:
     C(meta/argument_specs.yml), the names in its C(defaults/main.yml) and C(vars/main.yml), and the facts and results
     its task files set (C(set_fact) keys and C(register) names, such as C(paired_test_results) or C(report_files)).'
   - Never fails for an unknown name (an unrelated variable may share the prefix); it warns. Runs on the controller only.
+  - Also warns when more than one copy of the collection C(esxilab.iperf) is on Ansible's collection search paths
+    (the C(collections) directory next to the playbook, the configured C(collections_path) /
+    E(ANSIBLE_COLLECTIONS_PATH), and Python's C(sys.path) unless C(collections_scan_sys_path) is false - where
+    Ansible itself looks), for example a checkout and a copy installed by C(ansible-galaxy) in
+    C(~/.ansible/collections). Ansible uses the first one and says nothing about the others; the warning names the
+    copy in use (the one this plugin was loaded from) and each other copy with its version. Copies are compared by
+    real path, so a link to the checkout is the checkout. The text is the same for every host and role, so Ansible
+    prints it once.
   - Used by the preflight of every role of this collection.
 options:
   role_path:
@@ -80,6 +88,13 @@ unknown:
       description: The closest valid name; V(null) when none is close.
       type: str
       sample: paired_test_streams
+shadowing:
+  description: The warning about other copies of the collection; V(null) when only one copy is found.
+  returned: always
+  type: str
+  sample: >-
+    esxilab.iperf is loaded from /src/esxilab.iperf (a checkout, 1.0.0); another copy is on the collection paths and
+    not used: /home/u/.ansible/collections/ansible_collections/esxilab/iperf (installed, 0.9.0). ...
 msg:
   description: What was found.
   returned: always

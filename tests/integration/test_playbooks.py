@@ -401,7 +401,8 @@ class Play:
         """The report of this run: files, PNGs and figures checked against the runs.
 
         One directory per playbook run, <reports>/<playbook>-<UTC time>/ (said at the start and at the
-        end), beside it only the controller's copy of the ESXi restore journal; the report inside it.
+        end), beside it only the controller's copy of the ESXi restore journal; the report inside it, named
+        by the report's name alone (the run directory has the time): <reports>/<playbook>-<UTC time>/<name>/.
         """
         # beside the run directories: the controller's copy of the ESXi restore journal and the report
         # role's SQLite history (report_history's default in the seed playbooks: one file for every run)
@@ -409,8 +410,9 @@ class Play:
         assert (self.reports / "history.sqlite").is_file()
         assert re.fullmatch(rf"{re.escape(self.playbook)}-\d{{8}}T\d{{6}}Z", run_dir.name), run_dir
         assert f"Reports of this run go to {run_dir}/" in self.output
-        (directory,) = [p for p in run_dir.glob(f"{name}-*") if p.is_dir()]
-        assert [p.name for p in run_dir.iterdir()] == [directory.name]
+        directory = run_dir / name
+        assert [p.name for p in run_dir.iterdir()] == [name], sorted(run_dir.iterdir())
+        assert directory.is_dir() and not directory.is_symlink(), directory
         assert f"Reports of this run in {run_dir}/: {directory.name}" in self.output
         assert {"results.json", "results.csv", "summary.csv", "summary.md"} <= {p.name for p in directory.iterdir()}
         plots = sorted(directory.glob("*.png"))
@@ -596,7 +598,7 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
         ("h1", "h3", "vmxnet3"),
     ]
     assert (doc["comparison"]["label"], doc["comparison"]["values"]) == ("nic", ["e1000", "vmxnet3"])
-    assert any(p.name.startswith("compare-nic") for p in play.reports.glob("vnic-compare-*/vnic-compare-*/*.png"))
+    assert any(p.name.startswith("compare-nic") for p in play.reports.glob("vnic-compare-*/vnic-compare/*.png"))
     printed = _printed(play.output)
     summary = {s["compare"]: s for s in doc["summary"]}
     for row in doc["results"]:
@@ -613,7 +615,7 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
             f" CPU guest {result['cpu']['local_percent']:.1f} %, server {result['cpu']['remote_percent']:.1f} %"
         )
         assert line in printed
-    (directory,) = {p.parent for p in play.reports.rglob("summary.md")}  # the one report of the run
+    (directory,) = play.reports.glob("vnic-compare-*/vnic-compare")
     assert (directory / "cpu-vs-throughput-nic.png").is_file()
     text = (directory / "summary.md").read_text()
     assert "### CPU vs throughput by `nic`" in text
@@ -698,7 +700,7 @@ def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Pa
         subprocess.run(down, capture_output=True, text=True, timeout=180, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]
-    (report,) = (tmp_path / "reports").glob("demo-*/demo-*")
+    (report,) = (tmp_path / "reports").glob("demo-*/demo")
     assert f"Report: {report / 'summary.md'}" in output
     play = Play(0, output, tmp_path / "reports", "demo")
     doc = play.report("demo")

@@ -5,6 +5,9 @@
 
 * A role variable with the role's prefix that no option matches (``paired_test_stream``) is
   warned about, naming the closest valid name, and the play goes on; a clean play warns nothing.
+* Another copy of esxilab.iperf on the collection paths (one installed in ``~/.ansible/collections``
+  besides the checkout) is warned about once, naming the copy in use and the other with its
+  version, whichever comes first; with a single copy (the clean play) there is no warning.
 * A wrong key inside a test definition fails the role's argument validation: with the
   repository's ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the failure is the one
   useful line per host, not the role's whole argument spec (compared with ``ansible.builtin.default``
@@ -18,12 +21,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.collection_path import REPO, ensure_collection_path
 
@@ -39,7 +44,14 @@ TEST = {"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration"
 TYPO = "esxilab.iperf.paired_test: the variable paired_test_stream is not an option of the role and is ignored"
 
 
-def _play(tmp: Path, playbook: Path, *, stdout_callback: str | None = None, **variables: Any) -> tuple[int, str]:
+def _play(
+    tmp: Path,
+    playbook: Path,
+    *,
+    stdout_callback: str | None = None,
+    env_extra: dict[str, str] | None = None,
+    **variables: Any,
+) -> tuple[int, str]:
     (tmp / "hosts.ini").write_text(INVENTORY)
     (tmp / "vars.json").write_text(json.dumps(variables))
     # the repository's ansible.cfg (cwd) decides the callbacks unless a test overrides the stdout one
@@ -48,6 +60,7 @@ def _play(tmp: Path, playbook: Path, *, stdout_callback: str | None = None, **va
     env.update(ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
     if stdout_callback:
         env["ANSIBLE_STDOUT_CALLBACK"] = stdout_callback
+    env.update(env_extra or {})
     argv = [
         str(ANSIBLE_PLAYBOOK),
         "-i",
@@ -83,6 +96,44 @@ def test_a_clean_play_warns_nothing(tmp_path: Path) -> None:
     rc, output = _play(tmp_path, PLAYBOOK, **_settings(tmp_path, {**TEST, "streams": [1, 2, 4]}))
     assert rc == 0, output[-3000:]
     assert "[WARNING]" not in output, output
+
+
+def _installed_copy(home: Path, version: str) -> Path:
+    """A copy of the collection where ``ansible-galaxy collection install`` puts it, with its MANIFEST.json."""
+    collections = home / ".ansible" / "collections"
+    copy = collections / "ansible_collections" / "esxilab" / "iperf"
+    shutil.copytree(
+        REPO,
+        copy,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(".git", ".venv", "build", "tests", "docs", "reports", "__pycache__", "*.pyc"),
+    )
+    manifest = {"collection_info": {"namespace": "esxilab", "name": "iperf", "version": version}, "format": 1}
+    (copy / "MANIFEST.json").write_text(json.dumps(manifest))
+    return collections
+
+
+@pytest.mark.parametrize("checkout_first", [True, False], ids=["checkout-first", "installed-first"])
+def test_another_copy_of_the_collection_is_named_once(tmp_path: Path, checkout_first: bool) -> None:
+    home = tmp_path / "home"
+    collections = _installed_copy(home, "0.9.0")
+    installed = (collections / "ansible_collections" / "esxilab" / "iperf").resolve()
+    checkout = ensure_collection_path()
+    order = [checkout, collections] if checkout_first else [collections, checkout]
+    env = {"HOME": str(home), "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join(str(p) for p in order)}
+    rc, output = _play(tmp_path, PLAYBOOK, env_extra=env, **_settings(tmp_path, TEST))
+    assert rc == 0, output[-3000:]
+    flat = " ".join(output.split())
+    start = flat.find("[WARNING]: esxilab.iperf is loaded from")
+    assert start >= 0, output
+    line = flat[start : flat.index("collections_path of ansible.cfg.", start)]
+    print(line)
+    version = yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
+    in_use, other = f"{REPO} (a checkout, {version})", f"{installed} (installed, 0.9.0)"
+    if not checkout_first:
+        in_use, other = other, in_use
+    assert f"loaded from {in_use}; another copy is on the collection paths and not used: {other}." in line
+    assert flat.count("esxilab.iperf is loaded from") == 1  # once, although two hosts ran the check
 
 
 def test_a_typo_in_a_report_variable_is_found_by_the_report_role(tmp_path: Path) -> None:
