@@ -19,6 +19,10 @@
 // tags) is completed in network.go, so a module can create, change and remove it over SOAP;
 // -no-vnic-manager leaves out the HostVirtualNicManager (service tags cannot be read).
 //
+// With -pnic-speed NAME=MBPS[,NAME=MBPS...] those physical NICs report that negotiated link
+// speed (PhysicalNic.linkSpeed.speedMb, full duplex) instead of the model's 10000 Mb/s: a host
+// with a slower NIC, for the line rate the esxi_network role publishes from esxi_vmknic's data.
+//
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= go build -o vcsim-esx ./tests/vcsim
@@ -32,6 +36,8 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,6 +82,23 @@ func joinDVS(nic string) {
 	})
 }
 
+// parseSpeeds reads -pnic-speed: NAME=MBPS pairs separated by commas.
+func parseSpeeds(text string) (map[string]int32, error) {
+	speeds := map[string]int32{}
+	for _, item := range strings.Split(text, ",") {
+		if item == "" {
+			continue
+		}
+		name, value, found := strings.Cut(item, "=")
+		speed, err := strconv.ParseInt(value, 10, 32)
+		if !found || name == "" || err != nil || speed <= 0 {
+			return nil, fmt.Errorf("%q: give NAME=MBPS, for example vmnic1=1000", item)
+		}
+		speeds[name] = int32(speed)
+	}
+	return speeds, nil
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "host:port to listen on (loopback only)")
 	username := flag.String("username", "user", "the only user name accepted")
@@ -83,7 +106,14 @@ func main() {
 	lifetime := flag.Duration("lifetime", 5*time.Minute, "exit after this long")
 	dvsUplink := flag.String("dvs-uplink", "", "make the host a member of a distributed switch with this uplink")
 	noVnicManager := flag.Bool("no-vnic-manager", false, "leave out the HostVirtualNicManager (service tags unreadable)")
+	pnicSpeed := flag.String("pnic-speed", "", "NAME=MBPS[,NAME=MBPS...]: the link speed of these physical NICs")
 	flag.Parse()
+
+	speeds, err := parseSpeeds(*pnicSpeed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vcsim-esx: -pnic-speed:", err)
+		os.Exit(2)
+	}
 
 	if *dvsUplink != "" {
 		joinDVS(*dvsUplink)
@@ -95,7 +125,10 @@ func main() {
 		os.Exit(1)
 	}
 	defer model.Remove()
-	extendNetwork(!*noVnicManager)
+	if err := extendNetwork(!*noVnicManager, speeds); err != nil {
+		fmt.Fprintln(os.Stderr, "vcsim-esx: -pnic-speed:", err)
+		os.Exit(2)
+	}
 
 	model.Service.TLS = new(tls.Config)
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*username, *password)}
