@@ -621,5 +621,7 @@ def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: P
         assert where["percent_of_line_rate"] == pytest.approx(mean / 1e7), where
     summary_md = (results_json.parent / "summary.md").read_text()
     assert f"line rate 1.000 Gbit/s ({want})" in summary_md
-    print(f"\nline rate from esxi_network on the stand-in path: {group['line_rate_bps'] / 1e6:.0f} Mb/s, "
-          f"{mean / 1e6:.1f} Mbit/s = {group['percent_of_line_rate']:.1f} % of line rate; {want}")
+    print(
+        f"\nline rate from esxi_network on the stand-in path: {group['line_rate_bps'] / 1e6:.0f} Mb/s, "
+        f"{mean / 1e6:.1f} Mbit/s = {group['percent_of_line_rate']:.1f} % of line rate; {want}"
+    )
