@@ -14,6 +14,12 @@ The lab (``lab/esxilab_lab.py``, prefix ``eltesx``, 198.19.251.0/24, a temporary
 * h2 - a Linux host, MTU 1500 (the broken jumbo peer), and the iperf client of the serve steps;
 * h3 - a Linux host, MTU 9000 (the working jumbo peer).
 
+"% of line rate" with an ESXi end and no line rate in the inventory: the ``esxi_network`` role
+builds h1's test network over the vSphere API - govmomi's simulator (``tests/vcsim``, its vmnic1
+at 1000 Mb/s) answers for h1's API endpoint - with a VMkernel adapter holding h1's lab address,
+and publishes the speed of its vSwitch's uplink from ``esxi_vmknic``'s data; ``paired_test``
+between h1 and h2 then reports the run against it and names the source.
+
 Per ESXi release (6.7, 7.0, 8.0 stand-in states) the ``esxi_iperf`` role installs (check mode,
 real, idempotent), a 1 s iperf test is served by the binary it published (``esxi_iperf_binary``)
 to a client on h2, and the ``restore`` entry point puts the host back. 8.0 refuses without
@@ -43,6 +49,7 @@ from typing import Any
 import pytest
 
 from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.test_vcsim_vmknic import _simulator, vcsim_binary
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -62,6 +69,7 @@ VIB_COPY = "/opt/iperf/bin/iperf.copy"
 # A play that installs and leaves the host changed on purpose (the restore comes in a later play):
 # the next play keeps it instead of putting back what the journal calls an unfinished run.
 KEEP_UNFINISHED = {"esxi_iperf_restore_unfinished": False}
+__all__ = ["vcsim_binary"]  # the fixture used here (govmomi's simulator, test_vcsim_vmknic.py)
 
 
 def _lab_unavailable() -> str | None:
@@ -550,3 +558,70 @@ def test_path_mtu_stops_the_run_on_a_broken_jumbo_path(lab: Lab, tmp_path: Path)
         " ping) - the sending interface MTU is too small (mtu 1500); raise the interface MTU."
     ) in output
     assert "Path MTU check failed on h3" not in output
+
+
+# --------------------------------------------------------------------------------------------
+# % of line rate from the vmknic module's data
+# --------------------------------------------------------------------------------------------
+
+LINE_RATE_BANDWIDTH_BPS = 400_000_000  # the client's -b: the run's throughput, well under the 1 GbE uplink
+
+
+def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: Path, vcsim_binary: Path) -> None:
+    """The uplink speed esxi_vmknic read over the API is the run's line rate; the esxcli listings the stand-in
+    replays (a recording from another host) hold no adapter with h1's lab address, so it is not read there."""
+    lab.reset("7.0")
+    (tmp_path / "remote").mkdir()
+    network = {
+        "name": "iperf-lab",
+        "vswitch": {"name": "vSwitch-iperf", "uplinks": ["vmnic1"]},
+        "portgroup": {"name": "iperf-lab"},
+        "vmknic": {"ip_address": H1, "netmask": 24},
+    }
+    test = {"name": "esxi-end", "pairs": [{"server": "h2", "client": "h1"}], "duration": 2,
+            "bandwidth": str(LINE_RATE_BANDWIDTH_BPS)}  # fmt: skip
+    with _simulator(vcsim_binary, "-pnic-speed", "vmnic1=1000") as api:
+        variables = {
+            "esxi_network_hostname": "127.0.0.1",
+            "esxi_network_port": api["vcsim_port"],
+            "esxi_network_username": api["vcsim_user"],
+            "esxi_network_password": api["vcsim_password"],
+            "esxi_network_validate_certs": False,
+            "esxi_network_networks": [network],
+            "paired_test_tests": [test],
+            "paired_test_address_var": "lab_address",
+            "paired_test_port_base": 25430,
+            "paired_test_state_dir": str(tmp_path / "remote"),
+            "paired_test_report_dir": str(tmp_path / "reports"),
+            "paired_test_report_name": "line-rate",
+        }
+        record = lab.play("line_rate.yml", tmp_path, variables).ok()
+    # h1 published its network's line rate: the lowest active uplink of the vSwitch, from esxi_vmknic's NIC data
+    source = "esxi_network via esxi_vmknic: the lowest active uplink of vSwitch-iperf (vmnic1 1000 Mb/s)"
+    assert record["uplinks"]["iperf-lab"]["speed_mbps"] == 1000, record
+    assert record["published"] == {H1: record["uplinks"]["iperf-lab"]}
+    assert record["published"][H1]["source"] == source
+    # the preflight read both ends: h2's veth in sysfs; h1's esxcli listings (the stand-in replays another host's
+    # recording) hold no adapter with h1's lab address - the published speed is the only one h1 has
+    assert record["read"]["h2"][H2]["speed_mbps"] == 10000
+    assert record["read"]["h1"][H1]["speed_mbps"] is None
+    assert record["read"]["h1"][H1]["reason"].startswith(f"no VMkernel adapter holds {H1} ")
+    # the ESXi end ran its iperf3 through the stand-in shell
+    assert any(line.startswith("exec ") and f"-c {H2}" in line for line in lab.calls()), lab.calls()
+
+    [results_json] = sorted((tmp_path / "reports").glob("line-rate-*/results.json"))
+    doc = json.loads(results_json.read_text())
+    [group] = doc["summary"]
+    [run] = doc["runs"]
+    mean = group["stats"]["mean"]
+    assert 0.9 * LINE_RATE_BANDWIDTH_BPS < mean < 1.05 * LINE_RATE_BANDWIDTH_BPS, mean  # iperf3's own figure
+    want = f"host: 1000 Mb/s, the slowest end of the run (h1 {H1} {source})"
+    for where in (group, run):
+        assert (where["line_rate_bps"], where["line_rate_source"]) == (1e9, want), where
+        assert where["percent_of_line_rate"] == pytest.approx(mean / 1e7), where
+    summary_md = (results_json.parent / "summary.md").read_text()
+    assert f"line rate 1.000 Gbit/s ({want})" in summary_md
+    print(
+        f"\nline rate from esxi_network on the stand-in path: {group['line_rate_bps'] / 1e6:.0f} Mb/s, "
+        f"{mean / 1e6:.1f} Mbit/s = {group['percent_of_line_rate']:.1f} % of line rate; {want}"
+    )

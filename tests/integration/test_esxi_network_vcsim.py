@@ -91,8 +91,8 @@ def test_networks_check_real_idempotent(vcsim: dict[str, Any], tmp_path: Path) -
     assert real["vmknics"] == {"iperf-a": None, "iperf-b": None}  # no vmknic asked for
     # the line rate of each network: the vSwitches have no uplink here, so no speed - and it says why
     assert {name: (u["speed_mbps"], u["reason"]) for name, u in real["uplinks"].items()} == {
-        "iperf-a": (None, "vSwitch-a has no uplink (esxi_vmknic)"),
-        "iperf-b": (None, "vSwitch-b has no uplink (esxi_vmknic)"),
+        "iperf-a": (None, "vSwitch-a has no uplink (esxi_network via esxi_vmknic)"),
+        "iperf-b": (None, "vSwitch-b has no uplink (esxi_network via esxi_vmknic)"),
     }
 
     again = _play(vcsim, tmp_path, NETWORKS)

@@ -21,6 +21,10 @@
 // -extra-nics N adds N free physical NICs (vmnic2, vmnic3, ...) beside the model's vmnic0 and
 // vmnic1, for a test vSwitch with more than one uplink (teaming: active and standby).
 //
+// With -pnic-speed NAME=MBPS[,NAME=MBPS...] those physical NICs report that negotiated link
+// speed (PhysicalNic.linkSpeed.speedMb, full duplex) instead of the model's 10000 Mb/s: a host
+// with a slower NIC, for the line rate the esxi_network role publishes from esxi_vmknic's data.
+//
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= go build -o vcsim-esx ./tests/vcsim
@@ -34,6 +38,8 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -91,6 +97,23 @@ func joinDVS(nic string) {
 	})
 }
 
+// parseSpeeds reads -pnic-speed: NAME=MBPS pairs separated by commas.
+func parseSpeeds(text string) (map[string]int32, error) {
+	speeds := map[string]int32{}
+	for _, item := range strings.Split(text, ",") {
+		if item == "" {
+			continue
+		}
+		name, value, found := strings.Cut(item, "=")
+		speed, err := strconv.ParseInt(value, 10, 32)
+		if !found || name == "" || err != nil || speed <= 0 {
+			return nil, fmt.Errorf("%q: give NAME=MBPS, for example vmnic1=1000", item)
+		}
+		speeds[name] = int32(speed)
+	}
+	return speeds, nil
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "host:port to listen on (loopback only)")
 	username := flag.String("username", "user", "the only user name accepted")
@@ -99,9 +122,15 @@ func main() {
 	dvsUplink := flag.String("dvs-uplink", "", "make the host a member of a distributed switch with this uplink")
 	noVnicManager := flag.Bool("no-vnic-manager", false, "leave out the HostVirtualNicManager (service tags unreadable)")
 	extraNics := flag.Int("extra-nics", 0, "add this many free physical NICs (vmnic2, vmnic3, ...)")
+	pnicSpeed := flag.String("pnic-speed", "", "NAME=MBPS[,NAME=MBPS...]: the link speed of these physical NICs")
 	flag.Parse()
 
 	addNics(*extraNics)
+	speeds, err := parseSpeeds(*pnicSpeed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vcsim-esx: -pnic-speed:", err)
+		os.Exit(2)
+	}
 
 	if *dvsUplink != "" {
 		joinDVS(*dvsUplink)
@@ -113,7 +142,10 @@ func main() {
 		os.Exit(1)
 	}
 	defer model.Remove()
-	extendNetwork(!*noVnicManager)
+	if err := extendNetwork(!*noVnicManager, speeds); err != nil {
+		fmt.Fprintln(os.Stderr, "vcsim-esx: -pnic-speed:", err)
+		os.Exit(2)
+	}
 
 	model.Service.TLS = new(tls.Config)
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*username, *password)}

@@ -68,11 +68,25 @@ var nicTypes = []string{
 }
 
 // extendNetwork replaces the ESX model's HostNetworkSystem with networkSystem and adds the
-// HostVirtualNicManager the model only references (unless withVnicManager is false).
-func extendNetwork(withVnicManager bool) {
+// HostVirtualNicManager the model only references (unless withVnicManager is false); the
+// physical NICs named in speeds get that link speed (Mb/s).
+func extendNetwork(withVnicManager bool, speeds map[string]int32) error {
 	host := simulator.Map.Any("HostSystem").(*simulator.HostSystem)
 	base := simulator.Map.Get(*host.ConfigManager.NetworkSystem).(*simulator.HostNetworkSystem)
 	network := host.Config.Network
+	network.Pnic = append([]types.PhysicalNic(nil), network.Pnic...)
+	for name, speed := range speeds {
+		found := false
+		for i := range network.Pnic {
+			if network.Pnic[i].Device == name {
+				network.Pnic[i].LinkSpeed = &types.PhysicalNicLinkInfo{SpeedMb: speed, Duplex: true}
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("the host has no physical NIC %s", name)
+		}
+	}
 	// Start from the host's full configuration (the simulator's networkInfo has a bare vSwitch0).
 	base.NetworkInfo.Vswitch = append([]types.HostVirtualSwitch(nil), network.Vswitch...)
 	base.NetworkInfo.Portgroup = append([]types.HostPortGroup(nil), network.Portgroup...)
@@ -90,6 +104,7 @@ func extendNetwork(withVnicManager bool) {
 	}
 	s.sync()
 	simulator.Map.Put(s)
+	return nil
 }
 
 // sync derives HostSystem.config.network and the nic manager's info from networkInfo.
