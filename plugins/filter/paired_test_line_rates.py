@@ -29,7 +29,7 @@ options:
     type: dict
     required: true
   speeds:
-    description: Per host, its C(iperf_link_speeds) fact - C({address: {interface, speed_mbps, source, reason}}).
+    description: 'Per host, its C(iperf_link_speeds) fact - C({address: {interface, speed_mbps, source, reason}}).'
     type: dict
     required: true
   published:

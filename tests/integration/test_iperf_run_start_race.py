@@ -129,7 +129,7 @@ def _cpu_load(seconds: float) -> Iterator[int]:
     cores = os.cpu_count() or 1
     procs = [
         subprocess.Popen(["timeout", str(int(seconds)), "sh", "-c", "while :; do :; done"], start_new_session=True)
-        for _ in range(cores)
+        for _core in range(cores)
     ]
     try:
         yield cores
@@ -172,7 +172,7 @@ def test_a_listening_start_has_a_listener_under_load(lab: dict[str, Any], tmp_pa
         execute = _executor(host)
         port = BASE_PORT + index
         common = {"tool": "iperf3", "state_dir": str(state_dir), "port": port}
-        for _ in range(starts):
+        for _start in range(starts):
             if time.monotonic() > deadline:
                 with lock:
                     counts["not started (time limit)"] += 1

@@ -203,10 +203,10 @@ def _server_text_totals(text: str) -> Printed:
     by_id = {m["id"]: m for m in found}  # each stream's total line (printed once by a 2.1.8 server)
     values = [(_value(m["bytes"]), _value(m["rate"])) for m in by_id.values()]
     return Printed(
-        nbytes=sum(b for (b, _), _r in values),
-        bytes_tol=sum(t for (_, t), _r in values),
-        rate=sum(r for _b, (r, _) in values),
-        rate_tol=sum(t for _b, (_, t) in values),
+        nbytes=sum(nbytes for (nbytes, _tol), _rate in values),
+        bytes_tol=sum(tol for (_nbytes, tol), _rate in values),
+        rate=sum(rate for _bytes, (rate, _tol) in values),
+        rate_tol=sum(tol for _bytes, (_rate, tol) in values),
         lost=sum(int(m["lost"]) for m in by_id.values()),
         packets=sum(int(m["total"]) for m in by_id.values()),
         jitter_max=max(float(m["jitter"]) for m in by_id.values()),

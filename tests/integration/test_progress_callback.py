@@ -121,19 +121,19 @@ def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: P
     argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
     started = time.monotonic()
     rc, lines = _stamped_play(argv, env)
-    output = "\n".join(text for _, text in lines)
+    output = "\n".join(text for _at, text in lines)
     assert rc == 0, output[-4000:]
 
     progress = [(at, m) for at, text in lines if (m := LINE.match(text))]
-    assert [int(m["run"]) for _, m in progress] == list(range(1, RUNS + 1)), output[-4000:]
-    assert {int(m["count"]) for _, m in progress} == {RUNS}
-    assert [int(m["streams"]) for _, m in progress] == list(range(1, RUNS + 1))
+    assert [int(m["run"]) for _at, m in progress] == list(range(1, RUNS + 1)), output[-4000:]
+    assert {int(m["count"]) for _at, m in progress} == {RUNS}
+    assert [int(m["streams"]) for _at, m in progress] == list(range(1, RUNS + 1))
     end = progress[-1][0]  # the last run's line: the runs are over
     print(f"\n{'line':<60} {'at':>7} {'left (shown)':>13} {'left (real)':>12}")
     for at, m in progress:
         left = "" if m["left"] is None else f"{_seconds(m['left']):.0f} s"
         print(f"{m.group(0)[:60]:<60} {at - started:6.1f}s {left:>13} {end - at:11.1f}s")
-    lefts = [_seconds(m["left"]) for _, m in progress[:-1]]
+    lefts = [_seconds(m["left"]) for _at, m in progress[:-1]]
     assert progress[-1][1]["left"] is None  # the last run says so
     mid_at, mid = progress[RUNS // 2 - 1]
     shown, real = _seconds(mid["left"]), end - mid_at
@@ -144,7 +144,7 @@ def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: P
     assert all(later < earlier for earlier, later in itertools.pairwise(lefts)), lefts
     assert abs(shown - real) <= 0.2 * real, (shown, real)
 
-    summary = [text for _, text in lines if text.startswith("paired_test: ")]
+    summary = [text for _at, text in lines if text.startswith("paired_test: ")]
     print("\n".join(summary))
     assert summary and re.match(rf"paired_test: {RUNS} run\(s\) in .+: {RUNS} with a figure$", summary[0]), summary
     assert "is not an option of the role" not in output  # a clean play: no typo warning

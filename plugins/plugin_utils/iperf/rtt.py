@@ -30,6 +30,7 @@ Pure Python (stdlib only). Private module: not part of the collection's public A
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -42,7 +43,7 @@ def _us(value: Any) -> int | None:
     """A printed RTT in µs, or ``None`` (absent, not a number, negative, or iperf3's unread 0)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if value != value or value <= 0 or value == float("inf"):
+    if math.isnan(value) or value <= 0 or math.isinf(value):
         return None
     return round(value)
 

@@ -76,10 +76,10 @@ class Delta:
     @property
     def percent(self) -> float | None:
         """``(now - baseline) / baseline`` in %, None without both means or a zero baseline."""
-        if self.baseline is None or self.baseline.mean in (None, 0.0) or self.now.mean is None:
+        base = None if self.baseline is None else self.baseline.mean
+        if base is None or base == 0.0 or self.now.mean is None:
             return None
-        assert self.baseline.mean is not None
-        return 100.0 * (self.now.mean - self.baseline.mean) / self.baseline.mean
+        return 100.0 * (self.now.mean - base) / base
 
     @property
     def percent_interval(self) -> tuple[float, float] | None:

@@ -52,16 +52,16 @@ class GateOutcome:
 
 def open_history(target: HistoryTarget, password: str | None) -> history.Connection | None:
     """A connection to the history, or None for ``none``."""
-    if target.kind == "sqlite":
+    if target.kind == "sqlite" and target.path is not None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history_sqlite
 
-        assert target.path is not None
         return history_sqlite.connect(target.path)
-    if target.kind == "postgresql":
+    if target.kind == "postgresql" and target.dsn is not None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history_pg
 
-        assert target.dsn is not None
         return history_pg.connect(target.dsn, target.shown, password)
+    if target.kind != "none":  # parse_target gives every other kind its path or DSN
+        raise ValueError(f"report_history: {target.shown} names no database")
     return None
 
 
