@@ -50,8 +50,8 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - C(speed_mbps) (or C(null)), C(source) (the rule and the uplinks, for example
-      'V(esxi_vmknic: the lowest active uplink of vSwitch-56G (vmnic4 56000 Mb/s; down: vmnic5))), C(reason) (why
+    - 'C(speed_mbps) (or C(null)), C(source) (the rule and the uplinks, for example
+      V(esxi_vmknic: the lowest active uplink of vSwitch-56G (vmnic4 56000 Mb/s; down: vmnic5))), C(reason) (why
       there is no speed) and C(uplinks) (C(name), C(link_up), C(speed_mbps) of each).'
   type: dict
 """
