@@ -21,23 +21,19 @@ Plain data; no Ansible import, no I/O. Private module: not part of the collectio
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import kv_blocks, parse_table, split_list
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 
 __all__ = ["esxcli_nics", "esxcli_speed", "run_line_rate", "sysfs_speed", "uplink_speed"]
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number > 0 else None
+    """A positive finite number, else None."""
+    number = finite_float(value)
+    return number if number is not None and number > 0 else None
 
 
 def sysfs_speed(interface: str | None, text: str | None, address: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability im
     read_repeat,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 
 __all__ = [
     "BUILTIN_DEFAULTS",
@@ -740,13 +741,7 @@ def _find_item(registered: Any, run: int, pair: int) -> Mapping[str, Any] | None
 
 
 def _float_or_none(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+    return finite_float(value)
 
 
 def _message(result: Mapping[str, Any]) -> str:

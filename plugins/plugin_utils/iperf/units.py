@@ -18,6 +18,7 @@ from decimal import Decimal
 
 __all__ = [
     "UnitError",
+    "finite_float",
     "parse_bytes",
     "parse_number",
     "parse_rate",
@@ -36,6 +37,17 @@ _RATE_RE = re.compile(
 
 class UnitError(ValueError):
     """A figure does not have the shape iperf prints."""
+
+
+def finite_float(value: object) -> float | None:
+    """``value`` as a finite float (a number or numeric text that Ansible handed over), else None; never a bool."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def parse_number(text: str) -> float:
