@@ -15,11 +15,11 @@ import datetime
 import os
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
@@ -46,14 +46,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         return f"nothing recorded in the history {shown} (check mode, or no history)"
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._supports_check_mode = True
-        self._supports_async = False
-        result: dict[str, Any] = super().run(tmp, task_vars)
-        del tmp  # tmp no longer has any effect
-        try:
-            _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        except AnsibleActionFail as exc:  # wrong or unknown options
-            result.update(exc.result)
+        result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
+        if args is None:  # wrong or unknown options
             return result
         check_mode = bool(self._play_context.check_mode)
         baseline = args["baseline"]

@@ -19,12 +19,12 @@ import os
 import sys
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
 from ansible_collections.esxilab.iperf.plugins.modules.role_vars_check import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
     RoleVarsError,
     known_names,
@@ -61,14 +61,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     TRANSFERS_FILES = False
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._supports_check_mode = True
-        self._supports_async = False
-        result: dict[str, Any] = super().run(tmp, task_vars)
-        del tmp  # tmp no longer has any effect
-        try:
-            _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        except AnsibleActionFail as exc:
-            result.update(exc.result)
+        result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
+        if args is None:  # wrong or unknown options
             return result
         role_dir = os.path.normpath(args["role_path"])
         base = os.path.basename(role_dir)
