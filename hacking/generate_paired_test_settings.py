@@ -8,8 +8,8 @@ replaces what stands between the ``BEGIN``/``END`` marker comments in
 
 * ``roles/paired_test/defaults/main.yml`` -- the role variables ``paired_test_<name>``;
 * ``roles/paired_test/vars/main.yml`` -- ``__paired_test_defaults`` (what the plan filter takes);
-* ``roles/paired_test/meta/argument_specs.yml`` -- the per-test options of ``paired_test_tests``
-  and the role variables.
+* ``roles/paired_test/meta/argument_specs.yml`` -- the per-pair options of ``paired_test_tests[].pairs``
+  (from ``PAIR_OPTIONS``), the per-test options of ``paired_test_tests`` and the role variables.
 
 Everything outside the markers is kept as written. Usage (from the repository root)::
 
@@ -34,6 +34,7 @@ from tests.collection_path import ensure_collection_path  # noqa: E402
 ensure_collection_path()
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import (  # noqa: E402
     KINDS,
+    PAIR_OPTIONS,
     SETTINGS,
     Setting,
 )
@@ -92,6 +93,33 @@ def _option(key: str, description: Sequence[str], setting: Setting, default: boo
     return lines
 
 
+def pair_options(indent: int) -> list[str]:
+    """The options of a pair (``paired_test_tests[].pairs[]``) in ``meta/argument_specs.yml``, from ``PAIR_OPTIONS``."""
+    lines: list[str] = []
+    for key, option in PAIR_OPTIONS.items():
+        pad = " " * (indent + 2)
+        part = [f"{' ' * indent}{key}:"]
+        description = option.description
+        if len(description) == 1:
+            part += _folded(f"{pad}description: ", description[0], indent + 4)
+        else:
+            part.append(f"{pad}description:")
+            for paragraph in description:
+                part += _folded(f"{pad}  - ", paragraph, indent + 6)
+        kind, elements = KINDS[option.kind]
+        expected: dict[str, Any] = {"description": description[0] if len(description) == 1 else list(description)}
+        expected["type"] = kind
+        if elements:
+            expected["elements"] = elements
+        if option.required:
+            expected["required"] = True
+        part += [f"{pad}{name}: {_scalar(value)}" for name, value in expected.items() if name != "description"]
+        if yaml.safe_load("\n".join(part)) != {key: expected}:  # the folding changed a value
+            raise ValueError(f"pairs.{key}: the generated YAML does not read back as the declaration: {part}")
+        lines += part
+    return lines
+
+
 def role_variables(indent: int) -> list[str]:
     """The role variables ``paired_test_<name>`` as ``meta/argument_specs.yml`` options."""
     lines: list[str] = []
@@ -130,7 +158,11 @@ def _end(part: str) -> str:
 PARTS: dict[Path, list[tuple[str, Callable[[int], list[str]]]]] = {
     ROLE / "defaults" / "main.yml": [("settings", defaults)],
     ROLE / "vars" / "main.yml": [("settings", internal)],
-    ROLE / "meta" / "argument_specs.yml": [("per-test options", test_options), ("settings", role_variables)],
+    ROLE / "meta" / "argument_specs.yml": [
+        ("per-pair options", pair_options),
+        ("per-test options", test_options),
+        ("settings", role_variables),
+    ],
 }
 
 

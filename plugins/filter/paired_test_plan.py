@@ -122,7 +122,9 @@ _value:
           them to its iperf_run tasks as they are.
         - Each pair has C(run), C(pair) (1-based index), C(server) and C(client) (the hosts in this run, exchanged
           when swapped), C(address) (what the server listens on and the client connects to), C(port), C(bind) and
-          C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels).
+          C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels) (the test's
+          labels, the pair's own C(labels) over them, and the run's identity). The run's C(labels) are the labels every
+          pair of the run has with the same value.
       type: list
       elements: dict
     run_count:

@@ -102,7 +102,9 @@ _value:
       description: Test length in seconds, as asked.
       type: int
     labels:
-      description: The test's labels.
+      description:
+        - The run's labels - the test's labels and the pair labels that every pair of the run has with the same value
+          (a pair's own labels win over the test's), with C(line_rate_bps) and C(line_rate_source).
       type: dict
     start_at:
       description: The common start time of the clients (epoch seconds); C(null) when the run had one pair.
@@ -189,6 +191,12 @@ _value:
         command:
           description: The client command line run.
           type: str
+        labels:
+          description:
+            - The pair's labels - the test's labels, the pair's own C(labels) over them, the run's identity (C(test),
+              C(run), C(pair), C(streams), C(direction), C(swapped), C(repetition)) and the line rate; the same
+              labels its result carries.
+          type: dict
     total_bits_per_second:
       description: Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
       type: float

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import run_line_rate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import SETTINGS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import PAIR_OPTIONS, SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability import (
     RepeatSpec,
     StabilityError,
@@ -77,7 +77,9 @@ class PairedTestError(ValueError):
 
 BUILTIN_DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
 TEST_KEYS = ("name", "pairs", *SETTINGS)
-PAIR_KEYS = ("server", "client", "address", "client_address", "port")
+PAIR_KEYS = tuple(PAIR_OPTIONS)
+# The labels that name a run and a pair: always set by the plan, never by a pair's labels.
+IDENTITY_LABELS = ("test", "run", "pair", "streams", "direction", "swapped", "repetition")
 # How long a server may outlive its run before its guard kills it (beyond the test itself).
 SERVER_TIMEOUT_MARGIN = 120
 # Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
@@ -241,6 +243,31 @@ def _check_address(value: Any, where: str, key: str) -> str | None:
     return text
 
 
+def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
+    """A pair's ``labels``: a dictionary of string keys and scalar values (string, number, boolean)."""
+    fix = "give a dictionary of scalar values, for example labels: {os: centos, nic: vmxnet3}"
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PairedTestError(f"{where} must be a dictionary, got {_kind_name(value)} {value!r}; {fix}")
+    labels: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip():
+            raise PairedTestError(f"{where}: a label name must be a non-empty string, got {key!r}; {fix}")
+        if key in IDENTITY_LABELS:
+            raise PairedTestError(
+                f"{where}: {key} is one of the labels the plan sets for every run and pair "
+                f"({', '.join(IDENTITY_LABELS)}); choose another label name"
+            )
+        scalar = isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
+        if not scalar:
+            raise PairedTestError(
+                f"{where}.{key} must be a string, number or boolean, got {_kind_name(item)} {item!r}; {fix}"
+            )
+        labels[key] = item
+    return labels
+
+
 def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
     unknown = sorted(str(k) for k in item if k not in allowed)
     if unknown:
@@ -260,9 +287,11 @@ class _Pair:
     address: str | None
     client_address: str | None
     port: int | None
+    labels: dict[str, Any]
 
 
-def _read_pairs(raw: Any, where: str) -> list[_Pair]:
+def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
+    """The pairs of the test at ``position`` (1-based) of paired_test_tests."""
     if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Sequence) or not raw:
         raise PairedTestError(
             f"{where}: pairs must be a non-empty list of {{server, address, client}} dictionaries, got {raw!r}"
@@ -287,6 +316,9 @@ def _read_pairs(raw: Any, where: str) -> list[_Pair]:
                 address=_check_address(item.get("address"), here, "address"),
                 client_address=_check_address(item.get("client_address"), here, "client_address"),
                 port=port,
+                labels=_check_pair_labels(
+                    item.get("labels"), f"paired_test_tests[{position - 1}].pairs[{index - 1}].labels ({here})"
+                ),
             )
         )
     return pairs
@@ -390,7 +422,7 @@ def build_plan(
         _unknown_keys(test, TEST_KEYS, where)
         if "pairs" not in test:
             raise PairedTestError(f"{where}: pairs is missing (a list of {{server, address, client}})")
-        pairs = _read_pairs(test["pairs"], where)
+        pairs = _read_pairs(test["pairs"], where, position)
         settings = _resolve_settings(test, defaults, where)
         streams = settings["streams"]
         sweep = isinstance(streams, tuple)
@@ -414,6 +446,7 @@ def build_plan(
                     "address": address,
                     "client_address": client_address,
                     "port": port,
+                    "labels": pair.labels,
                 }
             )
             _problems_for_pair(problems, where, pair, address, client_address, settings, address_var)
@@ -647,6 +680,7 @@ def _make_run(
                 "receiver": receiver,
                 "labels": {
                     **settings["labels"],
+                    **pair.get("labels", {}),
                     "test": test,
                     "run": number,
                     "pair": pair["pair"],
@@ -685,7 +719,7 @@ def _make_run(
         **{name: settings[name] for name, setting in SETTINGS.items() if setting.server or setting.client},
         "streams": streams,
         "server_timeout": server_timeout,
-        "labels": settings["labels"],
+        "labels": _common_labels(run_pairs),
         # One pair needs no barrier: its client starts as soon as its server is up.
         "barrier": len(run_pairs) > 1,
         "start_delay": round(start_delay, 3),
@@ -697,6 +731,18 @@ def _make_run(
     run["iperf_server"] = _iperf_arguments(run, "server")
     run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
     return run
+
+
+def _common_labels(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's labels: those every pair of the run has with the same value (the test's labels and the pair
+    labels all pairs share), without the pair's identity - so pair labels that are the same for every pair of a
+    run are run labels, exactly as the test's labels are."""
+    first = pairs[0]["labels"]
+    return {
+        key: value
+        for key, value in first.items()
+        if key not in IDENTITY_LABELS and all(key in p["labels"] and p["labels"][key] == value for p in pairs[1:])
+    }
 
 
 def run_seconds(run: Mapping[str, Any]) -> float:
@@ -784,6 +830,7 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         "late_by": None,
         "arrived_at": None,
         "command": None,
+        "labels": dict(pair.get("labels") or {}),
     }
     if server_item is not None and not server_item.get("failed"):
         record["server_pid"] = server_item.get("pid")
@@ -995,6 +1042,15 @@ def build_record(
 # --------------------------------------------------------------------------------------------
 
 
+def _pair_line_rate(pair: Mapping[str, Any], run: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``with_line_rates`` adds to a pair's labels: the run's, unless the pair's own labels give a line rate
+    the run's do not (a pair label): then the pair keeps it, and the source says so."""
+    for key in ("line_rate_bps", "link_speed_mbps"):
+        if (_float_or_none(pair.get(key)) or 0) > 0 and pair.get(key) != run.get(key):
+            return {"line_rate_source": f"given: the pair's {key} label (inventory)"}
+    return dict(extra)
+
+
 def with_line_rates(
     plan: Mapping[str, Any],
     speeds: Mapping[str, Mapping[str, Any]],
@@ -1035,6 +1091,7 @@ def with_line_rates(
             extra = {"line_rate_source": why}
             if rate is not None:
                 extra["line_rate_bps"] = rate
-        pairs = [{**pair, "labels": {**pair["labels"], **extra}} for pair in run["pairs"]]
+        pairs = [{**pair, "labels": {**pair["labels"], **_pair_line_rate(pair["labels"], labels, extra)}}
+                 for pair in run["pairs"]]  # fmt: skip
         runs.append({**run, "labels": {**labels, **extra}, "pairs": pairs})
     return {**plan, "runs": runs}

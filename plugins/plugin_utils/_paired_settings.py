@@ -15,6 +15,10 @@ on the clients (``client``) of a run. Everything else is derived from this table
   ``defaults/main.yml``, ``vars/main.yml`` and ``meta/argument_specs.yml`` (the role variables and
   the per-test options), and a unit test fails when those files are not current.
 
+``PAIR_OPTIONS`` lists every key a pair of a test (``paired_test_tests[].pairs[]``) may set, with
+its kind and description: ``_paired.py`` refuses any other key, and the generator writes the pair
+options of ``meta/argument_specs.yml`` from it.
+
 Adding an iperf option: the option in ``plugins/modules/iperf_run.py`` (documentation = argument
 spec), its applicability and command line in ``plugin_utils/_iperf_run.py``, a ``Setting`` here
 with ``client=``/``server=`` naming that option; then run the generator (see the role's
@@ -30,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "SETTINGS", "Setting"]
+__all__ = ["KINDS", "PAIR_OPTIONS", "SETTINGS", "PairOption", "Setting"]
 
 #: The kinds of setting, with the role argument spec type and elements each is documented as.
 KINDS: dict[str, tuple[str, str | None]] = {
@@ -215,6 +219,7 @@ SETTINGS: dict[str, Setting] = {
                 "Labels added to every result and run record (with C(test), C(run), C(pair), C(streams), "
                 "C(direction), C(swapped) and C(repetition), which are always added)."
             ),
+            "A pair's own C(labels) are merged over these for that pair (the pair's value wins).",
         ),
     ),
     "omit": Setting(
@@ -349,5 +354,58 @@ SETTINGS: dict[str, Setting] = {
         "bool",
         True,
         description=("Clients send from their own address (C(-B) with C(client_address)) when it is known.",),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PairOption:
+    """One key of a pair (``paired_test_tests[].pairs[]``): its kind, whether it is required, its documentation."""
+
+    kind: str  # a key of KINDS
+    description: tuple[str, ...]
+    required: bool = False
+
+
+PAIR_OPTIONS: dict[str, PairOption] = {
+    "server": PairOption("str", ("Inventory name of the host that runs the server.",), required=True),
+    "client": PairOption("str", ("Inventory name of the host that runs the client.",), required=True),
+    "address": PairOption(
+        "str",
+        (
+            "Address of the server host that the server listens on (C(-B)) and the client connects to.",
+            "Default the server host's variable named by O(paired_test_address_var).",
+        ),
+    ),
+    "client_address": PairOption(
+        "str",
+        (
+            (
+                "Address of the client host. Needed with C(swap_roles=true) (the server then runs there and listens "
+                "on it); also the client's source address (C(-B)) when O(paired_test_client_bind=true)."
+            ),
+            "Default the client host's variable named by O(paired_test_address_var).",
+        ),
+    ),
+    "port": PairOption(
+        "int", ("Server port of this pair. Default the test's C(port_base) plus the pair's index (0-based).",)
+    ),
+    "labels": PairOption(
+        "dict",
+        (
+            (
+                "Labels of this pair only (for example C({os: centos, nic: vmxnet3})), merged over the test's "
+                "C(labels) - a key both set takes the pair's value. Values are strings, numbers or booleans; the "
+                "run's own labels (C(test), C(run), C(pair), C(streams), C(direction), C(swapped), C(repetition)) "
+                "cannot be set."
+            ),
+            (
+                "They go into the pair's result and record; the labels every pair of a run shares with the same "
+                "value are also the run's labels. With C(report_compare_by) naming a label whose value differs "
+                "between the pairs of a run, the report sums each value's pairs of that run apart (a part of the "
+                "run) beside the whole run's sum - see the C(esxilab.iperf.report) role."
+            ),
+            "A pair keeps its labels when the roles are swapped (O(paired_test_swap_roles)).",
+        ),
     ),
 }

@@ -226,6 +226,7 @@ class _PairRecordRequired(TypedDict):
     late_by: float | None
     arrived_at: float | None
     command: str | None
+    labels: dict[str, Any]  # the pair's labels: the test's, the pair's own over them, the run's identity
 
 
 class PairRecord(_PairRecordRequired, total=False):
