@@ -158,6 +158,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     "swapped": g.swapped,
                     "streams": g.streams,
                     "compare": g.compare,
+                    "part": g.part,
                     "runs": len(g.runs),
                     "count": g.stats["count"],
                     "mean": g.mean,

@@ -64,6 +64,17 @@ options:
     description:
       - Labels added to every round, next to C(topology), C(round) and C(rounds), which are always set.
     type: dict
+  host_labels:
+    description:
+      - Labels per host - a dictionary of host name to a dictionary of labels, for example the guests' host variable
+        C(esxilab_guest_labels) (C({vm1: {os: centos}, vm3: {os: ubuntu}})).
+      - Each pair takes the labels of its B(client) host as its pair labels (C(pairs[].labels) of the role
+        C(esxilab.iperf.paired_test), merged over the round's labels) - the client is the host that sends (unless
+        reversed) and prints the result. A pair keeps them when the roles are swapped. A host without labels gives
+        its pairs none.
+      - With C(report_compare_by) naming such a label, the report sums each value's pairs of a run apart, beside the
+        whole run - one concurrent run gives a row per value (see the role C(esxilab.iperf.report)).
+    type: dict
 seealso:
   - plugin: esxilab.iperf.paired_test_plan
     plugin_type: filter
@@ -93,6 +104,14 @@ EXAMPLES = r"""
   # mesh-round-2: ['h3 <- h1', 'h4 <- h2']
   # mesh-round-3: ['h1 <- h2', 'h3 <- h4']
 
+- name: Half of the guests serve the other half, each pair labelled with its client guest's OS
+  ansible.builtin.set_fact:
+    vswitch_tests: >-
+      {{ ['vm1', 'vm2', 'vm3', 'vm4'] | esxilab.iperf.mesh_schedule(topology='halves', name='vswitch',
+         host_labels={'vm3': {'os': 'centos'}, 'vm4': {'os': 'ubuntu'}}) }}
+  # [{name: vswitch, pairs: [{server: vm1, client: vm3, labels: {os: centos}},
+  #                          {server: vm2, client: vm4, labels: {os: ubuntu}}], labels: {...}}]
+
 - name: Half of the guests serve the other half, two pairs at a time
   ansible.builtin.set_fact:
     vswitch_tests: >-
@@ -121,7 +140,10 @@ _value:
         client:
           description: Inventory name of the host that runs the iperf client (the sender, unless reversed).
           type: str
-      sample: [{server: h1, client: h4}, {server: h2, client: h3}]
+        labels:
+          description: The client host's labels from O(host_labels); left out when it has none.
+          type: dict
+      sample: [{server: h1, client: h4, labels: {os: centos}}, {server: h2, client: h3, labels: {os: ubuntu}}]
     labels:
       description: O(labels) with C(topology), C(round) (1-based) and C(rounds) (how many).
       type: dict
@@ -148,10 +170,19 @@ def mesh_schedule(
     directed: bool = False,
     max_pairs: int | None = None,
     labels: Mapping[str, Any] | None = None,
+    host_labels: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Rounds of disjoint pairs as paired_test tests (see the DOCUMENTATION above)."""
     try:
-        return schedule(hosts, topology=topology, name=name, directed=directed, max_pairs=max_pairs, labels=labels)
+        return schedule(
+            hosts,
+            topology=topology,
+            name=name,
+            directed=directed,
+            max_pairs=max_pairs,
+            labels=labels,
+            host_labels=host_labels,
+        )
     except MeshError as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
 

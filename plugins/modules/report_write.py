@@ -276,8 +276,15 @@ summary:
       description: Parallel streams per client; V(null) when not known.
       type: int
     compare:
-      description: Value of the O(compare_by) label; V(null) without O(compare_by).
+      description:
+        - Value of the O(compare_by) label; V(null) without O(compare_by), and for the whole runs whose pairs differ in
+          the label (their parts have groups of their own).
       type: str
+    part:
+      description:
+        - V(true) - the group sums, within each run, only the pairs with its RV(summary[].compare) value (parts of
+          runs whose pairs differ in the O(compare_by) label); V(false) - whole runs.
+      type: bool
     runs:
       description: Runs in the group.
       type: int

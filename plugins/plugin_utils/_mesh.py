@@ -23,6 +23,12 @@ Topologies:
 * ``halves`` -- one round: the first half of the hosts are servers, the second half clients,
   paired in order (h1<-h3, h2<-h4 for h1..h4). Needs an even number of hosts.
 
+``host_labels`` maps hosts to their labels (for example the guests' ``esxilab_guest_labels``):
+each pair takes the labels of its **client** host as its pair labels (``pairs[].labels``; the
+client is the host that sends and prints the result, unless reversed), so a round of guests of
+several operating systems splits by ``os`` in the report (``report_compare_by``). A pair keeps its
+labels in every round and role order; a host without labels gives its pairs none.
+
 ``max_pairs`` limits the pairs of a round (the concurrency, for example to what one uplink
 carries): the pairs are packed, in schedule order, first-fit into rounds of at most that many
 disjoint pairs.
@@ -61,6 +67,28 @@ def _check_hosts(hosts: Any) -> list[str]:
     if len(names) < 2:
         raise MeshError(f"a schedule needs at least 2 hosts, got {len(names)} ({', '.join(names) or 'none'})")
     return names
+
+
+def _check_host_labels(host_labels: Any) -> dict[str, dict[str, Any]]:
+    """``host_labels``: host name -> a dictionary of labels (``None`` or ``{}``: no labels)."""
+    if host_labels is None:
+        return {}
+    if not isinstance(host_labels, Mapping):
+        raise MeshError(
+            "host_labels must be a dictionary of host name -> labels (for example {'vm1': {'os': 'centos'}}), got "
+            f"{type(host_labels).__name__}"
+        )
+    checked: dict[str, dict[str, Any]] = {}
+    for host, labels in host_labels.items():
+        if labels is None:
+            continue
+        if not isinstance(labels, Mapping):
+            raise MeshError(
+                f"host_labels[{host!r}] must be a dictionary of labels (for example {{'os': 'centos'}}), got "
+                f"{type(labels).__name__} {labels!r}"
+            )
+        checked[str(host)] = dict(labels)
+    return checked
 
 
 def _circle(hosts: Sequence[str]) -> list[list[Pair]]:
@@ -135,6 +163,7 @@ def schedule(
     directed: bool = False,
     max_pairs: int | None = None,
     labels: Mapping[str, Any] | None = None,
+    host_labels: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Rounds of disjoint pairs as paired_test tests; see the module docstring."""
     names = _check_hosts(hosts)
@@ -148,6 +177,7 @@ def schedule(
         raise MeshError(f"labels must be a dictionary, got {type(labels).__name__}")
     if not isinstance(directed, bool):
         raise MeshError(f"directed must be true or false, got {directed!r}")
+    by_host = _check_host_labels(host_labels)
     rounds = _limit(_rounds(names, topology, directed), max_pairs)
     total = len(rounds)
     tests: list[dict[str, Any]] = []
@@ -156,7 +186,10 @@ def schedule(
         tests.append(
             {
                 "name": name if total == 1 else f"{name}-round-{number}",
-                "pairs": [{"server": server, "client": client} for server, client in pairs],
+                "pairs": [
+                    {"server": server, "client": client, **({"labels": by_host[client]} if by_host.get(client) else {})}
+                    for server, client in pairs
+                ],
                 "labels": round_labels,
             }
         )

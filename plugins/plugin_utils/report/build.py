@@ -17,7 +17,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     ReportError,
     Unit,
     as_number,
-    label_text,
     pick_unit,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison, build_comparison
@@ -28,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import
     combine_swapped,
     in_order,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import split_runs
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, kind_name, read_runs
 
 
@@ -49,6 +49,8 @@ class Report:
     unit: Unit
     #: The swapped and unswapped runs of a point together, for the tests with combine_swapped.
     combined: list[Group] = field(default_factory=list)
+    #: The parts of the runs whose pairs differ in the compared label (``parts.py``); never in ``runs``.
+    parts: list[RunRow] = field(default_factory=list)
 
     @property
     def results(self) -> list[ResultRow]:
@@ -114,12 +116,11 @@ def build_report(
             "runs is empty: there is no run to report, so no report is written; pass paired_test_results or "
             "normalized results (check that the runs were registered, and that the list given is the right one)"
         )
-    if label is not None:
-        for run in rows:
-            value = run.labels.get(label)
-            run.compare = None if value is None or value == "" else label_text(value)
-    groups, sweeps = build_groups(rows, float(knee_tolerance))
-    comparison = build_comparison(label, rows, groups) if label is not None else None
+    parts = split_runs(rows, label) if label is not None else []
+    # each run followed by its parts: the groups of a run's parts come right after the run's own groups
+    ordered = [row for run in rows for row in (run, *run.parts)]
+    groups, sweeps = build_groups(ordered, float(knee_tolerance))
+    comparison = build_comparison(label, ordered, groups) if label is not None else None
     unit = pick_unit([run.bits_per_second for run in rows] + [r.bits_per_second for run in rows for r in run.results])
     return Report(
         name=name.strip(),
@@ -135,4 +136,5 @@ def build_report(
         comparison=comparison,
         unit=unit,
         combined=combine_swapped(groups),
+        parts=parts,
     )

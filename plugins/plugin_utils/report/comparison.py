@@ -33,7 +33,7 @@ class Comparison:
     values: list[str]
     per_test: bool
     rows: list[ComparisonRow]
-    left_out: int  # runs without the label
+    left_out: int  # runs without the label (a run whose pairs differ in it is compared through its parts)
 
     def delta(self, row: ComparisonRow, value: str) -> float | None:
         """``value``'s mean relative to the first value's, in percent."""
@@ -47,7 +47,8 @@ class Comparison:
 def build_comparison(label: str, runs: Sequence[RunRow], groups: Sequence[Group]) -> Comparison:
     labelled = [g for g in groups if g.compare is not None]
     values = in_order(run.compare for run in runs if run.compare is not None)
-    left_out = sum(run.compare is None for run in runs)
+    # a run split into parts by the label is in the comparison through its parts
+    left_out = sum(run.compare is None and not run.parts for run in runs)
     values_per_test: dict[str, set[str]] = {}
     for group in labelled:
         values_per_test.setdefault(group.test, set()).add(str(group.compare))

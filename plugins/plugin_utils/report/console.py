@@ -20,6 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS, NO_VALUE
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import direction_label
 
 
@@ -69,7 +70,7 @@ def table_lines(
                 (NA if group.streams is None else str(group.streams)) + ("*" if group.knee == group.streams else ""),
             ]
             if with_compare:
-                row.append(group.compare or NA)
+                row.append(group.compare_text or NA)
             row += [
                 f"{count}/{len(group.runs)}",
                 format_rate(group.mean, unit),
@@ -100,6 +101,11 @@ def table_lines(
             if group.stability is not None:
                 streams = NA if group.streams is None else group.streams
                 lines.append(f"{group.test} {group.direction_text}, {streams} stream(s): {group.stability}")
+        if report.parts:
+            lines.append(
+                f"{report.compare_by}=<value>: per run the sum over its pairs with that value; {ALL_PAIRS}: the whole "
+                f"run ({NO_VALUE}: pairs without the label)"
+            )
         if any(s.knee is not None for s in report.sweeps):
             lines.append(f"* knee: the smallest stream count within {report.knee_tolerance * 100:g} % of the best mean")
     if report.comparison is not None and len(report.comparison.values) > 1:

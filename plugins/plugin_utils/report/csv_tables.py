@@ -155,7 +155,8 @@ def summary_csv(report: Report) -> str:
                 "direction": group.direction,
                 "swapped": group.swapped,
                 "streams": group.streams,
-                "compare": group.compare,
+                "compare": group.compare_text,
+                "part": group.part,
                 "runs": len(group.runs),
                 **{k: group.stats.get(k) for k in ("count", "skipped", "mean", "median", "stdev", "min", "max")},
                 "ci95_low": ci95.get("low"),
@@ -171,4 +172,6 @@ def summary_csv(report: Report) -> str:
     columns = list(SUMMARY_COLUMNS)
     if report.compare_by is None:
         columns.remove("compare")
+    if report.parts:  # runs split by the compared label: say which rows sum only a value's pairs of each run
+        columns.append("part")
     return csv_text(columns, rows, _cell)

@@ -18,6 +18,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import ReportError, as_number
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, group_figures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, direction_label, percent_of
 
 
@@ -38,10 +39,27 @@ class Group:
     combined: bool = False  # the swapped and the unswapped runs together (combine_swapped)
 
     @property
+    def part(self) -> bool:
+        """The group of the parts of runs (``parts.py``): each run's pairs with one value of the compared label."""
+        return bool(self.runs) and all(run.whole is not None for run in self.runs)
+
+    @property
+    def split(self) -> bool:
+        """The group of whole runs whose pairs differ in the compared label (their parts have their own groups)."""
+        return bool(self.runs) and all(run.parts for run in self.runs)
+
+    @property
+    def compare_text(self) -> str | None:
+        """The compared value as shown: the value, ``ALL_PAIRS`` for split whole runs, ``None`` without one."""
+        if self.compare is not None:
+            return self.compare
+        return ALL_PAIRS if self.split else None
+
+    @property
     def stability(self) -> str | None:
         """The verdict of ``repeat {min, max, until_cv}`` on this point: the last run's record says it."""
-        if self.combined:
-            return None  # two points, each with its own verdict
+        if self.combined or self.part:
+            return None  # two points, each with its own verdict; a part: the verdict is on the whole run
         for run in reversed(self.runs):
             state = run.record.get("stability") if run.record is not None else None
             if isinstance(state, Mapping) and isinstance(state.get("verdict"), str):

@@ -29,6 +29,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS, NO_VALUE
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
 
 
@@ -91,7 +92,7 @@ def _group_row(report: Report, group: Group, with_compare: bool, with_rate: bool
     count, total = int(stats.get("count") or 0), len(group.runs)
     row = [group.direction_text, NA if group.streams is None else str(group.streams)]
     if with_compare:
-        row.append(group.compare or NA)
+        row.append(group.compare_text or NA)
     row += [
         str(total) if count == total else f"{count} of {total}",
         format_rate(group.mean, unit),
@@ -121,6 +122,8 @@ def _tests_md(report: Report) -> list[str]:
     )
     lines += ["", _figures_text(*figure_columns(report))]
     lines.append("")
+    if report.parts:
+        lines += [_parts_text(report), ""]
     header = ["Direction", "Streams"]
     if with_compare:
         header.append(md_text(str(report.compare_by)))
@@ -270,7 +273,7 @@ def _figures_md(report: Report, groups: Sequence[Group], with_compare: bool) -> 
     for group in groups:
         row = [group.direction_text, NA if group.streams is None else str(group.streams)]
         if with_compare:
-            row.append(group.compare or NA)
+            row.append(group.compare_text or NA)
         rows.append(row + _figures_cells(report, group.figures, udp, reverse))
     fixed = 3 if with_compare else 2
     return ["Beside throughput:", "", *_table(header, "l" * fixed + "r" * (len(header) - fixed), rows), ""]
@@ -405,6 +408,54 @@ def _compare_cell(group: Group | None, unit: Unit, with_rate: bool) -> str:
     return text + ")"
 
 
+def _parts_text(report: Report) -> str:
+    """What the rows of split runs are (said once, above the tests, when some run is split)."""
+    label = md_code(report.compare_by)
+    return (
+        f"Runs whose pairs differ in {label} are split: a row with a {label} value sums, within each run, only the "
+        f"pairs with that value (a part of the run; its statistics are over the runs' parts, its % of line rate is "
+        f"against the sum of those pairs' line rates); {md_text(ALL_PAIRS)} is the whole run's sum. A part is never "
+        f"added to a run's total, so nothing is counted twice; pairs without the label are in {md_text(NO_VALUE)}. "
+        "The parts of each run are listed under Runs."
+    )
+
+
+def _parts_md(report: Report) -> list[str]:
+    """The parts of the split runs: per run and compared value, the sum over that value's pairs."""
+    if not report.parts:
+        return []
+    unit = report.unit
+    with_rate = report.has_line_rate
+    header = ["Run", "Test", "Direction", md_text(str(report.compare_by)), "Pairs", f"Throughput ({unit.name})"]
+    if with_rate:
+        header.append("% of line rate")
+    header.append("Status")
+    rows = []
+    for part in report.parts:
+        row = [
+            str(part.run),
+            part.test,
+            part.direction_text,
+            part.compare or NA,
+            ", ".join(str(r.pair) for r in part.results),
+            format_rate(part.bits_per_second, unit),
+        ]
+        if with_rate:
+            row.append(pct(part.percent_of_line_rate))
+        row.append("failed" if part.bits_per_second is None else ("ok" if part.complete else "incomplete"))
+        rows.append(row)
+    lines = [f"### Parts of the runs by {md_code(report.compare_by)}", ""]
+    lines += [
+        f"Per run and value of {md_code(report.compare_by)}: the sum over the run's pairs with that value (the "
+        "pairs are numbered as in the run). The parts of a run add up to the run's throughput when every pair has a "
+        "figure.",
+        "",
+    ]
+    lines += _table(header, "rlllr" + "r" * (len(header) - 6) + "l", rows)
+    lines.append("")
+    return lines
+
+
 def _runs_md(report: Report) -> list[str]:
     unit = report.unit
     with_compare = report.compare_by is not None
@@ -432,7 +483,7 @@ def _runs_md(report: Report) -> list[str]:
             NA if run.repetition is None else str(run.repetition),
         ]
         if with_compare:
-            row.append(run.compare or NA)
+            row.append(run.compare or (ALL_PAIRS if run.parts else NA))
         row += [str(len(run.results)), format_rate(run.bits_per_second, unit)]
         if with_rate:
             row.append(pct(run.percent_of_line_rate))
@@ -459,6 +510,7 @@ def _runs_md(report: Report) -> list[str]:
         header, "rllrr" + ("l" if with_compare else "") + "r" * (len(header) - 6 - with_compare) + "l", rows
     )
     lines.append("")
+    lines += _parts_md(report)
     problems = [f"run {run.run} ({run.test}): {error}" for run in report.runs for error in run.errors]
     notes = [f"run {run.run} ({run.test}): {w}" for run in report.runs for w in run.warnings]
     if problems:

@@ -198,6 +198,8 @@ def plot_specs(report: Report, *, timeseries_min_seconds: float = DEFAULT_TIMESE
                 specs.append(cpu)
 
     for group in report.groups:
+        if group.part:  # its results are drawn with the whole runs' group
+            continue
         series = []
         for run in group.runs:
             for row in run.results:

@@ -1,8 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``results.json``: every normalized result with its labels, the environment, the runs, the summary, the sweeps
-and the comparison (``summary_doc()``: the summary and sweeps alone).
+"""``results.json``: every normalized result with its labels, the environment, the runs, the parts of split runs,
+the summary, the sweeps and the comparison (``summary_doc()``: the summary and sweeps alone).
 
 Private module: not part of the collection's public API.
 """
@@ -31,6 +31,8 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "swapped": group.swapped,
         "streams": group.streams,
         "compare": group.compare,
+        # the sums over each run's pairs with the compared value (parts of the runs), not whole runs
+        "part": group.part,
         "runs": [run.run for run in group.runs],
         "stats": _stats_doc(group.stats),
         "line_rate_bps": group.line_rate_bps,
@@ -66,6 +68,28 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "line_rate_note": run.line_rate_note,
         "figures": run.figures.as_dict(),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
+        # the compared values of its parts (top-level "parts"), when its pairs differ in the compared label
+        "parts": [part.compare for part in run.parts],
+    }
+
+
+def _part_doc(part: RunRow) -> dict[str, Any]:
+    """One part of a run: the run's pairs with one value of the compared label, summed (``parts.py``)."""
+    return {
+        **part.identity(),
+        "part_of": part.whole.run if part.whole is not None else part.run,
+        "compare": part.compare,
+        "labels": part.labels,
+        "pairs": [row.pair for row in part.results],
+        "bits_per_second": part.bits_per_second,
+        "line_rate_bps": part.line_rate_bps,
+        "percent_of_line_rate": part.percent_of_line_rate,
+        "line_rate_note": part.line_rate_note,
+        "retransmits": part.retransmits,
+        "complete": part.complete,
+        "errors": part.errors,
+        "flows": part.flows,
+        "figures": part.figures.as_dict(),
     }
 
 
@@ -146,6 +170,8 @@ def to_json(report: Report) -> str:
         "unit": report.unit.name,
         "runs": [_run_doc(run) for run in report.runs],
         "results": [_result_doc(row) for row in report.results],
+        # runs split by compare_by: per run and value, the sum over that value's pairs (never counted as runs)
+        "parts": [_part_doc(part) for part in report.parts],
         "summary": [_group_doc(group) for group in report.groups],
         "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,

@@ -109,6 +109,10 @@ class RunRow(_Rated):
     warnings: list[str] = field(default_factory=list)
     record: RunRecord | None = None  # paired_test: the run as recorded (results.json: without its pairs)
     line_rate_note: str | None = None  # why a run of several pairs has no line rate
+    #: Split by the compared label (``parts.py``): one part per value of the label among the run's pairs.
+    parts: list[RunRow] = field(default_factory=list, repr=False, compare=False)
+    #: A part: the run it is a part of (its figure is the sum over the part's pairs only).
+    whole: RunRow | None = field(default=None, repr=False, compare=False)
 
     @property
     def line_rate_source(self) -> str | None:
@@ -287,7 +291,7 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
     if total is None and not errors:
         errors = [f"pair {r.pair}: {r.error}" for r in results if r.error] or ["no usable figure"]
     protocol = record.get("protocol") if isinstance(record.get("protocol"), str) else None
-    line_rate, note = _run_line_rate(results, line_rate)
+    line_rate, note = pairs_line_rate(results, line_rate)
     return RunRow(
         run=run_no,
         test=test,
@@ -309,9 +313,9 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
     )
 
 
-def _run_line_rate(results: Sequence[ResultRow], run_rate: float | None) -> tuple[float | None, str | None]:
-    """The line rate of a run: the sum over its pairs' line rates (the pairs ran at the same time), or
-    ``None`` and why when a pair has none."""
+def pairs_line_rate(results: Sequence[ResultRow], run_rate: float | None) -> tuple[float | None, str | None]:
+    """The line rate of a run (or of a part of it): the sum over its pairs' line rates (the pairs ran at the same
+    time), or ``None`` and why when a pair has none."""
     if not results:
         return run_rate, None
     unknown = [str(r.pair) for r in results if r.line_rate_bps is None]
