@@ -412,7 +412,7 @@ def _parts_text(report: Report) -> str:
     """What the rows of split runs are (said once, above the tests, when some run is split)."""
     label = md_code(report.compare_by)
     return (
-        f"Runs whose pairs differ in {label} are split: a row with a {label} value sums, within each run, only the "
+        f"Runs whose pairs differ in {label} are split: a row with a value of {label} sums, within each run, only the "
         f"pairs with that value (a part of the run; its statistics are over the runs' parts, its % of line rate is "
         f"against the sum of those pairs' line rates); {md_text(ALL_PAIRS)} is the whole run's sum. A part is never "
         f"added to a run's total, so nothing is counted twice; pairs without the label are in {md_text(NO_VALUE)}. "
