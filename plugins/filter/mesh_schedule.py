@@ -66,8 +66,8 @@ options:
     type: dict
   host_labels:
     description:
-      - Labels per host - a dictionary of host name to a dictionary of labels, for example the guests' host variable
-        C(esxilab_guest_labels) (C({vm1: {os: centos}, vm3: {os: ubuntu}})).
+      - 'Labels per host - a dictionary of host name to a dictionary of labels, for example the guests'' host
+        variable C(esxilab_guest_labels) (C({vm1: {os: centos}, vm3: {os: ubuntu}})).'
       - Each pair takes the labels of its B(client) host as its pair labels (C(pairs[].labels) of the role
         C(esxilab.iperf.paired_test), merged over the round's labels) - the client is the host that sends (unless
         reversed) and prints the result. A pair keeps them when the roles are swapped. A host without labels gives

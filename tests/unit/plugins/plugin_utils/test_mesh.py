@@ -233,7 +233,7 @@ def test_filter_is_registered_and_documented() -> None:
     assert filter_plugin.FilterModule().filters() == {"mesh_schedule": mesh_schedule}
     doc = yaml.safe_load(filter_plugin.DOCUMENTATION)
     assert doc["name"] == "mesh_schedule"
-    assert set(doc["options"]) == {"_input", "topology", "name", "directed", "max_pairs", "labels"}
+    assert set(doc["options"]) == {"_input", "topology", "name", "directed", "max_pairs", "labels", "host_labels"}
     assert doc["options"]["topology"]["choices"] == ["mesh", "ring", "halves"]
     assert yaml.safe_load(filter_plugin.RETURN)["_value"]["elements"] == "dict"
     assert isinstance(yaml.safe_load(filter_plugin.EXAMPLES), list)
