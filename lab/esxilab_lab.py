@@ -27,6 +27,10 @@ Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
   ephemeral ports); two flows whose ports fall into one class share F. ``fq`` with
   ``maxrate`` would be the natural qdisc, but not every kernel has it (``sch_fq``);
   ``htb`` + ``u32`` are everywhere ``tc`` shaping is.
+* ``--host-rate HOST=R`` gives one host an access link of R instead (both directions, as
+  ``--rate`` does for every host; with ``--flow-rate`` R must be above it), e.g. ``h4=300mbit``
+  beside ``--rate 1gbit``, so concurrent pairs run at different rates. The host's inventory
+  variables ``lab_rate``/``lab_rate_bps`` say its rate.
 * ``--delay D`` puts a ``netem`` qdisc on the host's ``eth0`` only (root ``netem``, ``tbf``
   as its child when a rate is set): every packet a host sends is delayed by D, so the RTT
   between two hosts is 2*D and between the controller and a host D. It needs
@@ -403,6 +407,7 @@ def build_spec(
     ethernet_overhead: bool = False,
     host_env: Sequence[str] = (),
     host_bind: Sequence[str] = (),
+    host_rate: Sequence[str] = (),
 ) -> LabSpec:
     """Validate the options and compute every object of the lab."""
     if not NAME_RE.match(name):
@@ -434,6 +439,19 @@ def build_spec(
         overrides[host] = check_mtu(int(value), f"--host-mtu {host}")
     rate_bps = parse_rate(rate) if rate else None
     flow_rate_bps = check_flow_rate(flow_rate, rate_bps, delay, ethernet_overhead) if flow_rate else None
+    host_rates: dict[str, int] = {}
+    for item in host_rate:
+        host, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"h[1-9]\d*", host) or not value:
+            raise LabError(f"--host-rate {item!r}: use HOST=RATE, e.g. h4=300mbit")
+        if int(host[1:]) > hosts:
+            raise LabError(f"--host-rate {item!r}: the lab has only h1..h{hosts}")
+        host_rates[host] = parse_rate(value)
+        if flow_rate_bps is not None and host_rates[host] <= flow_rate_bps:
+            raise LabError(
+                f"--host-rate {item!r}: must be above --flow-rate {format_rate(flow_rate_bps)} (the flows share the "
+                "host's link); raise it or lower --flow-rate"
+            )
     delay_us = parse_delay(delay) if delay else None
     envs = parse_host_env(host_env, hosts)
     binds = parse_host_bind(host_bind, hosts)
@@ -445,9 +463,10 @@ def build_spec(
     for index in range(1, hosts + 1):
         host_name = f"h{index}"
         host_mtu_value = overrides.get(host_name, mtu)
-        burst = tbf_burst(rate_bps, host_mtu_value) if rate_bps else None
-        limit = tbf_limit(rate_bps) if rate_bps else None
-        overhead = ETHERNET_OVERHEAD if ethernet_overhead and rate_bps else 0
+        link_bps = host_rates.get(host_name, rate_bps)
+        burst = tbf_burst(link_bps, host_mtu_value) if link_bps else None
+        limit = tbf_limit(link_bps) if link_bps else None
+        overhead = ETHERNET_OVERHEAD if ethernet_overhead and link_bps else 0
         specs.append(
             HostSpec(
                 index=index,
@@ -459,14 +478,14 @@ def build_spec(
                 veth_mac=mac_for(0x06, ipaddress.IPv4Address(base + HOST_OFFSET + index)),
                 mtu=host_mtu_value,
                 egress=Shaping(
-                    rate_bps=rate_bps,
+                    rate_bps=link_bps,
                     burst=burst,
                     limit=limit,
                     overhead=overhead,
                     delay_us=delay_us,
-                    flow_rate_bps=flow_rate_bps,
+                    flow_rate_bps=flow_rate_bps if link_bps else None,
                 ),
-                ingress=Shaping(rate_bps=rate_bps, burst=burst, limit=limit, overhead=overhead),
+                ingress=Shaping(rate_bps=link_bps, burst=burst, limit=limit, overhead=overhead),
                 gso_max_segs=1 if overhead else DEFAULT_GSO_MAX_SEGS,
                 env=envs.get(host_name, ()),
                 binds=binds.get(host_name, ()),
@@ -482,7 +501,7 @@ def build_spec(
         rate_bps=rate_bps,
         flow_rate_bps=flow_rate_bps,
         delay_us=delay_us,
-        ethernet_overhead=bool(ethernet_overhead and rate_bps),
+        ethernet_overhead=bool(ethernet_overhead and (rate_bps or host_rates)),
         hosts=tuple(specs),
         state_dir=state_dir,
     )
@@ -834,6 +853,12 @@ def inventory_text(spec: LabSpec) -> str:
             f"          lab_ifname: {_q(HOST_IFNAME)}",
             f"          lab_veth: {_q(host.veth)}",
         ]
+        if host.egress.rate_bps != spec.rate_bps:  # --host-rate: this host's own link rate
+            rate_bps = host.egress.rate_bps
+            lines += [
+                f"          lab_rate: {_q(format_rate(rate_bps) if rate_bps else None)}",
+                f"          lab_rate_bps: {_q(rate_bps)}",
+            ]
     lines += [
         "      vars:",
         f"        lab_name: {_q(spec.name)}",
@@ -852,8 +877,12 @@ def inventory_text(spec: LabSpec) -> str:
 
 
 def host_options(spec: LabSpec) -> JSONDict:
-    """--host-env/--host-bind as given (only when used, so lab.json of other labs stays the same)."""
+    """--host-env/--host-bind/--host-rate as given (only when used, so lab.json of other labs stays the same)."""
     options: JSONDict = {}
+    rates = [f"{h.name}={format_rate(h.egress.rate_bps)}" for h in spec.hosts
+             if h.egress.rate_bps is not None and h.egress.rate_bps != spec.rate_bps]  # fmt: skip
+    if rates:
+        options["host_rate"] = rates
     env = [f"{h.name}={k}={v}" for h in spec.hosts for k, v in h.env]
     binds = [f"{h.name}={src}:{dst}" for h in spec.hosts for src, dst in h.binds]
     if env:
@@ -1595,6 +1624,13 @@ def parser() -> argparse.ArgumentParser:
     shape.add_argument("--host-mtu", action="append", default=[], metavar="HOST=MTU", help="per-host MTU, e.g. h2=9000")
     shape.add_argument("--rate", help="tbf rate per host and direction, e.g. 1gbit")
     shape.add_argument(
+        "--host-rate",
+        action="append",
+        default=[],
+        metavar="HOST=RATE",
+        help="per-host rate instead of --rate (both directions), e.g. h4=300mbit",
+    )
+    shape.add_argument(
         "--flow-rate", help="with --rate: limit every flow a host sends to this rate too (htb + u32), e.g. 300mbit"
     )
     shape.add_argument("--delay", help="netem delay on what each host sends, e.g. 1ms")
@@ -1671,6 +1707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ethernet_overhead=args.ethernet_overhead or bool(saved.get("ethernet_overhead")),
             host_env=args.host_env or list(saved.get("host_env", [])),
             host_bind=args.host_bind or list(saved.get("host_bind", [])),
+            host_rate=args.host_rate or list(saved.get("host_rate", [])),
         )
         if args.command == "status":
             status = lab_status(spec)

@@ -24,7 +24,9 @@ def _stats_doc(stats: Mapping[str, Any]) -> dict[str, Any]:
     return {k: stats.get(k) for k in ("count", "skipped", "mean", "median", "min", "max", "stdev", "cv", "sum", "ci95")}
 
 
-def _group_doc(group: Group) -> dict[str, Any]:
+def _group_doc(group: Group, with_part: bool) -> dict[str, Any]:
+    """One summary group; ``part`` (a group of parts of runs, not of whole runs) only in a report with parts, so a
+    report without split runs is written as before."""
     return {
         "test": group.test,
         "direction": group.direction,
@@ -32,7 +34,7 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "streams": group.streams,
         "compare": group.compare,
         # the sums over each run's pairs with the compared value (parts of the runs), not whole runs
-        "part": group.part,
+        **({"part": group.part} if with_part else {}),
         "runs": [run.run for run in group.runs],
         "stats": _stats_doc(group.stats),
         "line_rate_bps": group.line_rate_bps,
@@ -68,8 +70,8 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "line_rate_note": run.line_rate_note,
         "figures": run.figures.as_dict(),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
-        # the compared values of its parts (top-level "parts"), when its pairs differ in the compared label
-        "parts": [part.compare for part in run.parts],
+        # the compared values of its parts (top-level "parts"), only when its pairs differ in the compared label
+        **({"parts": [part.compare for part in run.parts]} if run.parts else {}),
     }
 
 
@@ -147,9 +149,9 @@ def summary_doc(report: Report) -> dict[str, Any]:
     """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
     result: dict[str, Any] = plain_data(
         {
-            "summary": [_group_doc(g) for g in report.groups],
+            "summary": [_group_doc(g, bool(report.parts)) for g in report.groups],
             "sweeps": [_sweep_doc(s) for s in report.sweeps],
-            "combined": [_group_doc(g) for g in report.combined],
+            "combined": [_group_doc(g, bool(report.parts)) for g in report.combined],
         }
     )
     return result
@@ -157,7 +159,7 @@ def summary_doc(report: Report) -> dict[str, Any]:
 
 def to_json(report: Report) -> str:
     """``results.json``: format, version, the options, environment, runs, results, summary, sweeps, comparison."""
-    document = {
+    document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "name": report.name,
@@ -170,12 +172,12 @@ def to_json(report: Report) -> str:
         "unit": report.unit.name,
         "runs": [_run_doc(run) for run in report.runs],
         "results": [_result_doc(row) for row in report.results],
-        # runs split by compare_by: per run and value, the sum over that value's pairs (never counted as runs)
-        "parts": [_part_doc(part) for part in report.parts],
-        "summary": [_group_doc(group) for group in report.groups],
+        "summary": [_group_doc(group, bool(report.parts)) for group in report.groups],
         "sweeps": [_sweep_doc(sweep) for sweep in report.sweeps],
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
         # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
-        "combined": [_group_doc(group) for group in report.combined],
+        "combined": [_group_doc(group, bool(report.parts)) for group in report.combined],
     }
+    if report.parts:  # runs split by compare_by: per run and value, the sum over that value's pairs (not runs)
+        document["parts"] = [_part_doc(part) for part in report.parts]
     return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,272 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pair labels split one concurrent run in the report, for real, on the local lab (``lab/esxilab_lab.py``).
+
+One lab for the module: prefix ``lblpt``, 4 hosts on 198.19.170.0/24, 1 Gbit/s links except h4's, which is
+300 Mbit/s (``--host-rate h4=300mbit``), so the pair whose client is h4 runs at about 300 x 1448/1514 Mbit/s
+and the other at about 1000 x 1448/1514 Mbit/s - the split is visible. Its finalizer runs ``down --purge`` and
+checks that nothing of the lab is left.
+
+* the role ``esxilab.iperf.paired_test``: two pairs at once (h1 <- h2 labelled ``os: a``, h3 <- h4 labelled
+  ``os: b``), 2 s runs, repeat 2, ``report_compare_by: os``: ``results.json`` and ``summary.md`` show per-OS
+  rows whose figures are each pair's own iperf figure, and the parts of a run add up to the run;
+* ``playbooks/vswitch-forwarding.yml`` with guest labels from the inventory (``esxilab_guest_labels``) and
+  ``esxilab_vswitch_compare_by=os``: the per-OS means are printed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+OVERLAY = REPO / "inventories" / "lab"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = os.environ.get("ESXILAB_LABELS_PREFIX", "lblpt")
+SUBNET = os.environ.get("ESXILAB_LABELS_SUBNET", "198.19.170")
+HOSTS = ("h1", "h2", "h3", "h4")
+FAST = 1_000_000_000 * 1448 / 1514  # goodput of a 1 Gbit/s tbf link at MTU 1500: 956.4 Mbit/s
+SLOW = 300_000_000 * 1448 / 1514  # h4's 300 Mbit/s link: 286.9 Mbit/s
+PORT_BASE = 25501
+PLAY_TIMEOUT = 180
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge, tc)"
+    for tool in ("ip", "tc", "ssh", "iperf3"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    return None
+
+
+def _ip_json(*args: str) -> list[dict[str, Any]]:
+    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
+    return list(json.loads(out)) if out.strip() else []
+
+
+def _iperf_left() -> list[str]:
+    found = []
+    for host in HOSTS:
+        pids = subprocess.run(
+            ["ip", "netns", "pids", f"{PREFIX}-{host}"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.split()
+        for pid in pids:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "iperf" in cmdline.split(" ", 1)[0]:
+                found.append(f"{host} pid {pid}: {cmdline}")
+    return found
+
+
+@dataclass(frozen=True)
+class Lab:
+    state_dir: Path
+
+    def cli(self, command: str, *args: str) -> dict[str, Any]:
+        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
+        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        doc = json.loads(proc.stdout)
+        assert isinstance(doc, dict)
+        return doc
+
+    @property
+    def inventory(self) -> Path:
+        return self.state_dir / "inventory.yml"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab(state_dir=tmp_path_factory.mktemp(PREFIX) / "state")
+    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    try:
+        the_lab.cli("up", "--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit", "--host-rate", "h4=300mbit")
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
+        assert [n["ifname"] for n in _ip_json("link", "show") if str(n["ifname"]).startswith(f"{PREFIX}-")] == []
+
+
+def _env() -> dict[str, str]:
+    return dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
+        ANSIBLE_FORKS="10",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+    )
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _report_dir(base: Path) -> Path:
+    found = [p for p in base.rglob("results.json")]
+    assert len(found) == 1, found
+    return found[0].parent
+
+
+def _by_run(doc: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for result in doc["results"]:
+        by_run.setdefault(result["run"], []).append(result)
+    return by_run
+
+
+def test_one_concurrent_run_splits_by_the_pairs_os_label(lab: Lab, tmp_path: Path) -> None:
+    (tmp_path / "remote").mkdir()
+    tests = [
+        {
+            "name": "split",
+            "duration": 2,
+            "repeat": 2,
+            "pairs": [
+                {"server": "h1", "client": "h2", "labels": {"os": "a", "line_rate_bps": 1e9}},
+                {"server": "h3", "client": "h4", "labels": {"os": "b", "line_rate_bps": 3e8}},
+            ],
+        }
+    ]
+    variables = {
+        "paired_test_tests": tests,
+        "paired_test_address_var": "lab_address",
+        "paired_test_port_base": PORT_BASE,
+        "paired_test_state_dir": str(tmp_path / "remote"),
+        "paired_test_report_dir": str(tmp_path / "reports"),
+        "paired_test_report_name": "report",
+        "report_compare_by": "os",
+        "report_history": "none",
+    }
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    started = time.monotonic()
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
+    rc, output = _run(argv)
+    assert rc == 0, output[-4000:]
+    assert time.monotonic() - started < PLAY_TIMEOUT
+    assert _iperf_left() == []
+    directory = _report_dir(tmp_path / "reports")
+    doc = json.loads((directory / "results.json").read_text())
+
+    # two runs of two concurrent pairs; the runs' totals are the sums of their pairs, parts are not runs
+    assert [(r["run"], r["pairs"], r["compare"], r["parts"]) for r in doc["runs"]] == [
+        (1, 2, None, ["a", "b"]),
+        (2, 2, None, ["a", "b"]),
+    ]
+    assert len(doc["results"]) == 4
+    by_run = _by_run(doc)
+    figures: dict[str, list[float]] = {"a": [], "b": []}
+    for run in doc["runs"]:
+        pairs = by_run[run["run"]]
+        # every pair record and result carries its pair's labels
+        assert [(p["labels"]["os"], p["record"]["labels"]["os"]) for p in pairs] == [("a", "a"), ("b", "b")]
+        own = [p["result"]["bits_per_second"] for p in pairs]  # each pair's figure, parsed from its iperf3 output
+        for pair in pairs:
+            received = pair["result"]["received"]
+            assert pair["result"]["bits_per_second"] == received["bits_per_second"]
+            assert received["bits_per_second"] == pytest.approx(received["bytes"] * 8 / received["seconds"], rel=0.01)
+        assert run["bits_per_second"] == math.fsum(own)
+        parts = [p for p in doc["parts"] if p["part_of"] == run["run"]]
+        assert [(p["compare"], p["pairs"]) for p in parts] == [("a", [1]), ("b", [2])]
+        assert [p["bits_per_second"] for p in parts] == own  # a part of one pair is that pair's own figure
+        assert math.isclose(math.fsum(p["bits_per_second"] for p in parts), run["bits_per_second"], rel_tol=1e-15)
+        # % of line rate of a part: against its own pairs' line rates (the pairs' labels)
+        assert [p["line_rate_bps"] for p in parts] == [1e9, 3e8]
+        assert run["line_rate_bps"] == 1.3e9
+        for part in parts:
+            figures[part["compare"]].append(part["bits_per_second"])
+    # the split is real: the tc limits of the pairs' hosts show in their parts
+    for value in figures["a"]:
+        assert abs(value / FAST - 1) < 0.05, figures
+    for value in figures["b"]:
+        assert abs(value / SLOW - 1) < 0.05, figures
+
+    summary = {(s["compare"], s["part"]): s for s in doc["summary"]}
+    assert list(summary) == [(None, False), ("a", True), ("b", True)]
+    whole, part_a, part_b = summary.values()
+    assert whole["stats"]["count"] == part_a["stats"]["count"] == part_b["stats"]["count"] == 2
+    assert part_a["stats"]["mean"] == pytest.approx(math.fsum(figures["a"]) / 2, rel=1e-12)
+    assert part_b["stats"]["mean"] == pytest.approx(math.fsum(figures["b"]) / 2, rel=1e-12)
+    assert whole["stats"]["mean"] == pytest.approx(part_a["stats"]["mean"] + part_b["stats"]["mean"], rel=1e-12)
+    assert part_b["percent_of_line_rate"] == pytest.approx(100 * part_b["stats"]["mean"] / 3e8)
+    assert doc["comparison"]["values"] == ["a", "b"] and doc["comparison"]["left_out_runs"] == 0
+
+    markdown = (directory / "summary.md").read_text()
+    assert "### Parts of the runs by `os`" in markdown
+    for run in doc["runs"]:
+        for part in (p for p in doc["parts"] if p["part_of"] == run["run"]):
+            mbit = part["bits_per_second"] / 1e6
+            assert f"| {run['run']} | split | " in markdown
+            assert f"| {part['compare']} | {part['pairs'][0]} | {mbit:.1f} |" in markdown, (part, markdown)
+    assert "| (all pairs) |" in markdown
+    summary_csv = (directory / "summary.csv").read_text().splitlines()
+    assert summary_csv[0].endswith(",part") and len(summary_csv) == 4
+    assert "label.os" in (directory / "results.csv").read_text().splitlines()[0].split(",")
+
+
+def test_vswitch_forwarding_prints_per_os_means_from_guest_labels(lab: Lab, tmp_path: Path) -> None:
+    overlay = tmp_path / "guest-labels.yml"
+    overlay.write_text(
+        "all:\n  hosts:\n"
+        "    h3: {esxilab_guest_labels: {os: a}}\n"  # the clients of the halves: h1 <- h3, h2 <- h4
+        "    h4: {esxilab_guest_labels: {os: b}}\n"
+    )
+    variables = {
+        "esxilab_reports_dir": str(tmp_path / "reports"),
+        "esxilab_vswitch_compare_by": "os",
+        "esxilab_vswitch_duration": 2,
+        "esxilab_vswitch_repeat": 1,
+        "report_history": "none",
+        "paired_test_port_base": PORT_BASE + 10,
+    }
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), "-i", str(OVERLAY), "-i", str(overlay)]
+    argv += [str(REPO / "playbooks" / "vswitch-forwarding.yml"), "-e", f"@{tmp_path / 'vars.json'}"]
+    rc, output = _run(argv)
+    assert rc == 0, output[-4000:]
+    assert _iperf_left() == []
+    doc = json.loads((_report_dir(tmp_path / "reports") / "results.json").read_text())
+    assert doc["compare_by"] == "os"
+    by_run = _by_run(doc)
+    for run in doc["runs"]:
+        # a pair keeps its client guest's labels in both role orders
+        guests = [(r["server"] if run["swapped"] else r["client"], r["labels"]["os"]) for r in by_run[run["run"]]]
+        assert guests == [("h3", "a"), ("h4", "b")]
+        assert run["parts"] == ["a", "b"]
+    for item in doc["summary"]:
+        if not item["part"]:
+            continue
+        who = "second half" if item["swapped"] else "first half"
+        mean = item["stats"]["mean"] / 1e6
+        line = f"vswitch-forwarding, {who} serving, os={item['compare']} pairs: {mean:.4g} Mbit/s mean"
+        assert line in output, (line, output[-3000:])
+    b_means = [s["stats"]["mean"] for s in doc["summary"] if s["compare"] == "b" and not s["combined"]]
+    assert b_means and all(abs(m / SLOW - 1) < 0.05 for m in b_means), b_means  # h4's 300 Mbit/s link
