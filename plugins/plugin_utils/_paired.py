@@ -1093,5 +1093,12 @@ def with_line_rates(
                 extra["line_rate_bps"] = rate
         pairs = [{**pair, "labels": {**pair["labels"], **_pair_line_rate(pair["labels"], labels, extra)}}
                  for pair in run["pairs"]]  # fmt: skip
+        own = [str(p["pair"]) for p in pairs if p["labels"]["line_rate_source"] != extra["line_rate_source"]]
+        if own:  # the report sums the pairs' line rates: say that some (or all) are the pairs' own
+            extra = {
+                **extra,
+                "line_rate_source": f"given: the line_rate_bps / link_speed_mbps labels of pair {', '.join(own)}"
+                + ("" if len(own) == len(pairs) else f"; the other pairs: {extra['line_rate_source']}"),
+            }
         runs.append({**run, "labels": {**labels, **extra}, "pairs": pairs})
     return {**plan, "runs": runs}

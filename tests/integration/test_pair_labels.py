@@ -33,6 +33,9 @@ import pytest
 
 from tests.collection_path import REPO, ensure_collection_path
 
+ensure_collection_path()
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import UNITS, format_rate  # noqa: E402
+
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
@@ -220,12 +223,13 @@ def test_one_concurrent_run_splits_by_the_pairs_os_label(lab: Lab, tmp_path: Pat
     assert doc["comparison"]["values"] == ["a", "b"] and doc["comparison"]["left_out_runs"] == 0
 
     markdown = (directory / "summary.md").read_text()
+    (unit,) = (u for u in UNITS if u.name == doc["unit"])
     assert "### Parts of the runs by `os`" in markdown
     for run in doc["runs"]:
         for part in (p for p in doc["parts"] if p["part_of"] == run["run"]):
-            mbit = part["bits_per_second"] / 1e6
+            cell = format_rate(part["bits_per_second"], unit)
             assert f"| {run['run']} | split | " in markdown
-            assert f"| {part['compare']} | {part['pairs'][0]} | {mbit:.1f} |" in markdown, (part, markdown)
+            assert f"| {part['compare']} | {part['pairs'][0]} | {cell} |" in markdown, (part, markdown)
     assert "| (all pairs) |" in markdown
     summary_csv = (directory / "summary.csv").read_text().splitlines()
     assert summary_csv[0].endswith(",part") and len(summary_csv) == 4

@@ -176,7 +176,13 @@ def test_a_pair_line_rate_label_is_kept_and_said_so() -> None:
     assert first["labels"]["line_rate_bps"] == 1e9
     assert first["labels"]["line_rate_source"] == "given: the pair's line_rate_bps label (inventory)"
     assert "line_rate_bps" not in second["labels"]  # nothing read from the hosts in this test: unknown
-    assert plan["runs"][0]["labels"]["line_rate_source"] == second["labels"]["line_rate_source"]
+    run_source = plan["runs"][0]["labels"]["line_rate_source"]
+    others = second["labels"]["line_rate_source"]
+    assert run_source == f"given: the line_rate_bps / link_speed_mbps labels of pair 1; the other pairs: {others}"
+    test["pairs"][1]["labels"]["link_speed_mbps"] = 300
+    both = with_line_rates(build_plan([test], addresses=ADDRESSES), {})["runs"][0]
+    assert both["labels"]["line_rate_source"] == "given: the line_rate_bps / link_speed_mbps labels of pair 1, 2"
+    assert both["pairs"][1]["labels"]["line_rate_source"] == "given: the pair's link_speed_mbps label (inventory)"
 
 
 # -- mesh_schedule host_labels ------------------------------------------------------------------
