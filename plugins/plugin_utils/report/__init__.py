@@ -19,6 +19,8 @@ What lives where (one concern per file; the arrows are the imports):
 * ``figures.py`` -- the figures beside throughput (CPU, retransmits, RTT, UDP loss and jitter, the
   reverse direction of bidirectional runs) of a result, a run and a group (``Figures``);
 * ``groups.py`` -- grouping, statistics and knees (``Group``, ``Sweep``, ``build_groups``);
+* ``parts.py`` -- runs whose pairs differ in the compared label, split into one part per value
+  (``split_runs``): the sum over that value's pairs, beside the whole run, never counted twice;
 * ``comparison.py`` -- the groups side by side by one label (``Comparison``);
 * ``build.py`` -- ``build_report()`` and the ``Report`` every file is rendered from;
 * ``results_json.py`` -- ``results.json`` (``to_json``, ``summary_doc``);
