@@ -106,6 +106,9 @@ options:
         difference relative to the first value seen.
       - When every test has one value of the label (a test per NIC), tests are compared with each other; otherwise the
         values are compared within each test.
+      - A paired run whose pairs differ in the label (pair labels) is split - per value a part, the sum over that
+        value's pairs of the run (pairs without the label - the part C((none))), beside the whole run's sum. Parts
+        are summarized per value over the repetitions and compared; they are never counted as runs.
     type: str
   knee_tolerance:
     description: Fraction of the best mean within which a stream count counts as reaching the plateau (the knee).
