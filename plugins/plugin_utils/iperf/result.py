@@ -19,7 +19,10 @@ Conventions beyond the schema (extra keys are allowed by it):
 * ``reverse_sent`` / ``reverse_received`` -- for ``--bidir`` runs, the totals of the
   server-to-client direction; ``sent``/``received`` then describe client-to-server;
 * ``raw`` -- the text that was parsed, kept when parsing failed or when asked for;
-* ``server_output`` -- the server's own result embedded by ``--get-server-output``.
+* ``server_output`` -- the server's own result embedded by ``--get-server-output``;
+* ``labels`` -- what the caller gave ``iperf_run`` / ``iperf_parse`` / ``iperf_facts``; in the
+  ``paired_test`` role the pair's labels (the test's, the pair's own over them, the run's identity
+  and line rate), the same as its ``PairRecord``'s ``labels``.
 
 Private module: not part of the collection's public API.
 """
