@@ -243,13 +243,22 @@ def _check_address(value: Any, where: str, key: str) -> str | None:
     return text
 
 
+def _plain_kind(value: Any) -> str:
+    """The YAML kind of a value (Ansible hands over its own dict and list subclasses)."""
+    if isinstance(value, Mapping):
+        return "dict"
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return "list"
+    return _kind_name(value)
+
+
 def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
     """A pair's ``labels``: a dictionary of string keys and scalar values (string, number, boolean)."""
     fix = "give a dictionary of scalar values, for example labels: {os: centos, nic: vmxnet3}"
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise PairedTestError(f"{where} must be a dictionary, got {_kind_name(value)} {value!r}; {fix}")
+        raise PairedTestError(f"{where} must be a dictionary, got {_plain_kind(value)} {value!r}; {fix}")
     labels: dict[str, Any] = {}
     for key, item in value.items():
         if not isinstance(key, str) or not key.strip():
@@ -262,7 +271,7 @@ def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
         scalar = isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
         if not scalar:
             raise PairedTestError(
-                f"{where}.{key} must be a string, number or boolean, got {_kind_name(item)} {item!r}; {fix}"
+                f"{where}.{key} must be a string, number or boolean, got {_plain_kind(item)} {item!r}; {fix}"
             )
         labels[key] = item
     return labels

@@ -274,3 +274,50 @@ def test_vswitch_forwarding_prints_per_os_means_from_guest_labels(lab: Lab, tmp_
         assert line in output, (line, output[-3000:])
     b_means = [s["stats"]["mean"] for s in doc["summary"] if s["compare"] == "b" and not s["combined"]]
     assert b_means and all(abs(m / SLOW - 1) < 0.05 for m in b_means), b_means  # h4's 300 Mbit/s link
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (
+            {"os": {"name": "centos"}},
+            "paired_test_tests[0].pairs[1].labels (test 't' pair 2).os must be a string, number or boolean, got dict "
+            "{'name': 'centos'}; give a dictionary of scalar values, for example labels: {os: centos, nic: vmxnet3}",
+        ),
+        (
+            {"pair": 3},
+            "paired_test_tests[0].pairs[1].labels (test 't' pair 2): pair is one of the labels the plan sets",
+        ),
+        # the role's argument spec (generated from PAIR_OPTIONS) refuses a list first
+        (["os"], "argument 'labels' is of type list found in 'paired_test_tests -> pairs'"),
+    ],
+    ids=["nested", "reserved", "list"],
+)
+def test_bad_pair_labels_fail_before_any_host_is_contacted(tmp_path: Path, labels: Any, message: str) -> None:
+    """No lab: two hosts with the local connection; the play must stop in the preflight."""
+    if not ANSIBLE_PLAYBOOK.exists():
+        pytest.skip(f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)")
+    (tmp_path / "hosts.ini").write_text(
+        "[lab]\nh1 ansible_connection=local lab_address=198.19.178.11\n"
+        "h2 ansible_connection=local lab_address=198.19.178.12\n"
+    )
+    test = {
+        "name": "t",
+        "pairs": [{"server": "h1", "client": "h2"}, {"server": "h2", "client": "h1", "labels": labels}],
+    }
+    variables = {
+        "paired_test_tests": [test],
+        "paired_test_address_var": "lab_address",
+        "paired_test_state_dir": str(tmp_path / "remote"),
+        "paired_test_report_dir": str(tmp_path / "reports"),
+    }
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    rc, output = _run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "hosts.ini"), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
+    )
+    flat = " ".join(output.split())
+    assert rc != 0
+    assert message in flat, flat[-3000:]
+    assert "Probe the hosts of the tests for iperf" not in flat  # stopped before any host is contacted
+    assert "Start the iperf servers" not in flat
+    assert not (tmp_path / "reports").exists()
