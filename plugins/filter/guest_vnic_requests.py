@@ -39,7 +39,8 @@ EXAMPLES = r"""
 ---
 - name: Check the guests' wiring
   ansible.builtin.set_fact:
-    __requests: "{{ [{'vm': 'fwd-vm1', 'type': 'vmxnet3'}] | esxilab.iperf.guest_vnic_requests(portgroup='iperf-isolated') }}"
+    __requests: >-
+      {{ [{'vm': 'fwd-vm1', 'type': 'vmxnet3'}] | esxilab.iperf.guest_vnic_requests(portgroup='iperf-isolated') }}
 """
 
 RETURN = r"""

@@ -131,8 +131,8 @@ def _plan_one(
     if not replace_mismatched:
         plan["reason"] = (
             f"VM {vm} has {described} on {group}, not {kind}; the vSphere API cannot change a vNIC's type. "
-            f"Set esxi_guests_replace_mismatched: true to remove it and add a vNIC of type {kind} (a new MAC address: the "
-            f"guest OS sees a new NIC and its settings for the old one do not follow), or ask for type "
+            f"Set esxi_guests_replace_mismatched: true to remove it and add a vNIC of type {kind} (a new MAC address: "
+            f"the guest OS sees a new NIC and its settings for the old one do not follow), or ask for type "
             f"{wrong[0]['type']} for this guest"
         )
         return plan
