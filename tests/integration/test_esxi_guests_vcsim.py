@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyVim.connect import Disconnect, SmartConnect
+from pyVim import connect
 from pyVmomi import vim
 
 from tests.collection_path import ensure_collection_path
@@ -68,22 +68,27 @@ PLAYBOOK = """
 
 def vm_nics(port: int) -> dict[str, list[tuple[str, str, str]]]:
     """Every VM's vNICs as the simulator holds them: (class, MAC, network), read with pyVmomi."""
-    si = SmartConnect(
+    smart_connect: Any = connect.SmartConnect  # pyVim's connect functions are untyped
+    disconnect: Any = connect.Disconnect
+    si = smart_connect(
         host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=ssl._create_unverified_context()
     )
     try:
         content = si.RetrieveContent()
         view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
-        return {
-            vm.name: sorted(
-                (type(d).__name__.rsplit(".", 1)[-1], d.macAddress, d.backing.deviceName)
-                for d in vm.config.hardware.device
-                if isinstance(d, vim.vm.device.VirtualEthernetCard)
-            )
-            for vm in view.view
-        }
+        found: dict[str, list[tuple[str, str, str]]] = {}
+        for vm in view.view:
+            nics: list[tuple[str, str, str]] = []
+            for device in vm.config.hardware.device:
+                if isinstance(device, vim.vm.device.VirtualEthernetCard):
+                    backing: Any = device.backing  # a standard port group: NetworkBackingInfo
+                    nics.append(
+                        (type(device).__name__.rsplit(".", 1)[-1], str(device.macAddress), str(backing.deviceName))
+                    )
+            found[vm.name] = sorted(nics)
+        return found
     finally:
-        Disconnect(si)
+        disconnect(si)
 
 
 class Guests:
