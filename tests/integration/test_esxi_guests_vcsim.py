@@ -196,16 +196,16 @@ def test_check_apply_unchanged_mismatch_replace(guests: Guests) -> None:
     assert actions(applied) == ["add", "unchanged", "add"]
     after = applied["after"]
     assert after["gst-e1000"][0] == applied["before"]["gst-e1000"][0]  # the e1000 on VM Network, as it was
-    assert [(kind, net) for kind, _, net in after["gst-e1000"]] == [
+    assert [(kind, net) for kind, _mac, net in after["gst-e1000"]] == [
         ("VirtualE1000", "VM Network"),
         ("VirtualVmxnet3", PG),
     ]
     assert after["gst-vmx"] == applied["before"]["gst-vmx"]
-    assert [(kind, net) for kind, _, net in after["gst-none"]] == [("VirtualE1000e", PG)]
+    assert [(kind, net) for kind, _mac, net in after["gst-none"]] == [("VirtualE1000e", PG)]
     # published: read back from the host, with the new MACs
     assert [(n["type"], n["portgroup"]) for n in applied["vnics"]["guest-a"]] == [("vmxnet3", PG)]
     assert applied["vnics"]["guest-a"][0]["mac_address"] == next(
-        m for k, m, _ in after["gst-e1000"] if k == "VirtualVmxnet3"
+        m for k, m, _net in after["gst-e1000"] if k == "VirtualVmxnet3"
     )
 
     # the rerun and its check mode: nothing to do
@@ -232,7 +232,7 @@ def test_check_apply_unchanged_mismatch_replace(guests: Guests) -> None:
     assert predicted["after"] == predicted["before"]
     replaced = guests.run(mismatch, esxi_guests_replace_mismatched=True)
     assert replaced["failure"] is None and replaced["changed_tasks"] == 2  # the add, then the remove
-    assert [(kind, net) for kind, _, net in replaced["after"]["gst-vmx"]] == [("VirtualE1000", PG)]
+    assert [(kind, net) for kind, _mac, net in replaced["after"]["gst-vmx"]] == [("VirtualE1000", PG)]
     assert replaced["vnics"]["gst-vmx"][0]["type"] == "e1000"
     assert guests.run(mismatch)["changed_tasks"] == 0  # and unchanged without the opt-in now
 

@@ -156,7 +156,7 @@ def setup(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def kinds_on(nics: list[tuple[str, str, str]], portgroup: str) -> list[str]:
-    return [kind for kind, _, net in nics if net == portgroup]
+    return [kind for kind, _mac, net in nics if net == portgroup]
 
 
 def report(run: Run, name: str) -> dict[str, Any]:
