@@ -266,3 +266,47 @@ def test_bad_input_is_refused_naming_the_option(guests: Guests) -> None:
     assert result["failure"] is not None
     assert "esxi_guests_guests[1].vm: VM gst-none is also esxi_guests_guests[0]" in result["failure"]
     assert result["plan"] is None
+
+
+def power_states(port: int) -> dict[str, str]:
+    """Every VM's power state, read with pyVmomi."""
+    smart_connect: Any = connect.SmartConnect
+    disconnect: Any = connect.Disconnect
+    si = smart_connect(
+        host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=ssl._create_unverified_context()
+    )
+    try:
+        content = si.RetrieveContent()
+        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        return {vm.name: str(vm.runtime.powerState) for vm in view.view}
+    finally:
+        disconnect(si)
+
+
+def test_the_power_state_is_set_only_when_asked(guests: Guests) -> None:
+    wanted = [{"vm": "gst-none", "type": "e1000e"}]
+    assert power_states(guests.port)["gst-none"] == "poweredOff"  # the simulator's -vm guests start off
+    guests.run(wanted)  # whatever the wiring needs; no power state asked: left as it is
+    assert power_states(guests.port)["gst-none"] == "poweredOff"
+    checked = guests.run(wanted, "--check", esxi_guests_power_state="powered-on")
+    assert checked["failure"] is None and checked["changed_tasks"] == 1
+    assert power_states(guests.port)["gst-none"] == "poweredOff"  # check mode: predicted only
+    on = guests.run(wanted, esxi_guests_power_state="powered-on")
+    assert on["failure"] is None and on["changed_tasks"] == 1
+    assert power_states(guests.port)["gst-none"] == "poweredOn"
+    again = guests.run(wanted, esxi_guests_power_state="powered-on")
+    assert again["failure"] is None and again["changed_tasks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("gst-x=pcnet32", 'TYPE must be e1000, e1000e, vmxnet3 or none, not "pcnet32"'),
+        ("bad name", "give NAME[=TYPE[@PORTGROUP]]"),
+    ],
+)
+def test_the_simulator_refuses_a_bad_vm_flag(vcsim_binary: Path, flag: str, message: str) -> None:
+    run = subprocess.run(
+        [str(vcsim_binary), "-lifetime", "5s", "-vm", flag], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert run.returncode == 2 and message in run.stderr, run
