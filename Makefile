@@ -114,7 +114,7 @@ sanity: $(COLLECTION_DIR) $(SANITY_VENV)/bin/activate
 galaxy: venv
 	rm -rf build/galaxy && mkdir -p build/galaxy/install
 	$(BIN)/ansible-galaxy collection build --force --output-path build/galaxy .
-	$(BIN)/ansible-galaxy collection install --force -p build/galaxy/install build/galaxy/esxilab-iperf-*.tar.gz
+	$(BIN)/ansible-galaxy collection install --offline --force -p build/galaxy/install build/galaxy/esxilab-iperf-*.tar.gz
 	PATH=$(abspath $(BIN)):$$PATH ANSIBLE_COLLECTIONS_PATH=$(abspath build/galaxy/install) hacking/check-docs.sh
 
 # ansible-lint installs the collection it lints into ANSIBLE_HOME: keep that inside build/, so

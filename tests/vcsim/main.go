@@ -25,6 +25,10 @@
 // speed (PhysicalNic.linkSpeed.speedMb, full duplex) instead of the model's 10000 Mb/s: a host
 // with a slower NIC, for the line rate the esxi_network role publishes from esxi_vmknic's data.
 //
+// -vm NAME[=TYPE[@PORTGROUP]] (repeatable) adds a powered-off VM with one network adapter of that
+// type (e1000 by default, or none) on that port group ("VM Network" by default), for the guest
+// role (vms.go); the model's own two VMs (ha-host_VM0, ha-host_VM1) are there as well.
+//
 // Build offline against Debian's golang-github-vmware-govmomi-dev in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= go build -o vcsim-esx ./tests/vcsim
@@ -123,6 +127,8 @@ func main() {
 	noVnicManager := flag.Bool("no-vnic-manager", false, "leave out the HostVirtualNicManager (service tags unreadable)")
 	extraNics := flag.Int("extra-nics", 0, "add this many free physical NICs (vmnic2, vmnic3, ...)")
 	pnicSpeed := flag.String("pnic-speed", "", "NAME=MBPS[,NAME=MBPS...]: the link speed of these physical NICs")
+	var vms vmFlags
+	flag.Var(&vms, "vm", "NAME[=TYPE[@PORTGROUP]]: a VM with one adapter (e1000, e1000e, vmxnet3 or none); repeatable")
 	flag.Parse()
 
 	addNics(*extraNics)
@@ -151,6 +157,13 @@ func main() {
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*username, *password)}
 	server := model.Service.NewServer()
 	defer server.Close()
+
+	if err := createVMs(server.URL, vms); err != nil {
+		fmt.Fprintln(os.Stderr, "vcsim-esx: -vm:", err)
+		server.Close()
+		model.Remove()
+		os.Exit(2)
+	}
 
 	shown := url.URL{Scheme: server.URL.Scheme, Host: server.URL.Host, Path: server.URL.Path}
 	fmt.Printf("VCSIM_URL=%s\n", shown.String())

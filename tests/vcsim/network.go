@@ -126,6 +126,7 @@ func (s *networkSystem) sync() {
 			}
 		}
 	}
+	s.syncNetworks()
 	network := s.Host.Config.Network
 	network.Vswitch = append([]types.HostVirtualSwitch(nil), info.Vswitch...)
 	network.Portgroup = append([]types.HostPortGroup(nil), info.Portgroup...)
@@ -133,6 +134,32 @@ func (s *networkSystem) sync() {
 	if s.vnicManager != nil {
 		s.vnicManager.refresh()
 	}
+}
+
+// syncNetworks makes HostSystem.network and each Network's host list follow the port groups,
+// as on ESXi: the simulator's AddPortGroup only adds the Network entity to the datacenter, so a
+// client looking for the port group among the host's networks (where a VM adapter can go, what
+// community.vmware.vmware_guest_network does) would not find it.
+func (s *networkSystem) syncNetworks() {
+	names := map[string]bool{}
+	for _, pg := range s.NetworkInfo.Portgroup {
+		names[pg.Spec.Name] = true
+	}
+	dc := simulator.Map.Any("Datacenter").(*simulator.Datacenter)
+	var refs []types.ManagedObjectReference
+	for _, ref := range dc.Network {
+		network, ok := simulator.Map.Get(ref).(*mo.Network)
+		if !ok {
+			continue
+		}
+		if names[network.Name] {
+			refs = append(refs, ref)
+			network.Host = []types.ManagedObjectReference{s.Host.Self}
+		} else {
+			network.Host = nil
+		}
+	}
+	s.Host.Network = refs
 }
 
 func (s *networkSystem) vswitch(name string) *types.HostVirtualSwitch {

@@ -26,6 +26,7 @@ PREFIX = {
     "esxi_firewall": "esxi_firewall_",
     "esxi_iperf": "esxi_iperf_",
     "esxi_network": "esxi_network_",
+    "esxi_guests": "esxi_guests_",
     "path_mtu": "path_mtu_",
 }
 
@@ -48,6 +49,7 @@ OUTPUTS = {
         "esxi_iperf_restore",
     },
     "esxi_network": {"esxi_network_vmknics"},
+    "esxi_guests": {"esxi_guests_plan", "esxi_guests_vnics"},
     "path_mtu": {"path_mtu_results"},
 }
 
