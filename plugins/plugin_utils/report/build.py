@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import
     combine_swapped,
     in_order,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import NicDelta, deltas_by_test, nic_environment
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, kind_name, read_runs
 
 
@@ -49,6 +50,13 @@ class Report:
     unit: Unit
     #: The swapped and unswapped runs of a point together, for the tests with combine_swapped.
     combined: list[Group] = field(default_factory=list)
+    #: NIC counters (paired_test_nic_counters): per test, the delta over its runs; empty when none was read.
+    nic_tests: dict[str, NicDelta | None] = field(default_factory=dict)
+
+    @property
+    def has_nic(self) -> bool:
+        """Whether any run record carries NIC readings."""
+        return any(run.record is not None and run.record.get("nic") for run in self.runs)
 
     @property
     def results(self) -> list[ResultRow]:
@@ -121,10 +129,16 @@ def build_report(
     groups, sweeps = build_groups(rows, float(knee_tolerance))
     comparison = build_comparison(label, rows, groups) if label is not None else None
     unit = pick_unit([run.bits_per_second for run in rows] + [r.bits_per_second for run in rows for r in run.results])
+    records = [(run.test, run.record) for run in rows]
+    read = any(record is not None and record.get("nic") for _test, record in records)
+    env = dict(environment or {})
+    nics = nic_environment(record for _test, record in records)
+    if nics:
+        env.setdefault("nics", nics)  # driver/firmware/speed of the NICs read (report_environment's "nics" wins)
     return Report(
         name=name.strip(),
         title=title.strip() if isinstance(title, str) and title.strip() else f"iperf report: {name.strip()}",
-        environment=dict(environment or {}),
+        environment=env,
         line_rate_bps=line_rate_bps,
         compare_by=label,
         knee_tolerance=float(knee_tolerance),
@@ -135,4 +149,5 @@ def build_report(
         comparison=comparison,
         unit=unit,
         combined=combine_swapped(groups),
+        nic_tests=deltas_by_test(records) if read else {},
     )

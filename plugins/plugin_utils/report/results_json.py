@@ -43,6 +43,7 @@ def _group_doc(group: Group) -> dict[str, Any]:
         "flows": group.flows,
         "line_rate_note": group.line_rate_note,
         "figures": group.figures.as_dict(),
+        "nic": group.nic,
     }
 
 
@@ -65,6 +66,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "flows": run.flows,
         "line_rate_note": run.line_rate_note,
         "figures": run.figures.as_dict(),
+        "nic": None if run.nic is None else run.nic.as_dict(),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
     }
 
@@ -151,5 +153,9 @@ def to_json(report: Report) -> str:
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
         # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
         "combined": [_group_doc(group) for group in report.combined],
+        # NIC counters read around the runs (paired_test_nic_counters): each test's delta; null: none was read
+        "nic": {"tests": {t: None if d is None else d.as_dict() for t, d in report.nic_tests.items()}}
+        if report.has_nic
+        else None,
     }
     return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"
