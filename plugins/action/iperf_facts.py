@@ -230,7 +230,9 @@ def build_script(
     """The POSIX ``sh`` script run on the host (see the module docstring for its output)."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", marker):
         raise ValueError(f"marker must be alphanumeric: {marker!r}")
-    parts = [_SCRIPT_HEAD % {"marker": marker}, NIC_SCRIPT % {}]
+    parts = [_SCRIPT_HEAD % {"marker": marker}]
+    if nic_counters_of:
+        parts.append(NIC_SCRIPT % {})
     if gather_tools:
         parts.append(_SCRIPT_PATH_SCAN + " ".join(PATH_NAMES) + "\n")
         parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_IPERF_PATHS)

@@ -40,7 +40,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic impor
 
 __all__ = ["NIC_SCRIPT", "Output", "esxi_reading", "linux_reading"]
 
-#: ``(text, exit status)`` of one command the script ran.
+#: ``(text, exit status)`` of one command the script ran (127: the shell did not find it).
 Output = tuple[str, int | None]
 
 # Shell functions of the iperf_facts script (its ``_ifof``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
@@ -59,7 +59,7 @@ lnic() {
   printf '\n%%s NIC %%s %%s\n' "$M" "$1" "$_i"
   if [ -n "$_i" ]; then
     _nx "$1 ipjson" ip -s -s -j link show dev "$_i" || _nx "$1 iptext" ip -s -s link show dev "$_i"
-    if command -v ethtool >/dev/null 2>&1; then _nx "$1 ethtool" ethtool -i "$_i"; fi
+    _nx "$1 ethtool" ethtool -i "$_i" || :
   fi
   return 0
 }
@@ -126,7 +126,7 @@ def linux_reading(
         nic["counters"], nic["other"] = parsed["counters"], parsed["other"]
         nic["link_up"] = parsed["operstate"] == "UP" if parsed["operstate"] not in (None, "UNKNOWN") else None
         sources.append(f"{command} {interface}")
-    if "ethtool" in outputs:
+    if "ethtool" in outputs and outputs["ethtool"][1] != 127:  # 127: the shell found no ethtool
         text, rc = outputs["ethtool"]
         nic["raw"]["info"] = text
         try:

@@ -48,9 +48,10 @@ def fx(name: str) -> str:
 
 
 def test_linux_reading_from_recorded_outputs() -> None:
-    reading = linux_reading(
-        "198.19.190.11", "eth0", "10000\n", {"ipjson": (fx(f"{LAB}ip-s-s-j-link-show__veth-drops.txt"), 0)}
-    )
+    reading = linux_reading("198.19.190.11", "eth0", "10000\n", {
+        "ipjson": (fx(f"{LAB}ip-s-s-j-link-show__veth-drops.txt"), 0),
+        "ethtool": ("sh: ethtool: not found\n", 127),
+    })  # fmt: skip
     assert reading["interface"] == "eth0" and reading["kind"] == "linux" and reading["reason"] is None
     assert reading["speed_mbps"] == 10000 and reading["source"] == "ip -s -s -j link show dev eth0"
     (nic,) = reading["nics"]

@@ -801,6 +801,8 @@ def test_summary_csv() -> None:
             "retransmits": "440.0", "lost_percent": "",
             "jitter_ms": "", "lost_packets": "", "packets": "", "reverse_bits_per_second": "",
             "bidir_sum_bits_per_second": "",
+            # added by issue 12: NIC counter deltas (these runs were not read around: n/a)
+            "nic_rx_dropped": "n/a", "nic_tx_dropped": "n/a", "nic_rx_errors": "n/a", "nic_tx_errors": "n/a",
         }
     ]  # fmt: skip
 
@@ -811,7 +813,7 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     doc = json.loads(to_json(report))
     assert list(doc) == [
         "format", "version", "name", "title", "generated_at", "environment", "line_rate_bps", "compare_by",
-        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined",
+        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined", "nic",
     ]  # fmt: skip
     assert (doc["format"], doc["version"], doc["environment"]["complete"]) == ("esxilab.iperf.report", 1, False)
     assert doc["runs"][0]["bits_per_second"] == 414225344.760976
