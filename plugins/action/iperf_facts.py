@@ -15,7 +15,10 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
 3. for each address of ``link_speed_of``: the interface that holds it (``ip -o addr show to``) and its
    ``/sys/class/net/<interface>/speed`` (read by ``_line_rate.sysfs_speed``); on ESXi (where
    ``esxcli network nic list`` answers) the ``esxcli network`` listings instead
-   (``_line_rate.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch).
+   (``_line_rate.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch);
+4. for each address of ``nic_counters_of``: the same, plus that interface's counters and driver
+   (``ip -s -s -j link``, ``ethtool -i``; on ESXi ``esxcli network nic stats get`` / ``nic get`` of the
+   vSwitch uplinks), read by ``_nic.py`` into ``iperf_nic_counters``.
 
 The sections of its output are framed by marker lines carrying a random token (the host
 layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
@@ -41,6 +44,7 @@ from ansible.errors import AnsibleActionFail
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_speed, sysfs_speed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._nic import NIC_SCRIPT, esxi_reading, linux_reading
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
@@ -73,7 +77,9 @@ PATH_NAMES = ("iperf", "iperf2", "iperf3", "iperf3.copy", "iperf.copy")
 # The options are those of the module's DOCUMENTATION (one declaration); ``src`` and ``paths``
 # are taken as they come and checked by hand (``_check_str_list``) for clearer messages than the
 # list type gives.
-ARGUMENT_SPEC = _SPEC = argument_spec(DOCUMENTATION, validate_as={"paths": "raw", "src": "raw", "link_speed_of": "raw"})
+ARGUMENT_SPEC = _SPEC = argument_spec(
+    DOCUMENTATION, validate_as={"paths": "raw", "src": "raw", "link_speed_of": "raw", "nic_counters_of": "raw"}
+)
 # How much of each source's text a result keeps under ``raw`` (the figures come from all of it).
 DEFAULT_RAW_MAX_BYTES: int = ARGUMENT_SPEC["raw_max_bytes"]["default"]
 
@@ -175,9 +181,12 @@ readf() {
   fi
   return 0
 }
+_ifof() {
+  (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; }
+}
 lspeed() {
   printf '\n%%s SPEED %%s\n' "$M" "$1"
-  _i=$( (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; })
+  _i=$(_ifof "$1")
   printf '%%s\n' "$_i"
   if [ -n "$_i" ]; then cat "/sys/class/net/$_i/speed" 2>&1; fi
   printf '\n%%s SPEEDEND\n' "$M"
@@ -194,7 +203,10 @@ lspeed_esxi() {
     _ex nic esxcli network nic list
     _ex ipv4 esxcli network ip interface ipv4 list
     _ex interfaces esxcli network ip interface list
-    _ex vswitches esxcli network vswitch standard list
+    printf '\n%%s ESXCLI vswitches\n' "$M"
+    _vsl=$(esxcli network vswitch standard list 2>&1)
+    _r=$?
+    printf '%%s\n\n%%s ESXCLIEND %%s\n' "$_vsl" "$M" "$_r"
   fi
   return 0
 }
@@ -213,11 +225,14 @@ def build_script(
     extra_paths: Sequence[str] = (),
     sources: Sequence[str] = (),
     link_speed_of: Sequence[str] = (),
+    nic_counters_of: Sequence[str] = (),
 ) -> str:
     """The POSIX ``sh`` script run on the host (see the module docstring for its output)."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", marker):
         raise ValueError(f"marker must be alphanumeric: {marker!r}")
     parts = [_SCRIPT_HEAD % {"marker": marker}]
+    if nic_counters_of:
+        parts.append(NIC_SCRIPT % {})
     if gather_tools:
         parts.append(_SCRIPT_PATH_SCAN + " ".join(PATH_NAMES) + "\n")
         parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_IPERF_PATHS)
@@ -225,9 +240,13 @@ def build_script(
     for index, pattern in enumerate(sources):
         parts.append(f"printf '\\n%s SRC %s\\n' \"$M\" {index}\n")
         parts.append(f'for _f in {sh_glob_word(pattern)}; do readf "$_f"; done\n')
-    parts.extend(f"lspeed {shlex.quote(address)}\n" for address in link_speed_of)
-    if link_speed_of:
+    speed_of = list(dict.fromkeys([*link_speed_of, *nic_counters_of]))  # a NIC reading carries its link speed
+    parts.extend(f"lspeed {shlex.quote(address)}\n" for address in speed_of)
+    parts.extend(f"lnic {shlex.quote(address)}\n" for address in nic_counters_of)
+    if speed_of:
         parts.append("lspeed_esxi\n")  # ESXi: no /sys, esxcli instead (nothing on a host without esxcli)
+    if nic_counters_of:
+        parts.append("nic_esxi\n")  # ESXi: nic get / nic stats get of the vSwitch uplinks
     parts.append("printf '\\n%s DONE\\n' \"$M\"\n")
     return "".join(parts)
 
@@ -267,6 +286,12 @@ class ProbeOutput:
     speeds: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: ESXi: esxcli network listings (nic, ipv4, interfaces, vswitches) that exited 0
     esxcli: dict[str, str] = field(default_factory=dict)
+    #: ESXi: ``nicget <vmnic>`` / ``nicstats <vmnic>`` outputs with their exit status
+    esxcli_nic: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    #: Linux: address -> interface holding it ("" when none does)
+    nic_interfaces: dict[str, str] = field(default_factory=dict)
+    #: Linux: address -> {ipjson|iptext|ethtool: (output, exit status)}
+    nic_outputs: dict[str, dict[str, tuple[str, int | None]]] = field(default_factory=dict)
     finished: bool = False
     tty: bool = False
 
@@ -323,8 +348,16 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
             interface, _nl, speed = body.lstrip("\n").partition("\n")
             out.speeds[arg] = (interface.strip(), speed)
         elif kind == "ESXCLI" and following is not None and following.name == "ESXCLIEND":
-            if following.args.strip() == "0":
+            if arg.startswith(("nicget ", "nicstats ")):
+                out.esxcli_nic[arg] = (body, _end_status(following.args.strip())[0])
+            elif following.args.strip() == "0":
                 out.esxcli[arg] = body
+        elif kind == "NIC":
+            address, _sep, interface = arg.partition(" ")
+            out.nic_interfaces[address] = interface.strip()
+        elif kind == "NICOUT" and following is not None and following.name == "NICOUTEND":
+            address, _sep, what = arg.rpartition(" ")
+            out.nic_outputs.setdefault(address, {})[what] = (body, _end_status(following.args.strip())[0])
         elif kind == "FILE" and following is not None and following.name == "FILEEND":
             rc, problem = _end_status(following.args)
             if problem is None and rc != 0:
@@ -485,15 +518,17 @@ class ActionModule(HostAction):
             args["src"] = _check_str_list(args.get("src"), "src", "paths or globs on the host")
             args["paths"] = _check_str_list(args.get("paths"), "paths", "absolute paths of iperf binaries")
             args["link_speed_of"] = _check_str_list(args.get("link_speed_of"), "link_speed_of", "IP addresses")
+            args["nic_counters_of"] = _check_str_list(args.get("nic_counters_of"), "nic_counters_of", "IP addresses")
         except OptionError as exc:
             raise HostError(f"{_NAME}: {exc}") from exc
-        for index, address in enumerate(args["link_speed_of"]):
-            try:
-                args["link_speed_of"][index] = ipaddress.ip_address(address.strip()).compressed
-            except ValueError:
-                raise HostError(
-                    f"{_NAME}: link_speed_of[{index}] must be an IP address of the host, got {address!r}"
-                ) from None
+        for option in ("link_speed_of", "nic_counters_of"):
+            for index, address in enumerate(args[option]):
+                try:
+                    args[option][index] = ipaddress.ip_address(address.strip()).compressed
+                except ValueError:
+                    raise HostError(
+                        f"{_NAME}: {option}[{index}] must be an IP address of the host, got {address!r}"
+                    ) from None
         for index, path in enumerate(args["paths"]):
             if not path.startswith("/"):
                 raise HostError(
@@ -512,7 +547,13 @@ class ActionModule(HostAction):
             )
         if self._task.args.get("src") is not None and not args["src"]:
             raise HostError(f"{_NAME}: src is empty; give at least one path or glob, or leave src out")
-        if not args["gather_tools"] and not args["src"] and content is None and not args["link_speed_of"]:
+        if (
+            not args["gather_tools"]
+            and not args["src"]
+            and content is None
+            and not args["link_speed_of"]
+            and not args["nic_counters_of"]
+        ):
             raise HostError(
                 f"{_NAME}: nothing to do: gather_tools is false and neither src nor content is set; "
                 "set src (files on the host) or content (text), or gather_tools=true"
@@ -526,7 +567,7 @@ class ActionModule(HostAction):
         warnings: list[str] = []
 
         probe = ProbeOutput(finished=True)
-        if args["gather_tools"] or sources or args["link_speed_of"]:
+        if args["gather_tools"] or sources or args["link_speed_of"] or args["nic_counters_of"]:
             marker = f"ESXILAB_IPERF_{uuid.uuid4().hex}"
             script = build_script(
                 marker,
@@ -534,6 +575,7 @@ class ActionModule(HostAction):
                 extra_paths=args["paths"],
                 sources=sources,
                 link_speed_of=args["link_speed_of"],
+                nic_counters_of=args["nic_counters_of"],
             )
             res = self.execute(script)
             probe = parse_probe_output(res.stdout, marker)
@@ -547,9 +589,21 @@ class ActionModule(HostAction):
                 )
         if args["gather_tools"]:
             facts["iperf_tools"] = tool_facts(probe.tools)
+        # an ESXi host (esxcli answered) has no /sys: the vmknic's vSwitch uplinks instead
+        esxi = {"nic", "ipv4", "interfaces", "vswitches"} <= set(probe.esxcli)
+        if args["nic_counters_of"]:
+            facts["iperf_nic_counters"] = {
+                address: esxi_reading(address, probe.esxcli, probe.esxcli_nic)
+                if esxi
+                else linux_reading(
+                    address,
+                    probe.nic_interfaces.get(address, ""),
+                    probe.speeds.get(address, ("", ""))[1],
+                    probe.nic_outputs.get(address, {}),
+                )
+                for address in args["nic_counters_of"]
+            }
         if args["link_speed_of"]:
-            # an ESXi host (esxcli answered) has no /sys: the vmknic's vSwitch uplinks instead
-            esxi = len(probe.esxcli) == 4
             facts["iperf_link_speeds"] = {
                 address: esxcli_speed(address, probe.esxcli)
                 if esxi

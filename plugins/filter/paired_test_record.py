@@ -238,6 +238,14 @@ _value:
           are skipped), C(tolerated) (this run failed within C(max_failures)) and C(verdict) - for example
           V(stable after 3 runs (cv 0.41 %\)) or V(unstable after 6 runs (cv 7.90 %\)); C(null) until the point is done.
       type: dict
+    nic:
+      description:
+        - The NIC readings of this run (role variable C(paired_test_nic_counters)); C(null) when it read none.
+        - "C(mode) (V(test) or V(run)), C(before) and C(after) - each C(null) (not read in this run) or a dictionary
+          host -> address -> the reading of C(esxilab.iperf.iperf_facts)' C(iperf_nic_counters) (interface, driver,
+          firmware, counters); host -> C(error) (why) when the read failed."
+        - The report (C(esxilab.iperf.report_write)) makes the deltas from them.
+      type: dict
 """
 
 # Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.

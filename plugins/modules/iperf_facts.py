@@ -106,6 +106,20 @@ options:
     type: list
     elements: str
     default: []
+  nic_counters_of:
+    description:
+      - IP addresses of the host whose NIC counters and driver to read into RV(ansible_facts.iperf_nic_counters), in the
+        same command. Read-only; the role C(esxilab.iperf.paired_test) reads them around its runs
+        (O(esxilab.iperf.paired_test#role:main:paired_test_nic_counters)) for the report's NIC columns.
+      - Linux - the interface holding the address (as for O(link_speed_of)), C(ip -s -s -j link show dev <if>) (the
+        text form where C(ip) has no C(-j)) and C(ethtool -i <if>) where C(ethtool) is installed.
+      - ESXi - the uplinks whose link is up of the standard vSwitch behind the VMkernel adapter holding the address,
+        each with C(esxcli network nic stats get -n <vmnic>) and C(esxcli network nic get -n <vmnic>).
+      - A counter is a number the tool printed or absent; nothing is guessed. Neither C(ip) nor C(esxcli) prints
+        pause-frame counters, so none are read.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.info_module
@@ -171,6 +185,30 @@ ansible_facts:
       returned: when O(link_speed_of) is not empty
       type: dict
       sample: {"198.18.0.11": {interface: eth0, speed_mbps: 10000, source: /sys/class/net/eth0/speed, reason: null}}
+    iperf_nic_counters:
+      description:
+        - One item per address of O(nic_counters_of), keyed by the address - C(interface) (the Linux interface or the
+          ESXi VMkernel adapter holding it, or C(null)), C(kind) (C(linux) or C(esxi)), C(source) (the commands read),
+          C(reason) (why nothing was read; C(null) when counters were), C(speed_mbps) (the link speed, as
+          RV(ansible_facts.iperf_link_speeds) reads it) and C(nics).
+        - C(nics) - one item per NIC read (Linux - the interface; ESXi - each active uplink) with C(name), C(driver),
+          C(firmware), C(version), C(bus_info) (C(null) where not printed), C(speed_mbps), C(link_up), C(counters)
+          (counter name as the Linux kernel names it - C(rx_dropped), C(tx_dropped), C(rx_errors), C(tx_errors),
+          C(rx_crc_errors), ... - to the number printed), C(other) (fields not understood, as printed), C(problems)
+          and C(raw) (the outputs read, C(stats) and C(info)).
+      returned: when O(nic_counters_of) is not empty
+      type: dict
+      sample:
+        198.18.0.11:
+          interface: eth0
+          kind: linux
+          source: ip -s -s -j link show dev eth0
+          reason: null
+          speed_mbps: 10000
+          nics:
+            - {name: eth0, driver: null, firmware: null, version: null, bus_info: null, speed_mbps: 10000,
+               link_up: true, counters: {rx_packets: 37, tx_packets: 31, rx_dropped: 0, tx_dropped: 44},
+               other: {}, problems: ["no ethtool on the host: driver and firmware not read"], raw: {}}
     iperf_tools:
       description: Every iperf binary found, in E(PATH) order, then the ESXi locations, then O(paths).
       returned: when O(gather_tools=true)

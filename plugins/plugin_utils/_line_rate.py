@@ -27,7 +27,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import kv_blocks, parse_table, split_list
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 
-__all__ = ["esxcli_nics", "esxcli_speed", "run_line_rate", "sysfs_speed", "uplink_speed"]
+__all__ = ["esxcli_nics", "esxcli_speed", "esxcli_uplinks", "run_line_rate", "sysfs_speed", "uplink_speed"]
 
 
 def _number(value: Any) -> float | None:
@@ -79,26 +79,39 @@ def esxcli_nics(nic_list: str, vswitch_list: str) -> list[dict[str, Any]]:
     return nics
 
 
-def esxcli_speed(address: str, listings: Mapping[str, str]) -> dict[str, Any]:
-    """``{interface, speed_mbps, source, reason}`` of the VMkernel adapter holding ``address`` on an ESXi host, from
-    ``esxcli network`` listings (``ipv4``: ``ip interface ipv4 list``, ``interfaces``: ``ip interface list``,
-    ``vswitches``: ``vswitch standard list``, ``nic``: ``nic list``): the lowest active uplink of its vSwitch."""
+def esxcli_uplinks(address: str, listings: Mapping[str, str]) -> dict[str, Any]:
+    """``{interface, vswitch, uplinks, reason}``: the VMkernel adapter holding ``address`` on an ESXi host and the
+    uplinks of its standard vSwitch (``name``, ``driver``, ``link_up``, ``speed_mbps`` as ``esxcli_nics`` gives
+    them), from ``esxcli network`` listings (``ipv4``: ``ip interface ipv4 list``, ``interfaces``: ``ip interface
+    list``, ``vswitches``: ``vswitch standard list``, ``nic``: ``nic list``); ``reason`` says why none was found."""
     vmk = next(
         (row.get("name") for row in parse_table(listings.get("ipv4", ""), "Name") if row.get("ipv4address") == address),
         None,
     )
     if not vmk:
-        return {"interface": None, "speed_mbps": None, "source": None,
+        return {"interface": None, "vswitch": None, "uplinks": [],
                 "reason": f"no VMkernel adapter holds {address} (esxcli network ip interface ipv4 list)"}  # fmt: skip
     portset = next(
         (f.get("portset") for title, f in kv_blocks(listings.get("interfaces", "")) if (f.get("name") or title) == vmk),
         None,
     )
     if not portset or portset.upper() == "N/A":
-        return {"interface": vmk, "speed_mbps": None, "source": None,
+        return {"interface": vmk, "vswitch": None, "uplinks": [],
                 "reason": f"{vmk} is on no standard vSwitch (esxcli network ip interface list)"}  # fmt: skip
-    found = uplink_speed(esxcli_nics(listings.get("nic", ""), listings.get("vswitches", "")), portset, "esxcli")
-    return {"interface": vmk, "speed_mbps": found["speed_mbps"], "source": found["source"], "reason": found["reason"]}
+    nics = esxcli_nics(listings.get("nic", ""), listings.get("vswitches", ""))
+    return {"interface": vmk, "vswitch": portset, "uplinks": [n for n in nics if n.get("vswitch") == portset],
+            "reason": None}  # fmt: skip
+
+
+def esxcli_speed(address: str, listings: Mapping[str, str]) -> dict[str, Any]:
+    """``{interface, speed_mbps, source, reason}`` of the VMkernel adapter holding ``address`` on an ESXi host, from
+    ``esxcli network`` listings (see ``esxcli_uplinks``): the lowest active uplink of its vSwitch."""
+    found = esxcli_uplinks(address, listings)
+    if found["reason"] is not None:
+        return {"interface": found["interface"], "speed_mbps": None, "source": None, "reason": found["reason"]}
+    speed = uplink_speed(found["uplinks"], found["vswitch"], "esxcli")
+    return {"interface": found["interface"], "speed_mbps": speed["speed_mbps"], "source": speed["source"],
+            "reason": speed["reason"]}  # fmt: skip
 
 
 def uplink_speed(

@@ -510,6 +510,7 @@ def build_plan(
             "paired_test_max_runs; lower repeat, streams, direction or swap_roles, split the tests over several "
             f"plays, or raise paired_test_max_runs to {planned} if you mean it"
         )
+    _mark_nic_reads(runs)
     hosts = sorted({p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"]})
     _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
     if forks is not None:
@@ -734,6 +735,13 @@ def _make_run(
         "start_delay": round(start_delay, 3),
         "start_delay_auto": auto_delay,
         "pairs": run_pairs,
+        # NIC counters (setting nic_counters): read before / after this run (set by _mark_nic_reads), and the
+        # addresses each host of the run reads them for (its test addresses in this run; the client's own
+        # address even when it does not bind to it)
+        "nic_counters": settings["nic_counters"],
+        "nic_before": False,
+        "nic_after": False,
+        "nic_addresses": _nic_addresses(pairs),
         "server_hosts": sorted({p["server"] for p in run_pairs}),
         "client_hosts": sorted({p["client"] for p in run_pairs}),
     }
@@ -752,6 +760,30 @@ def _common_labels(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for key, value in first.items()
         if key not in IDENTITY_LABELS and all(key in p["labels"] and p["labels"][key] == value for p in pairs[1:])
     }
+
+
+def _nic_addresses(pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """``{host: [address, ...]}``: the test addresses of a run's hosts (server and client of every pair; the same
+    whichever end serves)."""
+    found: dict[str, list[str]] = {}
+    for pair in pairs:
+        for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_address"])):
+            if address and address not in found.setdefault(host, []):
+                found[host].append(address)
+    return {host: addresses for host, addresses in found.items() if addresses}
+
+
+def _mark_nic_reads(runs: Sequence[dict[str, Any]]) -> None:
+    """Set ``nic_before`` / ``nic_after`` of the runs: every run with ``nic_counters: run``; the first and the last
+    planned run of each test with ``test``; none with ``none``."""
+    by_test: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_test.setdefault(run["test"], []).append(run)
+    for test_runs in by_test.values():
+        for run in test_runs:
+            mode = run["nic_counters"]
+            run["nic_before"] = mode == "run" or (mode == "test" and run is test_runs[0])
+            run["nic_after"] = mode == "run" or (mode == "test" and run is test_runs[-1])
 
 
 def run_seconds(run: Mapping[str, Any]) -> float:
@@ -904,7 +936,37 @@ HOST_REPORT_VARS = {
     "clients": "__paired_test_clients",
     "stops": "__paired_test_stops",
     "failure": "__paired_test_failure",
+    "nic_before": "__paired_test_nic_before",
+    "nic_after": "__paired_test_nic_after",
 }
+
+
+def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, Any]:
+    """``{host: {address: reading}}`` of one NIC read of the run (``key``: ``nic_before`` / ``nic_after``), from the
+    hosts' registered ``iperf_facts`` results; a host whose read failed or did not run gets ``{error: why}``."""
+    readings: dict[str, Any] = {}
+    for host in sorted(run.get("nic_addresses") or {}):
+        registered = (by_host.get(host) or {}).get(key)
+        facts = registered.get("ansible_facts") if isinstance(registered, Mapping) else None
+        found = facts.get("iperf_nic_counters") if isinstance(facts, Mapping) else None
+        if isinstance(found, Mapping):
+            readings[host] = dict(found)
+        elif isinstance(registered, Mapping) and not registered.get("skipped") and registered.get("msg"):
+            readings[host] = {"error": f"the NIC read on {host} failed: {_message(registered)}"}
+        else:
+            readings[host] = {"error": f"the NIC counters of {host} were not read in run {run['run']}"}
+    return readings
+
+
+def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The run record's ``nic``: ``{mode, before, after}`` (``None`` where this run read nothing)."""
+    if not run.get("nic_before") and not run.get("nic_after"):
+        return None
+    return {
+        "mode": run.get("nic_counters"),
+        "before": _nic_readings(run, by_host, "nic_before") if run.get("nic_before") else None,
+        "after": _nic_readings(run, by_host, "nic_after") if run.get("nic_after") else None,
+    }
 
 
 def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | None]:
@@ -1043,6 +1105,7 @@ def build_record(
         "shuffle_seed": run.get("shuffle_seed"),
         "combine_swapped": bool(run.get("combine_swapped")),
         "stability": stability,
+        "nic": _nic_record(run, by_host),
     }
 
 

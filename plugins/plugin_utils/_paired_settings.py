@@ -355,6 +355,29 @@ SETTINGS: dict[str, Setting] = {
         True,
         description=("Clients send from their own address (C(-B) with C(client_address)) when it is known.",),
     ),
+    "nic_counters": Setting(
+        "choice",
+        "test",
+        choices=("test", "run", "none"),
+        description=(
+            (
+                "When to read the NIC counters and driver/firmware of the interfaces behind the pairs' test "
+                "addresses (Linux - the interface holding the address, C(ip -s -s -j link), C(ethtool -i) where "
+                "installed; ESXi - the active uplinks of the VMkernel adapter's vSwitch, C(esxcli network nic stats "
+                "get) and C(nic get)): one read-only SSH session per host and read (C(esxilab.iperf.iperf_facts) "
+                "O(esxilab.iperf.iperf_facts#module:nic_counters_of))."
+            ),
+            (
+                "V(test) - before the first and after the last planned run of the test (the report shows the test's "
+                "deltas; a run gets its own only when the test has one run). V(run) - before and after every run "
+                "(per-run deltas; two sessions per host and run). V(none) - not read (the report says n/a)."
+            ),
+            (
+                "With a C(repeat) dictionary the last planned run of a test may be skipped; with V(test) its test then "
+                "has no after-reading (n/a) - use V(run) there."
+            ),
+        ),
+    ),
 }
 
 

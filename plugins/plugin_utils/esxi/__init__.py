@@ -17,7 +17,8 @@ see ``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``):
 * ``vib``       -- ``software vib list`` / ``vib install`` results, install-error fixes, iperf ``-v``;
 * ``firewall``  -- ``network firewall get`` and ``network firewall ruleset list``;
 * ``settings``  -- kernel/advanced settings and the execInstalledOnly state they add up to;
-* ``ping``      -- ``vmkping -d -s N`` and Linux ``ping -M do -s N`` (path MTU).
+* ``ping``      -- ``vmkping -d -s N`` and Linux ``ping -M do -s N`` (path MTU);
+* ``nic``       -- ``network nic stats get`` counters and ``network nic get`` driver/firmware.
 
 Planners -- from (current state, wanted state, options) to a list of shell commands plus what must
 be put back afterwards:

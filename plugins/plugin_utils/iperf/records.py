@@ -266,6 +266,7 @@ class RunRecord(TypedDict):
     shuffle_seed: int | None
     combine_swapped: bool
     stability: dict[str, Any] | None  # _paired_stability.assess() of the point so far; None for repeat: N
+    nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None
 
 
 def result_from(value: Any) -> IperfResult | None:

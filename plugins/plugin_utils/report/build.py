@@ -27,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import
     combine_swapped,
     in_order,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import NicDelta, deltas_by_test, nic_environment
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import split_runs
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, kind_name, read_runs
 
@@ -51,6 +52,13 @@ class Report:
     combined: list[Group] = field(default_factory=list)
     #: The parts of the runs whose pairs differ in the compared label (``parts.py``); never in ``runs``.
     parts: list[RunRow] = field(default_factory=list)
+    #: NIC counters (paired_test_nic_counters): per test, the delta over its runs; empty when none was read.
+    nic_tests: dict[str, NicDelta | None] = field(default_factory=dict)
+
+    @property
+    def has_nic(self) -> bool:
+        """Whether any run record carries NIC readings."""
+        return any(run.record is not None and run.record.get("nic") for run in self.runs)
 
     @property
     def results(self) -> list[ResultRow]:
@@ -122,10 +130,16 @@ def build_report(
     groups, sweeps = build_groups(ordered, float(knee_tolerance))
     comparison = build_comparison(label, ordered, groups) if label is not None else None
     unit = pick_unit([run.bits_per_second for run in rows] + [r.bits_per_second for run in rows for r in run.results])
+    records = [(run.test, run.record) for run in rows]
+    read = any(record is not None and record.get("nic") for _test, record in records)
+    env = dict(environment or {})
+    nics = nic_environment(record for _test, record in records)
+    if nics:
+        env.setdefault("nics", nics)  # driver/firmware/speed of the NICs read (report_environment's "nics" wins)
     return Report(
         name=name.strip(),
         title=title.strip() if isinstance(title, str) and title.strip() else f"iperf report: {name.strip()}",
-        environment=dict(environment or {}),
+        environment=env,
         line_rate_bps=line_rate_bps,
         compare_by=label,
         knee_tolerance=float(knee_tolerance),
@@ -137,4 +151,5 @@ def build_report(
         unit=unit,
         combined=combine_swapped(groups),
         parts=parts,
+        nic_tests=deltas_by_test(records) if read else {},
     )

@@ -18,6 +18,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import R
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
+
+# added in 1.2: the NIC counter deltas around the run / the group's runs ("n/a": not read; empty: unknown)
+NIC_COLUMNS = tuple(f"nic_{name}" for name in DELTA_COUNTERS)
 
 RESULT_COLUMNS = (
     "run",
@@ -63,6 +67,7 @@ RESULT_COLUMNS = (
     "packets",
     "reverse_bits_per_second",
     "bidir_sum_bits_per_second",
+    *NIC_COLUMNS,
 )
 SUMMARY_COLUMNS = (
     "test",
@@ -87,7 +92,15 @@ SUMMARY_COLUMNS = (
     # added in 1.1: who sent to whom, and the figures beside throughput over the group's runs (figures.py)
     "flows",
     *FIGURE_NAMES,
+    *NIC_COLUMNS,
 )
+
+
+def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, Any]:
+    """The ``nic_*`` cells: the deltas, ``n/a`` when the counters were not read around the run(s)."""
+    if counters is None:
+        return dict.fromkeys(NIC_COLUMNS, "n/a")
+    return {f"nic_{name}": counters.get(name) for name in DELTA_COUNTERS}
 
 
 def _cell(value: Any) -> Any:
@@ -137,6 +150,7 @@ def results_csv(report: Report) -> str:
                 "run_percent_of_line_rate": run.percent_of_line_rate,
                 **figures.as_dict(),
                 "retransmits": None if figures.retransmits is None else int(figures.retransmits),
+                **_nic_cells(None if run.nic is None else run.nic.counters),
             }
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])
@@ -167,6 +181,7 @@ def summary_csv(report: Report) -> str:
                 "knee": group.knee,
                 "flows": "; ".join(group.flows) or None,
                 **group.figures.as_dict(),
+                **_nic_cells(group.nic),
             }
         )
     columns = list(SUMMARY_COLUMNS)

@@ -29,6 +29,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS, NO_VALUE
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
 
@@ -82,6 +83,46 @@ def _environment_md(report: Report) -> list[str]:
         )
         lines += [f"Tools in the results: {seen}.", ""]
     return lines
+
+
+def _nic_md(report: Report) -> list[str]:
+    """The NIC counters: per test the deltas over its runs, per run where read around it, and the warnings."""
+    if not report.has_nic:
+        return []
+    names = ("rx dropped", "tx dropped", "rx errors", "tx errors")
+    lines = [
+        "## NIC counters",
+        "",
+        "Counter changes of the NICs behind the test addresses (Linux: `ip -s -s link`; ESXi: `esxcli network nic "
+        f"stats get` of the active uplinks), summed over the NICs read; {NA}: not read, `?`: unknown (a counter "
+        "went backwards or was not printed). Pause frames are printed by neither tool. Drivers and firmware: "
+        "`nics` in the environment.",
+        "",
+    ]
+
+    def cells(counters: Mapping[str, int | None] | None) -> list[str]:
+        if counters is None:
+            return [NA] * len(DELTA_COUNTERS)
+        return ["?" if counters.get(c) is None else str(counters.get(c)) for c in DELTA_COUNTERS]
+
+    rows = []
+    for test in report.tests:
+        delta = report.nic_tests.get(test)
+        span = NA if delta is None else f"{delta.first_run} - {delta.last_run}"
+        rows.append([md_text(test), span, *cells(None if delta is None else delta.counters)])
+    lines += _table(["Test", "Runs", *names], "llrrrr", rows)
+    lines.append("")
+    per_run = [run for run in report.runs if run.nic is not None]
+    if per_run:
+        lines += _table(
+            ["Run", "Test", *names],
+            "rlrrrr",
+            ([str(run.run), md_text(run.test), *cells(run.nic.counters)] for run in per_run if run.nic is not None),
+        )
+        lines.append("")
+    warnings = in_order(w for d in [*report.nic_tests.values(), *(r.nic for r in per_run)] if d for w in d.warnings)
+    lines += [f"* {md_text(w)}" for w in warnings]
+    return [*lines, ""] if warnings else lines
 
 
 def _group_row(report: Report, group: Group, with_compare: bool, with_rate: bool) -> list[str]:
@@ -570,6 +611,7 @@ def to_markdown(
         lines += ["No plot: the results hold no figure to draw.", ""]
     for note in notes:
         lines += [f"{md_text(note[:1].upper() + note[1:])}.", ""]
+    lines += _nic_md(report)
     lines += _runs_md(report)
     lines += [
         "---",

@@ -47,6 +47,7 @@ def _group_doc(group: Group, with_part: bool) -> dict[str, Any]:
         "flows": group.flows,
         "line_rate_note": group.line_rate_note,
         "figures": group.figures.as_dict(),
+        "nic": group.nic,
     }
 
 
@@ -69,6 +70,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
         "flows": run.flows,
         "line_rate_note": run.line_rate_note,
         "figures": run.figures.as_dict(),
+        "nic": None if run.nic is None else run.nic.as_dict(),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
         # the compared values of its parts (top-level "parts"), only when its pairs differ in the compared label
         **({"parts": [part.compare for part in run.parts]} if run.parts else {}),
@@ -177,6 +179,10 @@ def to_json(report: Report) -> str:
         "comparison": _comparison_doc(report.comparison) if report.comparison else None,
         # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
         "combined": [_group_doc(group, bool(report.parts)) for group in report.combined],
+        # NIC counters read around the runs (paired_test_nic_counters): each test's delta; null: none was read
+        "nic": {"tests": {t: None if d is None else d.as_dict() for t, d in report.nic_tests.items()}}
+        if report.has_nic
+        else None,
     }
     if report.parts:  # runs split by compare_by: per run and value, the sum over that value's pairs (not runs)
         document["parts"] = [_part_doc(part) for part in report.parts]

@@ -21,6 +21,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     as_number,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, result_figures, run_figures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import NicDelta, run_delta
 
 # The fields that name a run and place a result, in the order of results.json and results.csv.
 RUN_IDENTITY = ("run", "test", "direction", "swapped", "streams", "repetition")
@@ -113,6 +114,7 @@ class RunRow(_Rated):
     parts: list[RunRow] = field(default_factory=list, repr=False, compare=False)
     #: A part: the run it is a part of (its figure is the sum over the part's pairs only).
     whole: RunRow | None = field(default=None, repr=False, compare=False)
+    nic: NicDelta | None = None  # the NIC counter deltas of this run (report/nic.py); None: not read around it
 
     @property
     def line_rate_source(self) -> str | None:
@@ -310,6 +312,7 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
         warnings=[str(w) for w in record.get("warnings") or []],
         record=record,
         line_rate_note=note,
+        nic=run_delta(record),
     )
 
 

@@ -640,8 +640,24 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
         "not a mapping",
     ]
     assert reports_from_host_vars(host_vars) == [
-        {"host": "h1", "servers": {"results": []}, "clients": None, "stops": None, "failure": None},
-        {"host": "h2", "servers": None, "clients": {"results": []}, "stops": None, "failure": None},
+        {
+            "host": "h1",
+            "servers": {"results": []},
+            "clients": None,
+            "stops": None,
+            "failure": None,
+            "nic_before": None,
+            "nic_after": None,
+        },
+        {
+            "host": "h2",
+            "servers": None,
+            "clients": {"results": []},
+            "stops": None,
+            "failure": None,
+            "nic_before": None,
+            "nic_after": None,
+        },
         None,
     ]
 
@@ -785,6 +801,8 @@ def test_summary_csv() -> None:
             "retransmits": "440.0", "lost_percent": "",
             "jitter_ms": "", "lost_packets": "", "packets": "", "reverse_bits_per_second": "",
             "bidir_sum_bits_per_second": "",
+            # added by issue 12: NIC counter deltas (these runs were not read around: n/a)
+            "nic_rx_dropped": "n/a", "nic_tx_dropped": "n/a", "nic_rx_errors": "n/a", "nic_tx_errors": "n/a",
         }
     ]  # fmt: skip
 
@@ -795,7 +813,7 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     doc = json.loads(to_json(report))
     assert list(doc) == [
         "format", "version", "name", "title", "generated_at", "environment", "line_rate_bps", "compare_by",
-        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined",
+        "knee_tolerance", "unit", "runs", "results", "summary", "sweeps", "comparison", "combined", "nic",
     ]  # fmt: skip
     assert (doc["format"], doc["version"], doc["environment"]["complete"]) == ("esxilab.iperf.report", 1, False)
     assert doc["runs"][0]["bits_per_second"] == 414225344.760976

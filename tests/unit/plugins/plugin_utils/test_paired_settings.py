@@ -80,7 +80,8 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
 
 def test_run_tasks_name_no_setting() -> None:
     """run.yml passes the settings through (iperf_server / iperf_client), not one line per option."""
-    tasks = {t["name"]: t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"][0]["block"]}
+    inner = next(t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"] if "block" in t)["block"]
+    tasks = {t["name"]: t for t in inner}
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
     for task, mode in (
         (tasks["Start the iperf servers of this host"], "server"),

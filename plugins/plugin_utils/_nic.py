@@ -1,0 +1,192 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NIC context of a test address: the counters and driver/firmware of the interface(s) behind it.
+
+``iperf_facts`` (option ``nic_counters_of``) runs one script per host and hands the outputs here:
+
+* **Linux** - the interface holding the address (the same ``ip -o addr show to`` lookup as the link
+  speed, ``_line_rate.sysfs_speed``), ``ip -s -s -j link show dev X`` (the text form when ``ip`` has
+  no ``-j``) and ``ethtool -i X`` where ``ethtool`` is installed (``host/linux_nic.py``);
+* **ESXi** - the VMkernel adapter holding the address, its vSwitch and that vSwitch's uplinks whose
+  link is up (``_line_rate.esxcli_uplinks``, the path of the link speed), each read with
+  ``esxcli network nic stats get`` and ``esxcli network nic get`` (``esxi/nic.py``).
+
+``reading()`` returns one plain dictionary per address (``iperf_nic_counters`` in the facts)::
+
+    {address, interface, kind: linux|esxi|null, source, reason, speed_mbps,
+     nics: [{name, driver, firmware, version, bus_info, speed_mbps, link_up, counters, other, problems, raw}]}
+
+A counter is an ``int`` the tool printed, or absent; a NIC that could not be read has no
+``counters`` and says why in ``problems``. The report (``report/nic.py``) makes the deltas.
+
+Plain data; no Ansible import, no I/O. Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_uplinks, sysfs_speed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiParseError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.nic import parse_nic_get, parse_nic_stats
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic import (
+    NicParseError,
+    parse_ethtool_info,
+    parse_ip_link_json,
+    parse_ip_link_text,
+)
+
+__all__ = ["NIC_SCRIPT", "Output", "esxi_reading", "linux_reading"]
+
+#: ``(text, exit status)`` of one command the script ran (127: the shell did not find it).
+Output = tuple[str, int | None]
+
+# Shell functions of the iperf_facts script (its ``_ifof``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
+# the interface's counters and driver on Linux; ``nic_esxi``: nic get / nic stats get of every uplink of a
+# standard vSwitch (the controller keeps those of the test address's vSwitch).
+NIC_SCRIPT = r"""_nx() {
+  _k=$1; shift
+  printf '\n%%s NICOUT %%s\n' "$M" "$_k"
+  ("$@") 2>&1
+  _r=$?
+  printf '\n%%s NICOUTEND %%s\n' "$M" "$_r"
+  return $_r
+}
+lnic() {
+  _i=$(_ifof "$1")
+  printf '\n%%s NIC %%s %%s\n' "$M" "$1" "$_i"
+  if [ -n "$_i" ]; then
+    _nx "$1 ipjson" ip -s -s -j link show dev "$_i" || _nx "$1 iptext" ip -s -s link show dev "$_i"
+    _nx "$1 ethtool" ethtool -i "$_i" || :
+  fi
+  return 0
+}
+nic_esxi() {
+  [ -n "$_vsl" ] || return 0
+  for _u in $(printf '%%s\n' "$_vsl" | sed -n 's/^ *Uplinks: *//p' | tr ',' ' '); do
+    _ex "nicget $_u" esxcli network nic get -n "$_u"
+    _ex "nicstats $_u" esxcli network nic stats get -n "$_u"
+  done
+  return 0
+}
+"""
+
+
+def _nic_item(name: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "driver": None,
+        "firmware": None,
+        "version": None,
+        "bus_info": None,
+        "speed_mbps": None,
+        "link_up": None,
+        "counters": {},
+        "other": {},
+        "problems": [],
+        "raw": {},
+    }
+
+
+def _shown(text: str) -> str:
+    return " ".join(text.split())[:200] or "no output"
+
+
+def linux_reading(
+    address: str, interface: str, speed_text: str | None, outputs: Mapping[str, Output]
+) -> dict[str, Any]:
+    """The reading of ``address`` on a Linux host: ``interface`` holds it (``""``: none does), ``speed_text``
+    what ``/sys/class/net/<interface>/speed`` held, ``outputs`` the commands run (``ipjson``, ``iptext``,
+    ``ethtool``) as ``(text, exit status)``."""
+    out: dict[str, Any] = {"address": address, "interface": interface or None, "kind": "linux", "source": None,
+                           "reason": None, "speed_mbps": None, "nics": []}  # fmt: skip
+    if not interface:
+        out["reason"] = f"no interface of the host holds {address} (or `ip` is missing)"
+        return out
+    speed = sysfs_speed(interface, speed_text, address)
+    nic = _nic_item(interface)
+    nic["speed_mbps"] = out["speed_mbps"] = speed["speed_mbps"]
+    sources = []
+    for kind, parse, command in (("ipjson", parse_ip_link_json, "ip -s -s -j link show dev"),
+                                 ("iptext", parse_ip_link_text, "ip -s -s link show dev")):  # fmt: skip
+        if kind not in outputs or nic["counters"]:
+            continue
+        text, rc = outputs[kind]
+        nic["raw"]["stats"] = text
+        if rc != 0:
+            nic["problems"].append(f"{command} {interface} failed (exit status {rc}): {_shown(text)}")
+            continue
+        try:
+            parsed = parse(text)
+        except NicParseError as exc:
+            nic["problems"].append(f"{command} {interface}: {exc}")
+            continue
+        nic["counters"], nic["other"] = parsed["counters"], parsed["other"]
+        nic["link_up"] = parsed["operstate"] == "UP" if parsed["operstate"] not in (None, "UNKNOWN") else None
+        sources.append(f"{command} {interface}")
+    if "ethtool" in outputs and outputs["ethtool"][1] != 127:  # 127: the shell found no ethtool
+        text, rc = outputs["ethtool"]
+        nic["raw"]["info"] = text
+        try:
+            info = parse_ethtool_info(text) if rc == 0 else None
+        except NicParseError as exc:
+            nic["problems"].append(f"ethtool -i {interface}: {exc}")
+            info = None
+        if rc != 0:
+            nic["problems"].append(f"ethtool -i {interface} failed (exit status {rc}): {_shown(text)}")
+        if info is not None:
+            nic.update({k: info[k] for k in ("driver", "version", "firmware", "bus_info")})
+            sources.append(f"ethtool -i {interface}")
+    else:
+        nic["problems"].append("no ethtool on the host: driver and firmware not read")
+    out["nics"] = [nic]
+    out["source"] = "; ".join(sources) or None
+    if not nic["counters"]:
+        out["reason"] = f"no counters of {interface}: " + ("; ".join(nic["problems"]) or "ip printed none")
+    return out
+
+
+def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str, Output]) -> dict[str, Any]:
+    """The reading of ``address`` on an ESXi host: ``listings`` the ``esxcli network`` listings of the link speed
+    (``nic``, ``ipv4``, ``interfaces``, ``vswitches``), ``outputs`` ``nicget <vmnic>`` / ``nicstats <vmnic>``."""
+    found = esxcli_uplinks(address, listings)
+    out: dict[str, Any] = {"address": address, "interface": found["interface"], "kind": "esxi",
+                           "source": None, "reason": found["reason"], "speed_mbps": None, "nics": []}  # fmt: skip
+    if found["reason"] is not None:
+        return out
+    active = [n for n in found["uplinks"] if n.get("link_up")]
+    if not active:
+        out["reason"] = f"no uplink of {found['vswitch']} has its link up (esxcli network nic list)"
+        return out
+    for uplink in active:
+        name = str(uplink["name"])
+        nic = _nic_item(name)
+        nic["speed_mbps"], nic["link_up"] = uplink.get("speed_mbps"), True
+        for kind, command in (("nicstats", "esxcli network nic stats get -n"), ("nicget", "esxcli network nic get -n")):
+            if f"{kind} {name}" not in outputs:
+                nic["problems"].append(f"{command} {name} was not run")
+                continue
+            text, rc = outputs[f"{kind} {name}"]
+            nic["raw"]["stats" if kind == "nicstats" else "info"] = text
+            if rc != 0:
+                nic["problems"].append(f"{command} {name} failed (exit status {rc}): {_shown(text)}")
+                continue
+            try:
+                if kind == "nicstats":
+                    stats = parse_nic_stats(text)
+                    nic["counters"], nic["other"] = stats["counters"], stats["other"]
+                else:
+                    info = parse_nic_get(text)
+                    nic.update({k: info[k] for k in ("driver", "firmware", "version", "bus_info")})
+            except EsxiParseError as exc:
+                nic["problems"].append(f"{command} {name}: {exc.message}")
+        out["nics"].append(nic)
+    speeds = [n["speed_mbps"] for n in out["nics"] if isinstance(n["speed_mbps"], int)]
+    out["speed_mbps"] = min(speeds) if speeds else None
+    names = ", ".join(n["name"] for n in out["nics"])
+    out["source"] = f"esxcli network nic stats get / nic get of the active uplinks of {found['vswitch']} ({names})"
+    if not any(n["counters"] for n in out["nics"]):
+        out["reason"] = "no counters of " + names + ": " + "; ".join(p for n in out["nics"] for p in n["problems"])
+    return out

@@ -1,0 +1,179 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NIC context on the local lab: the paired_test role reads the counters of the lab's veths around its runs
+(``paired_test_nic_counters``) and the report carries the deltas.
+
+One lab for the module: prefix ``nicctx`` (env ``ESXILAB_NIC_PREFIX``), 2 hosts on 198.19.191.0/24 (env
+``ESXILAB_NIC_SUBNET``), torn down with ``down --purge`` by the fixture's finalizer.
+
+* A clean TCP run: zero drops and errors on both ends, and bytes moved (the counters were really read).
+* A run with drops: h2's ``eth0`` is set to MTU 9000 while its bridge-side peer stays at 1500, so every UDP
+  datagram of 3000 bytes h2 sends is dropped by the veth (``tx_dropped``); TCP (the control connection, SSH) keeps
+  to the peer's MSS and is not touched. The test reads ``ip -s -j link`` of h2's ``eth0`` itself before and after
+  the play: the report's ``tx_dropped`` delta of h2 is exactly that difference, and not 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collection_path import REPO, ensure_collection_path
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
+PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PREFIX = os.environ.get("ESXILAB_NIC_PREFIX", "nicctx")
+SUBNET = os.environ.get("ESXILAB_NIC_SUBNET", "198.19.191")
+ADDRESS = {"h1": f"{SUBNET}.11", "h2": f"{SUBNET}.12"}
+PORT_BASE = 25501
+PLAY_TIMEOUT = 180
+
+
+def _lab_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, bridge)"
+    for tool in ("ip", "ssh", "iperf3"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path("/usr/sbin/sshd").exists():
+        return "openssh-server (/usr/sbin/sshd) is not installed"
+    if not ANSIBLE_PLAYBOOK.exists():
+        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
+    return None
+
+
+def _ip_json(*args: str) -> list[dict[str, Any]]:
+    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
+    return list(json.loads(out)) if out.strip() else []
+
+
+def _counters(host: str) -> dict[str, int]:
+    """``ip -s -j link`` of a lab host's eth0, read by the test itself (not through the collection)."""
+    (link,) = _ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "dev", "eth0")
+    stats = link["stats64"]
+    return {f"{d}_{k}": int(v) for d in ("rx", "tx") for k, v in stats[d].items()}
+
+
+def _set_mtu(host: str, mtu: int) -> None:
+    subprocess.run(["ip", "-n", f"{PREFIX}-{host}", "link", "set", "dev", "eth0", "mtu", str(mtu)],
+                   check=True, timeout=10)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Lab:
+    state_dir: Path
+
+    def cli(self, command: str, *args: str) -> None:
+        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
+        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = _lab_unavailable()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab(state_dir=tmp_path_factory.mktemp("nicctx") / "state")
+    the_lab.cli("down", "--purge")
+    try:
+        the_lab.cli("up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24")
+        yield the_lab
+    finally:
+        the_lab.cli("down", "--purge")
+        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
+
+
+def _play(
+    lab: Lab, tmp: Path, tests: list[dict[str, Any]], **settings: Any
+) -> tuple[subprocess.CompletedProcess[str], Path | None]:
+    (tmp / "remote").mkdir(exist_ok=True)
+    variables = {
+        "paired_test_tests": tests,
+        "paired_test_address_var": "lab_address",
+        "paired_test_port_base": PORT_BASE,
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "report",
+        "report_history": "",
+        **settings,
+    }
+    (tmp / "vars.json").write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_RETRY_FILES_ENABLED="false")  # fmt: skip
+    argv = [
+        str(ANSIBLE_PLAYBOOK),
+        "-i",
+        str(lab.state_dir / "inventory.yml"),
+        str(PLAYBOOK),
+        "-e",
+        f"@{tmp / 'vars.json'}",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    found = sorted(p for p in (tmp / "reports").glob("report-*") if p.is_dir()) if (tmp / "reports").exists() else []
+    return proc, found[0] if found else None
+
+
+def _host_delta(run_or_span: dict[str, Any], host: str) -> dict[str, Any]:
+    (nic,) = [n for n in run_or_span["nics"] if n["host"] == host]
+    return dict(nic["deltas"])
+
+
+def test_a_clean_run_shows_zero_drops_and_errors(lab: Lab, tmp_path: Path) -> None:
+    tests = [{"name": "clean", "pairs": [{"server": "h1", "client": "h2"}], "duration": 2}]
+    proc, report_dir = _play(lab, tmp_path, tests, paired_test_nic_counters="run")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert report_dir is not None
+    document = json.loads((report_dir / "results.json").read_text())
+    (run,) = document["runs"]
+    assert run["nic"]["counters"] == {"rx_dropped": 0, "tx_dropped": 0, "rx_errors": 0, "tx_errors": 0}
+    assert run["nic"]["warnings"] == []
+    # really read: h2 sent the test's bytes, h1 received them (TCP: at least 1 MB in 2 s on a veth)
+    assert _host_delta(run["nic"], "h2")["tx_bytes"] > 1_000_000
+    assert _host_delta(run["nic"], "h1")["rx_bytes"] > 1_000_000
+    nics = {n["host"]: n for n in document["environment"]["nics"]}
+    assert nics["h1"]["interface"] == nics["h1"]["nic"] == "eth0" and nics["h1"]["speed_mbps"] == 10000
+    assert nics["h2"]["address"] == ADDRESS["h2"]
+    (row,) = csv.DictReader((report_dir / "results.csv").read_text().splitlines())
+    assert (row["nic_rx_dropped"], row["nic_tx_dropped"], row["nic_rx_errors"], row["nic_tx_errors"]) == ("0",) * 4
+    assert "## NIC counters" in (report_dir / "summary.md").read_text()
+
+
+def test_dropped_datagrams_show_in_the_delta_as_ip_counts_them(lab: Lab, tmp_path: Path) -> None:
+    tests = [{"name": "drops", "pairs": [{"server": "h1", "client": "h2"}], "duration": 2, "protocol": "udp",
+              "length": "3000", "bandwidth": "10M"}]  # fmt: skip
+    _set_mtu("h2", 9000)  # the bridge-side peer stays at 1500: it drops what h2 sends above that
+    try:
+        before = _counters("h2")
+        proc, report_dir = _play(lab, tmp_path, tests, paired_test_continue_on_error=True)
+        after = _counters("h2")
+    finally:
+        _set_mtu("h2", 1500)
+    assert report_dir is not None, (proc.stdout + proc.stderr)[-4000:]
+    independent = after["tx_dropped"] - before["tx_dropped"]
+    assert independent > 0
+    document = json.loads((report_dir / "results.json").read_text())
+    span = document["nic"]["tests"]["drops"]
+    assert (span["first_run"], span["last_run"]) == (1, 1)
+    assert _host_delta(span, "h2")["tx_dropped"] == independent
+    assert span["counters"]["tx_dropped"] == independent  # h1 dropped nothing
+    assert span["counters"]["rx_errors"] == span["counters"]["tx_errors"] == 0
+    # test mode with one run: the run has the same delta
+    (run,) = document["runs"]
+    assert run["nic"]["counters"]["tx_dropped"] == independent
+    (row,) = csv.DictReader((report_dir / "results.csv").read_text().splitlines())
+    assert row["nic_tx_dropped"] == str(independent)
