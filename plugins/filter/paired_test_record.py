@@ -187,10 +187,28 @@ _value:
           description: Epoch time at which the client host reached the barrier; C(null) without a barrier.
           type: float
         command:
-          description: The client command line run.
+          description: The client command line run (for external clients, the server's).
           type: str
+        measured_by:
+          description:
+            - V(server) for a pair with external clients (its C(external) setting) - the result is the server's own
+              output (C(result.side=server)), the headline what the server received. Absent for other pairs (the
+              client's result).
+          type: str
+          returned: for a pair with external clients
+        external:
+          description:
+            - For a pair with external clients, one record per client test the server logged, then one failed record
+              (no result) per client that did not come - C(index) (1-based), C(peer) (the address the server saw),
+              C(count), C(deadline), C(from) (as set), C(came) (how many came) and C(reason) (why the wait ended -
+              V(all_came), V(server_exited), V(deadline)). C(client) is then V(external), C(sender)
+              V(external <peer>).
+          type: dict
+          returned: for a pair with external clients
     total_bits_per_second:
-      description: Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
+      description:
+        - Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
+        - C(null) as well when an external pair waited for several client tests - they came one after the other.
       type: float
     ok:
       description: Every pair gave a usable figure.

@@ -397,7 +397,8 @@ def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], wh
     }
     for name, (wrong, fix) in fixes.items():
         if wrong:
-            raise PairedTestError(f"{where}: {name}={_shown(settings[name])} cannot be used with external clients: {fix}")
+            shown = _shown(settings[name])
+            raise PairedTestError(f"{where}: {name}={shown} cannot be used with external clients: {fix}")
     longest = max(p.external["deadline"] for p in external if p.external is not None)
     timeout = settings["server_timeout"]
     if timeout is not None and timeout <= longest:
@@ -495,7 +496,7 @@ def build_plan(
         resolved: list[dict[str, Any]] = []
         for pair in pairs:
             address = pair.address or host_addresses.get(pair.server)
-            client_address = pair.client_address or host_addresses.get(pair.client)
+            client_address = pair.client_address or (host_addresses.get(pair.client) if pair.client else None)
             port = pair.port if pair.port is not None else settings["port_base"] + pair.index - 1
             if port > 65535:
                 raise PairedTestError(
@@ -1032,8 +1033,11 @@ def _external_records(
     tests = [t for t in collect_item.get("tests") or [] if isinstance(t, Mapping)]
     warnings = [
         f"pair {pair['pair']}: a client test from {t.get('peer')} "
-        + ("came from another address than external.from, not counted" if not t.get("counted") else
-           f"came after the {count} expected; not counted (its result is in the server's log)")
+        + (
+            "came from another address than external.from, not counted"
+            if not t.get("counted")
+            else f"came after the {count} expected; not counted (its result is in the server's log)"
+        )
         for t in tests
         if not t.get("counted") or t.get("extra")
     ]
@@ -1048,7 +1052,9 @@ def _external_records(
             entry["tool_version"] = result["tool_version"]
         who = f"external client {index} of {count} ({test.get('peer')})"
         if result is None or result.get("bits_per_second") is None:
-            detail = (result or {}).get("error") or "; ".join((result or {}).get("warnings") or []) or "no figure"
+            detail = "no result"
+            if result is not None:
+                detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
             entry["error"] = f"the server's result of {who} has no throughput figure: {detail}"
         elif not test.get("ended"):
             entry["error"] = f"{who} was still running when the wait ended (deadline {external['deadline']:g} s): cut"
@@ -1059,12 +1065,15 @@ def _external_records(
                 f"(-P {streams})"
             )
         records.append(entry)
-    why = {"deadline": f"within the deadline of {external['deadline']:g} s", "server_exited": "before the server exited"}
+    came_in = {
+        "deadline": f"within the deadline of {external['deadline']:g} s",
+        "server_exited": "before the server exited",
+    }
     for index in range(len(records) + 1, count + 1):
         missing = record(index, None)
         missing["server_stop"] = stop
         missing["error"] = (
-            f"external client {index} of {count} did not come {why.get(str(info['reason']), 'in time')} "
+            f"external client {index} of {count} did not come {came_in.get(str(info['reason']), 'in time')} "
             f"({len(records)} came); no figure"
         )
         records.append(missing)
@@ -1169,14 +1178,16 @@ def build_record(
     rates = [rate for p in pairs if (rate := _headline(p)) is not None]
     ok = all(p["ok"] for p in pairs)
     total = math.fsum(rates) if ok else None
-    # An iperf3 server serves one test at a time: several external clients of one pair came one after the
-    # other, so their rates never added up on the wire.
-    one_by_one = [p for p in run["pairs"] if p.get("external") and p["external"]["count"] > 1 and run["tool"] == "iperf3"]
+    # The client tests of an external pair came one after the other: an iperf3 server serves one test at a
+    # time, and an iperf2 server logs connections that overlap as one test (summed by its own [SUM] line).
+    # Their rates never added up on the wire.
+    one_by_one = [p["pair"] for p in run["pairs"] if p.get("external") and p["external"]["count"] > 1]
     if ok and one_by_one:
         total = None
         external_warnings.append(
-            f"pair(s) {_join([p['pair'] for p in one_by_one])}: the external iperf3 clients ran one after the other (an "
-            "iperf3 server serves one test at a time), so each result is its own figure and the run has no total"
+            f"pair(s) {_join(one_by_one)}: the external client tests came one after the other (an iperf3 server "
+            "serves one test at a time; an iperf2 server logs overlapping connections as one test), so each result "
+            "is its own figure and the run has no total"
         )
     starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
     spread = max(starts) - min(starts) if len(starts) == len(pairs) and len(pairs) > 1 else None

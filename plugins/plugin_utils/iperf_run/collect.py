@@ -89,8 +89,8 @@ def server_tests(log: str, *, exited: bool, peer: str | None = None) -> list[Ser
             result = parse_result(piece, keep_raw=True)
         except IperfParseError:
             continue
-        remote = result.get("remote") or {}
-        address = _address(remote.get("host"))
+        remote = result.get("remote")
+        address = _address(remote.get("host") if remote else None)
         if address is None:
             continue
         result["raw"] = piece
@@ -127,7 +127,7 @@ def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None
             "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
             f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then _al=1; fi',
             '  if [ "$_al" = 1 ] && [ -r "/proc/$_op/stat" ]; then',
-            "    case \"$(sed 's/^.*) //' \"/proc/$_op/stat\" 2>/dev/null)\" in Z*) _al=0 ;; esac",
+            '    case "$(sed \'s/^.*) //\' "/proc/$_op/stat" 2>/dev/null)" in Z*) _al=0 ;; esac',
             "  fi",
             "fi",
             marker(token, "poll", "alive=$_al"),

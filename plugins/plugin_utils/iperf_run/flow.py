@@ -391,7 +391,8 @@ def _run_collect(
     )
     log, stop_status = waited.log, "exited"
     if waited.alive:
-        stopped = _run_stop({"port": port, "bind": bind, "state_dir": state_dir}, execute, check_mode=False, token=token)
+        target = {"port": port, "bind": bind, "state_dir": state_dir}
+        stopped = _run_stop(target, execute, check_mode=False, token=token)
         entries = stopped["stopped"]
         stop_status = str(entries[0]["status"]) if entries else "not running"
         final = entries[0].get("raw") if entries else None

@@ -640,8 +640,8 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
         "not a mapping",
     ]
     assert reports_from_host_vars(host_vars) == [
-        {"host": "h1", "servers": {"results": []}, "clients": None, "stops": None, "failure": None},
-        {"host": "h2", "servers": None, "clients": {"results": []}, "stops": None, "failure": None},
+        {"host": "h1", "servers": {"results": []}, "clients": None, "stops": None, "collects": None, "failure": None},
+        {"host": "h2", "servers": None, "clients": {"results": []}, "stops": None, "collects": None, "failure": None},
         None,
     ]
 
