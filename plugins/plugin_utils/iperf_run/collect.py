@@ -38,7 +38,16 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state impo
     state_stem,
 )
 
-__all__ = ["POLL", "ServerTest", "build_poll_script", "server_tests", "wait_for_clients"]
+__all__ = [
+    "POLL",
+    "ServerTest",
+    "Waited",
+    "build_poll_script",
+    "collect_summary",
+    "server_tests",
+    "task_tests",
+    "wait_for_clients",
+]
 
 #: Seconds between two reads of the server's log while waiting for the external clients.
 POLL = 1.0
@@ -223,7 +232,7 @@ def collect_summary(
     return len(counted), warnings
 
 
-def test_entries(tests: Sequence[ServerTest], clients: int, labels: Mapping[str, Any]) -> list[dict[str, Any]]:
+def task_tests(tests: Sequence[ServerTest], clients: int, labels: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``tests`` of the task result: per client test its peer, whether it counted, ended, and the server's result."""
     entries = []
     position = 0

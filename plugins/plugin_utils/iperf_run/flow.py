@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
@@ -17,7 +18,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.collect import (
     collect_summary,
     server_tests,
-    test_entries,
+    task_tests,
     wait_for_clients,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
@@ -398,7 +399,12 @@ def _run_collect(
         final = entries[0].get("raw") if entries else None
         if isinstance(final, str) and final.strip():
             log = final
-    tests = server_tests(log, exited=True, peer=peer)
+    # what had ended before the stop; a test the stop cut is not ended (its piece is parsed all the same)
+    ended_before = {t.index for t in server_tests(waited.log, exited=not waited.alive, peer=peer) if t.ended}
+    tests = [
+        t if t.ended and t.index in ended_before else replace(t, ended=False)
+        for t in server_tests(log, exited=not waited.alive, peer=peer)
+    ]
     came, warnings = collect_summary(tests, clients=clients, deadline=deadline, reason=waited.reason, peer=peer)
     what = {"all_came": "all came", "server_exited": "the server exited", "deadline": "the deadline passed"}
     return base | {
@@ -408,7 +414,7 @@ def _run_collect(
         "waited": waited.waited,
         "polls": waited.polls,
         "server_stop": stop_status,
-        "tests": test_entries(tests, clients, params.get("labels") or {}),
+        "tests": task_tests(tests, clients, params.get("labels") or {}),
         "raw": log,
         "warnings": warnings,
         "msg": f"{came} of {clients} external client test(s) came ({what[waited.reason]} after {waited.waited:g} s); "
