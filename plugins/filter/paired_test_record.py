@@ -200,7 +200,8 @@ _value:
           description:
             - For a pair with external clients, one record per client test the server logged, then one failed record
               (no result) per client that did not come - C(index) (1-based), C(peer) (the address the server saw),
-              C(count), C(deadline), C(from) (as set), C(came) (how many came) and C(reason) (why the wait ended -
+              C(count), C(deadline), C(from) (as set), C(command) (the client command line the person was asked to
+              run), C(came) (how many came) and C(reason) (why the wait ended -
               V(all_came), V(server_exited), V(deadline)). C(client) is then V(external), C(sender)
               V(external <peer>).
           type: dict

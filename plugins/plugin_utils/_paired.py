@@ -736,6 +736,7 @@ def _make_run(
         external = pair.get("external")
         if external is not None:
             client = None
+            external = {**external, "command": external_command(settings, address, pair["port"], streams)}
         shown = client if client is not None else EXTERNAL_CLIENT
         sender, receiver = (shown, server) if direction == "forward" else (server, shown)
         run_pairs.append(
@@ -811,6 +812,26 @@ def _make_run(
     run["iperf_server"] = _iperf_arguments(run, "server")
     run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
     return run
+
+
+def external_command(settings: Mapping[str, Any], address: str | None, port: int, streams: int) -> str:
+    """The client command line an external client is asked to run (``iperf3.exe`` on Windows takes it as is):
+    the test's duration, streams, window, interval, omit, UDP rate and length - what the servers of the
+    inventory's pairs would be run with."""
+    iperf3 = settings["tool"] == "iperf3"
+    argv = ["iperf3" if iperf3 else "iperf", "-c", address or "<server address>", "-p", str(port)]
+    argv += ["-t", str(settings["duration"]), "-P", str(streams)]
+    for name, flag in (("window", "-w"), ("interval", "-i"), ("length", "-l")):
+        if settings[name] is not None:
+            value = settings[name]
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if iperf3 and settings["omit"]:
+        argv += ["-O", str(settings["omit"])]
+    if settings["protocol"] == "udp":
+        argv.append("-u")
+    if settings["bandwidth"] is not None:
+        argv += ["-b", str(settings["bandwidth"])]
+    return " ".join(argv)
 
 
 def run_seconds(run: Mapping[str, Any]) -> float:
@@ -974,6 +995,7 @@ def _external_records(
         "count": count,
         "deadline": external["deadline"],
         "from": external.get("from"),
+        "command": external.get("command"),
         "came": None,
         "reason": None,
     }

@@ -91,6 +91,7 @@ EXAMPLE_HOSTS = {
     "demo": [],
     "esxi-56g": ["esxi67", "peer56"],
     "esxi-multi-network": ["esxi70", "peer-multi"],
+    "external-peer": ["esxi70"],
     "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
     "mtu-compare": ["esxi70", "peer-multi"],
     "restore": ["esxi67", "esxi70"],
@@ -196,9 +197,9 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
     recaps = re.findall(r"^(\S+)\s+: ok=\d+ .*unreachable=(\d+)\s+failed=(\d+)", output, flags=re.MULTILINE)
     assert {host for host, *counts in recaps} == {h for n in names for h in EXAMPLE_HOSTS[n]}
     assert all(counts == ["0", "0"] for host, *counts in recaps), recaps
-    # the paired_test preflight asserted the plan of each of the six playbooks, run_once
+    # the paired_test preflight asserted the plan of each of the seven playbooks, run_once
     assert (
-        output.count("TASK [esxilab.iperf.paired_test : Assert that the tests can run as planned]") == 7
+        output.count("TASK [esxilab.iperf.paired_test : Assert that the tests can run as planned]") == 8
     )  # mtu: twice
     assert not list(tmp_path.glob("*/results.json"))  # check mode writes no report
 

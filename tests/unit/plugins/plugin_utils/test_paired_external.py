@@ -50,7 +50,9 @@ def test_an_external_pair_plans_a_server_and_no_client() -> None:
     (run,) = made["runs"]
     (pair,) = run["pairs"]
     assert (pair["server"], pair["client"], pair["sender"], pair["receiver"]) == ("esx1", None, "external", "esx1")
-    assert pair["external"] == {"count": 2, "deadline": 300.0, "from": "198.18.0.50"}
+    assert pair["external"] == {
+        "count": 2, "deadline": 300.0, "from": "198.18.0.50", "command": "iperf3 -c 198.18.0.10 -p 5201 -t 30 -P 4",
+    }  # fmt: skip
     assert pair["one_off"] is False  # iperf3 serves several clients one after the other
     assert (run["external"], run["external_wait"], run["barrier"], run["client_hosts"]) == (True, 300.0, False, [])
     # the guard outlives the wait; the planned seconds (the ESXi dead-man timer) are the wait
@@ -64,6 +66,17 @@ def test_one_iperf3_client_gets_a_one_off_server_and_iperf2_never() -> None:
     assert plan(external(), tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
     # count defaults to 1; a string from -e is read as Ansible would
     assert plan({**SERVER, "external": {"deadline": "60"}})["runs"][0]["pairs"][0]["external"]["count"] == 1
+
+
+def test_the_command_asked_of_the_person_has_the_test_settings() -> None:
+    settings = {"duration": 30, "streams": 4, "window": "512K", "interval": 2, "omit": 2}
+    assert plan(external(), **settings)["runs"][0]["pairs"][0]["external"]["command"] == (
+        "iperf3 -c 198.18.0.10 -p 5201 -t 30 -P 4 -w 512K -i 2 -O 2"
+    )
+    udp = {"tool": "iperf2", "protocol": "udp", "bandwidth": "1G", "length": "1460", "interval": 0.5}
+    assert plan({**external(), "port": 5001}, **udp)["runs"][0]["pairs"][0]["external"]["command"] == (
+        "iperf -c 198.18.0.10 -p 5001 -t 10 -P 1 -i 0.5 -l 1460 -u -b 1G"
+    )
 
 
 def test_ordinary_pairs_are_unchanged() -> None:
@@ -144,7 +157,8 @@ def test_the_records_hold_what_the_server_measured() -> None:
         assert pair["ok"] and pair["error"] is None
         assert (pair["measured_by"], pair["client"], pair["sender"]) == ("server", "external", f"external {PEER}")
         assert pair["external"] == {
-            "count": 2, "deadline": 120.0, "from": PEER, "came": 2, "reason": "all_came", "index": index, "peer": PEER,
+            "count": 2, "deadline": 120.0, "from": PEER, "command": "iperf3 -c 198.18.0.10 -p 5201 -t 10 -P 1",
+            "came": 2, "reason": "all_came", "index": index, "peer": PEER,
         }  # fmt: skip
         assert pair["result"] is not None and pair["result"]["side"] == "server"
         received = pair["result"]["received"]
