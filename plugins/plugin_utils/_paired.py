@@ -1081,6 +1081,11 @@ def _external_records(
         elif not test.get("ended"):
             entry["error"] = f"{who} was still running when the wait ended (deadline {external['deadline']:g} s): cut"
         entry["ok"] = entry["error"] is None
+        if result is not None and (result.get("reverse") or result.get("bidir")):
+            warnings.append(
+                f"pair {pair['pair']}: {who} ran {'--bidir' if result.get('bidir') else '-R'}: the server sent, so "
+                "its figure is the sender's; run the client without it to measure what the server receives"
+            )
         if isinstance(streams, int) and result is not None and result.get("streams") not in (None, 0, streams):
             warnings.append(
                 f"pair {pair['pair']}: {who} used {result.get('streams')} stream(s); the test asks for {streams} "

@@ -174,6 +174,14 @@ def test_the_records_hold_what_the_server_measured() -> None:
                for w in record["warnings"])  # fmt: skip
 
 
+def test_a_client_that_ran_reverse_is_warned_about() -> None:
+    (run,) = plan(external())["runs"]
+    collect = collected(ONE, 1, "all_came")
+    collect["tests"][0]["result"]["reverse"] = True  # as the server's log of a -R client says
+    record = build_record(run, registered(run, collect))
+    assert any("ran -R: the server sent" in w for w in record["warnings"])
+
+
 def test_one_client_gives_the_total() -> None:
     (run,) = plan(external())["runs"]
     collect = {**collected(ONE, 1, "server_exited"), "server_stop": "exited"}
