@@ -307,6 +307,12 @@ def test_external_clients_are_measured_by_the_server(lab: Lab, tmp_path: Path, t
         assert any("one after the other" in w for w in run["warnings"])
     else:
         assert run["total_bits_per_second"] == pytest.approx(sum(p["result"]["bits_per_second"] for p in run["pairs"]))
+    # the play told the person what to run, before it waited
+    binary = "iperf3" if tool == "iperf3" else "iperf"
+    assert (
+        f"on the external host run (iperf3.exe on Windows takes the same arguments): {binary} -c {ADDRESS['h1']} "
+        f"-p {PORT} -t {CLIENT_SECONDS} -P 1" in " ".join(outcome.output.split())
+    )
     assert outcome.report_dir is not None
     summary = (outcome.report_dir / "summary.md").read_text()
     assert "measured by the server" in summary
