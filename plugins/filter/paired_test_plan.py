@@ -27,7 +27,8 @@ options:
   _input:
     description:
       - The tests, as in the role variable C(paired_test_tests) - a list of dictionaries with C(name), C(pairs)
-        (C(server), C(client), C(address), C(client_address), C(port)) and optional per-test settings.
+        (C(server), C(client), C(address), C(client_address), C(port), or C(external) instead of C(client)) and
+        optional per-test settings.
     type: list
     elements: dict
     required: true
@@ -123,6 +124,11 @@ _value:
         - Each pair has C(run), C(pair) (1-based index), C(server) and C(client) (the hosts in this run, exchanged
           when swapped), C(address) (what the server listens on and the client connects to), C(port), C(bind) and
           C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels).
+        - 'External clients (a pair''s C(external)): the pair''s C(client) is null, its C(sender) V(external), its
+          C(external) the pair''s C({count, deadline, from}) plus C(command) (the client command line the person is
+          asked to run) and C(one_off) true for one iperf3 client; the run has C(external) true (false otherwise),
+          C(external_wait) (the longest deadline; null otherwise), no barrier, and a C(server_timeout) beyond the
+          wait. See C(docs/external-peer.md).'
       type: list
       elements: dict
     run_count:
