@@ -399,12 +399,17 @@ def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], wh
         if wrong:
             shown = _shown(settings[name])
             raise PairedTestError(f"{where}: {name}={shown} cannot be used with external clients: {fix}")
-    longest = max(p.external["deadline"] for p in external if p.external is not None)
+    waits: dict[str, float] = {}
+    for p in external:
+        if p.external is not None:  # a host waits for its external pairs one after the other
+            waits[p.server] = waits.get(p.server, 0.0) + p.external["deadline"]
+    longest = max(waits.values())
     timeout = settings["server_timeout"]
     if timeout is not None and timeout <= longest:
         raise PairedTestError(
-            f"{where}: server_timeout={timeout} is not longer than external.deadline={longest:g}: the guard would end "
-            "the server while the clients may still come; raise server_timeout or leave it unset (deadline + 120 s)"
+            f"{where}: server_timeout={timeout} is not longer than external.deadline={longest:g} (a host's deadlines "
+            "added up): the guard would end the server while the clients may still come; raise server_timeout or "
+            "leave it unset (the wait + 120 s)"
         )
 
 
@@ -771,7 +776,12 @@ def _make_run(
     auto_delay = settings["start_delay"] is None
     start_delay = START_DELAY_BASE + START_DELAY_PER_CLIENT * clients if auto_delay else settings["start_delay"]
     omit = settings["omit"] or 0
-    wait = max((p["external"]["deadline"] for p in run_pairs if p["external"] is not None), default=None)
+    # a host waits for its external pairs one after the other (the role's loop): the longest such sum
+    waits: dict[str, float] = {}
+    for p in run_pairs:
+        if p["external"] is not None:
+            waits[p["server"]] = waits.get(p["server"], 0.0) + p["external"]["deadline"]
+    wait = max(waits.values(), default=None)
     server_timeout = settings["server_timeout"] or int(
         (math.ceil(wait) if wait is not None else settings["duration"] + omit + math.ceil(start_delay))
         + SERVER_TIMEOUT_MARGIN
@@ -800,7 +810,8 @@ def _make_run(
         "labels": settings["labels"],
         # One pair needs no barrier: its client starts as soon as its server is up (external clients: none).
         "barrier": clients > 1,
-        # the clients are outside the inventory: the servers wait up to this many seconds for them (external.deadline)
+        # the clients are outside the inventory: the servers wait up to this many seconds for them (the deadlines of
+        # the external pairs one host serves, added up: it waits for them one after the other)
         "external": wait is not None,
         "external_wait": wait,
         "start_delay": round(start_delay, 3),

@@ -61,6 +61,14 @@ def test_an_external_pair_plans_a_server_and_no_client() -> None:
     assert pair["labels"]["streams"] == 4  # the -P the person is asked to use
 
 
+def test_a_host_with_two_external_pairs_waits_for_them_in_turn() -> None:
+    second = {"server": "esx1", "address": "198.18.5.21", "external": {"deadline": 60}}
+    (run,) = plan(external(deadline=100), second)["runs"]
+    assert [p["port"] for p in run["pairs"]] == [5201, 5202]
+    # the guard of either server outlives both waits; the planned seconds are both waits
+    assert (run["external_wait"], run["server_timeout"], run_seconds(run)) == (160.0, 280, 160.0)
+
+
 def test_one_iperf3_client_gets_a_one_off_server_and_iperf2_never() -> None:
     assert plan(external())["runs"][0]["pairs"][0]["one_off"] is True
     assert plan(external(), tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
