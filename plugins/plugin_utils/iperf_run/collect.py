@@ -211,8 +211,9 @@ def collect_summary(
             "all_came": "",
         }[reason]
         warnings.append(
-            f"{len(counted)} of {clients} external client test(s) came {why}; the results are those of the clients "
-            "that came (none is filled in)"
+            f"{len(counted)} of {clients} external client test(s) came {why}; "
+            + ("the results are those of the clients that came" if counted else "there is no result")
+            + " (none is filled in)"
         )
     if len(counted) > clients:
         warnings.append(
