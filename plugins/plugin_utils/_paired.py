@@ -809,7 +809,7 @@ def _make_run(
         "server_timeout": server_timeout,
         "labels": settings["labels"],
         # One pair needs no barrier: its client starts as soon as its server is up (external clients: none).
-        "barrier": clients > 1,
+        "barrier": sum(p["client"] is not None for p in run_pairs) > 1,
         # the clients are outside the inventory: the servers wait up to this many seconds for them (the deadlines of
         # the external pairs one host serves, added up: it waits for them one after the other)
         "external": wait is not None,
