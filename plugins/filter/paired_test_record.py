@@ -200,7 +200,8 @@ _value:
           description:
             - For a pair with external clients, one record per client test the server logged, then one failed record
               (no result) per client that did not come - C(index) (1-based), C(peer) (the address the server saw),
-              C(count), C(deadline), C(from) (as set), C(command) (the client command line the person was asked to
+              C(group) (the server's test it was part of - iperf2 clients at the same time share one), C(count),
+              C(deadline), C(from) (as set), C(command) (the client command line the person was asked to
               run), C(came) (how many came) and C(reason) (why the wait ended -
               V(all_came), V(server_exited), V(deadline)). C(client) is then V(external), C(sender)
               V(external <peer>).
@@ -209,7 +210,8 @@ _value:
     total_bits_per_second:
       description:
         - Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
-        - C(null) as well when an external pair waited for several client tests - they came one after the other.
+        - C(null) as well when the client tests of an external pair came one after the other (different C(group));
+          iperf2 clients at the same time add up.
       type: float
     ok:
       description: Every pair gave a usable figure.

@@ -686,6 +686,12 @@ tests:
     index:
       description: 1-based position in the log.
       type: int
+    group:
+      description:
+        - 1-based number of the server's test the client test was part of. iperf2 clients that ran at the same
+          time share one (the server logs them as one test; they are told apart by address), so their rates add up;
+          client tests in different groups came one after the other.
+      type: int
     peer:
       description: The client's address as the server printed it.
       type: str

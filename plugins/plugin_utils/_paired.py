@@ -1032,7 +1032,7 @@ def _external_records(
             "arrived_at": None,
             "command": None,
             "measured_by": "server",
-            "external": {**info, "index": index, "peer": peer},
+            "external": {**info, "index": index, "peer": peer, "group": None},
         }
         if server_item is not None and not server_item.get("failed"):
             entry["server_pid"] = server_item.get("pid")
@@ -1078,6 +1078,7 @@ def _external_records(
     records: list[PairRecord] = []
     for index, test in enumerate(tests, start=1):
         entry = record(index, test.get("peer") if isinstance(test.get("peer"), str) else None)
+        entry["external"]["group"] = test.get("group")
         entry["server_stop"] = stop
         result = result_from(test.get("result"))
         entry["result"] = result
@@ -1216,16 +1217,21 @@ def build_record(
     rates = [rate for p in pairs if (rate := _headline(p)) is not None]
     ok = all(p["ok"] for p in pairs)
     total = math.fsum(rates) if ok else None
-    # The client tests of an external pair came one after the other: an iperf3 server serves one test at a
-    # time, and an iperf2 server logs connections that overlap as one test (summed by its own [SUM] line).
-    # Their rates never added up on the wire.
-    one_by_one = [p["pair"] for p in run["pairs"] if p.get("external") and p["external"]["count"] > 1]
+    # The client tests of an external pair add up only when they ran at the same time: iperf2 clients the
+    # server logged as one test (one group). An iperf3 server serves one test at a time.
+    one_by_one = sorted(
+        {
+            p["pair"]
+            for p in pairs
+            if p.get("measured_by") == "server"
+            and len({q["external"]["group"] for q in pairs if q["pair"] == p["pair"]}) > 1
+        }
+    )
     if ok and one_by_one:
         total = None
         external_warnings.append(
             f"pair(s) {_join(one_by_one)}: the external client tests came one after the other (an iperf3 server "
-            "serves one test at a time; an iperf2 server logs overlapping connections as one test), so each result "
-            "is its own figure and the run has no total"
+            "serves one test at a time), so each result is its own figure and the run has no total"
         )
     starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
     spread = max(starts) - min(starts) if len(starts) == len(pairs) and len(pairs) > 1 else None

@@ -11,7 +11,7 @@ must hold what the server measured (``measured_by: server``, ``side: server``), 
 client's own output says within the usual difference between the two ends, and no iperf of ours may
 be left on the hosts afterwards.
 
-Lab: prefix ``per`` (env ``ESXILAB_PEER_PREFIX``), 2 hosts on 198.19.180.0/24 (env
+Lab: prefix ``per`` (env ``ESXILAB_PEER_PREFIX``), 3 hosts on 198.19.180.0/24 (env
 ``ESXILAB_PEER_SUBNET``), 1 Gbit/s tbf per host.
 """
 
@@ -42,8 +42,8 @@ PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 PREFIX = os.environ.get("ESXILAB_PEER_PREFIX", "per")
 SUBNET = os.environ.get("ESXILAB_PEER_SUBNET", "198.19.180")
-HOSTS = ("h1", "h2")
-ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 3)}
+HOSTS = ("h1", "h2", "h3")
+ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 4)}
 PORT = 25801
 PLAY_TIMEOUT = 180
 CLIENT_SECONDS = 2
@@ -122,7 +122,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     the_lab = Lab(state_dir=tmp_path_factory.mktemp("per") / "state")
     the_lab.cli("down", "--purge")
     try:
-        the_lab.cli("up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit")
+        the_lab.cli("up", "--hosts", "3", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit")
         yield the_lab
     finally:
         the_lab.cli("down", "--purge")
@@ -143,25 +143,28 @@ def _listening(port: int, protocol: str = "tcp") -> bool:
 
 @dataclass
 class Person:
-    """Runs ``count`` clients from h2, one after the other, once the server on h1 listens."""
+    """Runs ``count`` clients from h2, one after the other, once the server on h1 listens; or, with
+    ``together``, one client from each of ``hosts`` at the same time."""
 
     tool: str
     count: int
     argv_extra: Sequence[str] = ()
+    hosts: Sequence[str] = ("h2",)
+    together: bool = False
     outputs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     thread: threading.Thread | None = None
 
-    def argv(self) -> list[str]:
+    def argv(self, host: str) -> list[str]:
         binary = "iperf3" if self.tool == "iperf3" else "iperf"
         form = ["-J"] if self.tool == "iperf3" else ["-f", "b"]
         command = [binary, "-c", ADDRESS["h1"], "-p", str(PORT), "-t", str(CLIENT_SECONDS), *form, *self.argv_extra]
-        return ["timeout", "-k", "2", str(CLIENT_SECONDS + 20), "ip", "netns", "exec", _netns("h2"), *command]
+        return ["timeout", "-k", "2", str(CLIENT_SECONDS + 20), "ip", "netns", "exec", _netns(host), *command]
 
-    def _one(self) -> None:
+    def _one(self, host: str = "h2") -> None:
         # the server serves one iperf3 test at a time: right after a test it may still say "busy"
         for _attempt in range(10):
-            proc = _run(self.argv(), CLIENT_SECONDS + 30)
+            proc = _run(self.argv(host), CLIENT_SECONDS + 30)
             text = proc.stdout
             if proc.returncode == 0 and "busy" not in text and "error" not in text.lower()[:2000]:
                 self.outputs.append(text)
@@ -176,9 +179,26 @@ class Person:
         if not _listening(PORT):
             self.problems.append(f"the server never listened on {ADDRESS['h1']}:{PORT} within {LISTEN_WAIT} s")
             return
+        if self.together:
+            # one output per host, in the order of hosts (the threads append in any order)
+            results: dict[str, list[str]] = {host: [] for host in self.hosts}
+            threads = [threading.Thread(target=self._together, args=(host, results[host])) for host in self.hosts]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=CLIENT_SECONDS + 40)
+            self.outputs.extend(text for host in self.hosts for text in results[host])
+            return
         for _ in range(self.count):
             self._one()
             time.sleep(0.5)  # the server logs the end of one test before the next begins
+
+    def _together(self, host: str, out: list[str]) -> None:
+        proc = _run(self.argv(host), CLIENT_SECONDS + 30)
+        if proc.returncode == 0:
+            out.append(proc.stdout)
+        else:
+            self.problems.append(f"the client on {host} failed: {proc.stdout[-500:]} {proc.stderr[-500:]}")
 
     def start(self) -> None:
         self.thread = threading.Thread(target=self._work, daemon=True)
@@ -253,8 +273,10 @@ def _play(lab: Lab, tmp: Path, test: dict[str, Any], person: Person | None) -> O
     return Outcome(proc.returncode, proc.stdout + proc.stderr, report, found[0] if found else None, tmp / "remote")
 
 
-def _external_test(tool: str, count: int, deadline: float, **extra: Any) -> dict[str, Any]:
-    pair = {"server": "h1", "port": PORT, "external": {"count": count, "deadline": deadline, "from": ADDRESS["h2"]}}
+def _external_test(
+    tool: str, count: int, deadline: float, *, peer: str | None = ADDRESS["h2"], **extra: Any
+) -> dict[str, Any]:
+    pair = {"server": "h1", "port": PORT, "external": {"count": count, "deadline": deadline, "from": peer}}
     return {"name": f"external-{tool}-{count}", "tool": tool, "duration": CLIENT_SECONDS, "pairs": [pair], **extra}
 
 
@@ -263,12 +285,12 @@ def _assert_stopped(outcome: Outcome) -> None:
     assert sorted(p.name for p in outcome.state_dir.rglob("*.pid")) == []
 
 
-def _assert_server_measured(pair: dict[str, Any], tool: str, client_output: str) -> None:
+def _assert_server_measured(pair: dict[str, Any], tool: str, client_output: str, host: str = "h2") -> None:
     assert pair["measured_by"] == "server" and pair["client"] == "external"
-    assert pair["sender"] == f"external {ADDRESS['h2']}" and pair["receiver"] == "h1"
+    assert pair["sender"] == f"external {ADDRESS[host]}" and pair["receiver"] == "h1"
     result = pair["result"]
     assert (result["tool"], result["side"], result["format"]) == (tool, "server", "text")
-    assert result["remote"]["host"] == ADDRESS["h2"]
+    assert result["remote"]["host"] == ADDRESS[host]
     assert "Server listening" in result["raw"] or "listening" in result["raw"]  # the server's own piece of its log
     # the headline is the server's received figure, and it equals what the client says within the
     # rounding of the server's text (3 significant digits) and the ends' different clocks
@@ -316,6 +338,28 @@ def test_external_clients_are_measured_by_the_server(lab: Lab, tmp_path: Path, t
     assert outcome.report_dir is not None
     summary = (outcome.report_dir / "summary.md").read_text()
     assert "measured by the server" in summary
+    _assert_stopped(outcome)
+
+
+def test_iperf2_clients_from_two_hosts_at_the_same_time_add_up(lab: Lab, tmp_path: Path) -> None:
+    """The server logs them as one test; the record tells them apart by address, and their rates add up."""
+    person = Person("iperf2", 2, hosts=("h2", "h3"), together=True)
+    outcome = _play(lab, tmp_path, _external_test("iperf2", 2, deadline=60, peer=None), person)
+    assert person.problems == [], person.problems
+    assert outcome.rc == 0, outcome.output[-4000:]
+    (run,) = outcome.records
+    by_host = {pair["sender"]: pair for pair in run["pairs"]}
+    assert set(by_host) == {f"external {ADDRESS['h2']}", f"external {ADDRESS['h3']}"}
+    for host, output in zip(("h2", "h3"), person.outputs, strict=True):
+        pair = by_host[f"external {ADDRESS[host]}"]
+        assert pair["ok"] and pair["external"]["group"] == 1, pair
+        # the two share a 1 Gbit/s link into h1: each its own share, as its client says
+        client_bytes = client_received_bytes("iperf2", output)
+        assert pair["result"]["received"]["bytes"] == pytest.approx(client_bytes, rel=0.02)
+        _assert_server_measured(pair, "iperf2", output, host)
+    total = run["total_bits_per_second"]
+    assert total == pytest.approx(sum(p["result"]["bits_per_second"] for p in run["pairs"]))
+    assert total == pytest.approx(1e9 * 1448 / 1514, rel=0.08)  # together they fill h1's link
     _assert_stopped(outcome)
 
 

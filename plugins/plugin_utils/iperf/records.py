@@ -236,7 +236,7 @@ class PairRecord(_PairRecordRequired, total=False):
     raw: str  # the client's own output, kept when the pair failed
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
     measured_by: str
-    external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer}
+    external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer, group}
 
 
 class RunRecord(TypedDict):

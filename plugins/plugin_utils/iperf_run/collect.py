@@ -11,7 +11,8 @@ then it stops the server (the stop flow's own checks) and parses the server's fi
 
 The log is split into one piece per client test by the parsers' own splitter
 (``iperf.parse.split_tests``: iperf3 at its ``Server listening`` banners, iperf2 at a new inbound
-connection after the last test's totals) and each piece is parsed by ``iperf.parse``: the result
+connection after the last test's totals; iperf2 clients that ran at the same time from several addresses
+apart by ``iperf2_text.split_iperf2_by_peer``) and each piece is parsed by ``iperf.parse``: the result
 is the server's (``side: server``), its raw piece kept beside it. A figure comes only from that
 output; a client that did not come is counted as missing, never filled in.
 
@@ -27,7 +28,8 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import first, parse_kv
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_result, split_tests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import detect, parse_result, split_tests
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result, plain
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import marker, parse_sections
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
@@ -58,6 +60,7 @@ class ServerTest:
     """One client test in a server's log: the peer it came from, whether it has ended, the server's result."""
 
     index: int  # 1-based, in the order the server logged them
+    group: int  # 1-based: the server's test it was part of (iperf2 clients at the same time share one)
     peer: str | None  # the client's address as the server printed it (IPv4-mapped IPv6 unwrapped)
     ended: bool  # the server logged the test's end (a later banner or test, its totals, or the server is gone)
     counted: bool  # it came from the expected peer (always true without one)
@@ -93,7 +96,9 @@ def server_tests(log: str, *, exited: bool, peer: str | None = None) -> list[Ser
         return []
     expected = _address(peer)
     tests: list[ServerTest] = []
-    for position, piece in enumerate(pieces):
+    # iperf2 clients that ran at the same time share one test of the server's log: one piece per address
+    split = [(position, part) for position, piece in enumerate(pieces) for part in _by_peer(piece)]
+    for position, piece in split:
         try:
             result = parse_result(piece, keep_raw=True)
         except IperfParseError:
@@ -107,6 +112,7 @@ def server_tests(log: str, *, exited: bool, peer: str | None = None) -> list[Ser
         tests.append(
             ServerTest(
                 index=len(tests) + 1,
+                group=position + 1,
                 peer=address,
                 ended=ended,
                 counted=expected is None or address == expected,
@@ -114,6 +120,14 @@ def server_tests(log: str, *, exited: bool, peer: str | None = None) -> list[Ser
             )
         )
     return tests
+
+
+def _by_peer(piece: str) -> list[str]:
+    try:
+        tool, _kind = detect(piece)
+    except IperfParseError:
+        return [piece]
+    return split_iperf2_by_peer(piece) if tool == "iperf2" else [piece]
 
 
 def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None) -> str:
@@ -246,6 +260,7 @@ def task_tests(tests: Sequence[ServerTest], clients: int, labels: Mapping[str, A
         entries.append(
             {
                 "index": test.index,
+                "group": test.group,
                 "peer": test.peer,
                 "counted": test.counted,
                 "extra": test.counted and position > clients,

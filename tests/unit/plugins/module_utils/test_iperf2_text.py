@@ -557,6 +557,25 @@ CASES = [
         warnings=["iperf: ignoring extra argument -- 10.10.15.135"],
     ),
     Case(
+        # two clients from two addresses at the same time (the external-peer mode): the one [SUM] is h2's two
+        # streams only, so the whole log's total is h2's (split_iperf2_by_peer gives each client its own)
+        "iperf2-2.1.8-text-server-tcp-2-clients-concurrent-2-addresses-locallab.txt",
+        side="server",
+        protocol="tcp",
+        streams=3,
+        complete=True,
+        sent=None,
+        received=tot("152 MBytes", "629 Mbits/sec", 2.0319),
+        n_intervals=0,
+        per_stream=[
+            (1, None, tot("81.0 MBytes", "333 Mbits/sec", 2.042)),
+            (2, None, tot("74.1 MBytes", "306 Mbits/sec", 2.0319)),
+            (3, None, tot("78.1 MBytes", "322 Mbits/sec", 2.036)),
+        ],
+        local=("198.19.187.11", 25813),
+        remote=("198.19.187.13", 32786),
+    ),
+    Case(
         # three client tests in one server log (the external-peer mode); the whole log gives the last one:
         # two single-stream clients that ran at the same time, which the server reports like one -P 2 client
         "iperf2-2.1.8-text-server-tcp-3-clients-P2-concurrent-locallab.txt",
@@ -664,7 +683,7 @@ CASES = [
 def test_every_iperf2_text_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" not in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 28
+    assert len(on_disk) == 29
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

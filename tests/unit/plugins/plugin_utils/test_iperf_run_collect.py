@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.collect import (
     build_poll_script,
     server_tests,
@@ -74,6 +75,30 @@ def test_iperf2_sums_connections_that_overlap_into_one_test() -> None:
     assert [(t.peer, t.ended, t.result["streams"]) for t in tests] == [(PEER, True, n) for n in (1, 2, 2)]
     # the third test: two single-stream clients at the same time, one [SUM] from the server
     assert tests[2].result["received"]["bits_per_second"] == 960e6
+
+
+TWO_ADDRESSES = (FIXTURES / "iperf2-2.1.8-text-server-tcp-2-clients-concurrent-2-addresses-locallab.txt").read_text()
+
+
+def test_iperf2_clients_from_two_addresses_at_once_are_told_apart() -> None:
+    h3, h2 = server_tests(TWO_ADDRESSES, exited=False)  # in the order they connected
+    assert (h3.peer, h3.result["streams"], h3.result["received"]["bits_per_second"]) == ("198.19.187.13", 1, 333e6)
+    # the server's one [SUM] is h2's: its two streams (78.1 + 74.1 MBytes)
+    assert (h2.peer, h2.result["streams"], h2.result["received"]["bits_per_second"]) == ("198.19.187.12", 2, 629e6)
+    assert h2.result["received"]["bytes"] == mib(152)
+    assert "198.19.187.13" not in h2.result["raw"] and "[SUM]" not in h3.result["raw"]
+    assert h3.ended and h2.ended and h3.result["complete"] and h2.result["complete"]
+
+
+def test_iperf2_sums_that_could_belong_to_several_addresses_are_not_split() -> None:
+    # constructed from the recorded lines: h3 with a second stream, so both addresses have several and the
+    # [SUM] line could be either's - the test stays whole (one result, as the server printed it)
+    lines = TWO_ADDRESSES.splitlines()
+    extra = lines[4].replace("[  1]", "[  4]").replace("port 32786", "port 32790")
+    text = "\n".join([*lines[:5], extra, *lines[5:]]) + "\n"
+    assert split_iperf2_by_peer(text) == [text]
+    assert split_iperf2_by_peer(IPERF2_LOG) == [IPERF2_LOG]  # one address: whole
+    assert len(split_iperf2_by_peer(TWO_ADDRESSES)) == 2
 
 
 def test_tests_from_another_peer_are_not_counted() -> None:

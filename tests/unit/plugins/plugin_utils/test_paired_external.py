@@ -166,7 +166,7 @@ def test_the_records_hold_what_the_server_measured() -> None:
         assert (pair["measured_by"], pair["client"], pair["sender"]) == ("server", "external", f"external {PEER}")
         assert pair["external"] == {
             "count": 2, "deadline": 120.0, "from": PEER, "command": "iperf3 -c 198.18.0.10 -p 5201 -t 10 -P 1",
-            "came": 2, "reason": "all_came", "index": index, "peer": PEER,
+            "came": 2, "reason": "all_came", "index": index, "peer": PEER, "group": index,
         }  # fmt: skip
         assert pair["result"] is not None and pair["result"]["side"] == "server"
         received = pair["result"]["received"]
@@ -188,6 +188,20 @@ def test_a_client_that_ran_reverse_is_warned_about() -> None:
     collect["tests"][0]["result"]["reverse"] = True  # as the server's log of a -R client says
     record = build_record(run, registered(run, collect))
     assert any("ran -R: the server sent" in w for w in record["warnings"])
+
+
+def test_iperf2_clients_at_the_same_time_add_up() -> None:
+    log = (FIXTURES / "iperf2-2.1.8-text-server-tcp-2-clients-concurrent-2-addresses-locallab.txt").read_text()
+    (run,) = plan(external(count=2), tool="iperf2")["runs"]
+    record = build_record(run, registered(run, collected(log, 2, "all_came")))
+    assert [(p["sender"], p["external"]["group"]) for p in record["pairs"]] == [
+        ("external 198.19.187.13", 1), ("external 198.19.187.12", 1),
+    ]  # fmt: skip
+    # one server test, two clients: their rates add up (333 + 629 Mbit/s, each from the server's own lines)
+    assert record["ok"] and record["total_bits_per_second"] == 333e6 + 629e6
+    assert record["warnings"] == [
+        "pair 1: external client 2 of 2 (198.19.187.12) used 2 stream(s); the test asks for 1 (-P 1)"
+    ]
 
 
 def test_one_client_gives_the_total() -> None:
