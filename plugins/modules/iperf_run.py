@@ -677,8 +677,8 @@ server_stop:
 tests:
   description:
     - O(mode=collect) - the client tests the server logged, oldest first, each parsed from its own piece of the log.
-    - 'The figures are the server''s: RV(tests[].result.side) is V(server), and the headline
-      RV(tests[].result.bits_per_second) is what the server received (or sent, when the client ran C(-R)).'
+    - 'The figures are the server''s: C(side) of each RV(tests[].result) is V(server), and its headline
+      C(bits_per_second) is what the server received (or sent, when the client ran C(-R)).'
   returned: mode is collect and it waited
   type: list
   elements: dict
