@@ -1052,12 +1052,11 @@ def _external_records(
         error = f"the wait for the external clients on {pair['server']} did not run: {why}"
     elif collect_item.get("unreachable") or collect_item.get("failed"):
         error = f"the wait for the external clients on {pair['server']} ({endpoint}) failed: {_message(collect_item)}"
-    if error is not None:
+    if error is not None or collect_item is None:  # (collect_item is None sets error)
         failed = record(1, None)
         failed["error"] = error
         return [failed], []
 
-    assert collect_item is not None
     info["came"] = collect_item.get("came")
     info["reason"] = collect_item.get("reason")
     stop = collect_item.get("server_stop")

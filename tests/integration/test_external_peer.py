@@ -189,7 +189,7 @@ class Person:
                 thread.join(timeout=CLIENT_SECONDS + 40)
             self.outputs.extend(text for host in self.hosts for text in results[host])
             return
-        for _ in range(self.count):
+        for _number in range(self.count):
             self._one()
             time.sleep(0.5)  # the server logs the end of one test before the next begins
 
