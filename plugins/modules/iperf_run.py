@@ -294,6 +294,7 @@ attributes:
         binary or an option the tool version lacks is reported, and RV(command) shows what would run.
       - O(mode=server) and O(mode=stop) report what they would start or stop (and refuse a port in use) without
         doing it.
+      - O(mode=collect) is skipped in check mode (nothing is waited for, the server is not stopped).
   diff_mode:
     support: none
     details:
