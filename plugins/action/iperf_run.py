@@ -37,4 +37,6 @@ class ActionModule(HostAction):
         return super().validate()
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
-        return backend.run(args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time)
+        return backend.run(
+            args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time, sleep=time.sleep
+        )

@@ -27,7 +27,8 @@ options:
   _input:
     description:
       - The tests, as in the role variable C(paired_test_tests) - a list of dictionaries with C(name), C(pairs)
-        (C(server), C(client), C(address), C(client_address), C(port)) and optional per-test settings.
+        (C(server), C(client), C(address), C(client_address), C(port), or C(external) instead of C(client)) and
+        optional per-test settings.
     type: list
     elements: dict
     required: true
@@ -125,6 +126,11 @@ _value:
           C(client_bind) (the C(-B) addresses, null when not bound), C(sender), C(receiver) and C(labels) (the test's
           labels, the pair's own C(labels) over them, and the run's identity). The run's C(labels) are the labels every
           pair of the run has with the same value.
+        - 'External clients (a pair''s C(external)): the pair''s C(client) is null, its C(sender) V(external), its
+          C(external) the pair''s C({count, deadline, from}) plus C(command) (the client command line the person is
+          asked to run) and C(one_off) true for one iperf3 client; the run has C(external) true (false otherwise),
+          C(external_wait) (the longest deadline; null otherwise), no barrier, and a C(server_timeout) beyond the
+          wait. See C(docs/external-peer.md).'
       type: list
       elements: dict
     run_count:

@@ -189,7 +189,7 @@ _value:
           description: Epoch time at which the client host reached the barrier; C(null) without a barrier.
           type: float
         command:
-          description: The client command line run.
+          description: The client command line run (for external clients, the server's).
           type: str
         labels:
           description:
@@ -197,8 +197,29 @@ _value:
               C(run), C(pair), C(streams), C(direction), C(swapped), C(repetition)) and the line rate; the same
               labels its result carries.
           type: dict
+        measured_by:
+          description:
+            - V(server) for a pair with external clients (its C(external) setting) - the result is the server's own
+              output (C(result.side=server)), the headline what the server received. Absent for other pairs (the
+              client's result).
+          type: str
+          returned: for a pair with external clients
+        external:
+          description:
+            - For a pair with external clients, one record per client test the server logged, then one failed record
+              (no result) per client that did not come - C(index) (1-based), C(peer) (the address the server saw),
+              C(group) (the server's test it was part of - iperf2 clients at the same time share one), C(count),
+              C(deadline), C(from) (as set), C(command) (the client command line the person was asked to
+              run), C(came) (how many came) and C(reason) (why the wait ended -
+              V(all_came), V(server_exited), V(deadline)). C(client) is then V(external), C(sender)
+              V(external <peer>).
+          type: dict
+          returned: for a pair with external clients
     total_bits_per_second:
-      description: Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
+      description:
+        - Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).
+        - C(null) as well when the client tests of an external pair came one after the other (different C(group));
+          iperf2 clients at the same time add up.
       type: float
     ok:
       description: Every pair gave a usable figure.

@@ -43,10 +43,14 @@ options:
     description:
       - V(server) starts a server in the background, V(client) runs one test, V(stop) stops servers this module
         started, V(probe) only reads what the host offers (RV(probe)), to be handed to later tasks as O(probe).
+      - V(collect) serves clients outside the inventory (an external peer - a Windows box with C(iperf3.exe), an
+        appliance) - it waits until O(clients) client tests have ended at the server this module started on O(port)
+        (and O(bind)), the server has exited (iperf3 C(--one-off), O(one_off)) or O(deadline) seconds have passed,
+        then stops the server and returns what the server measured, one RV(tests) item per client test.
       - An option that does not apply to the mode is an error, so a mistake is not silently ignored.
     type: str
     required: true
-    choices: [server, client, stop, probe]
+    choices: [server, client, stop, probe, collect]
   tool:
     description:
       - Which iperf to run. When unset, the family of the binary found (see O(binary)).
@@ -244,6 +248,22 @@ options:
       - Copied into RV(result.labels), for example the host pair or the run number, so results can be grouped later.
     type: dict
     default: {}
+  clients:
+    description:
+      - O(mode=collect) - how many client tests to wait for. An iperf3 server serves one test at a time, so the
+        clients come one after the other; an iperf2 server serves them at once.
+    type: int
+  deadline:
+    description:
+      - O(mode=collect) - seconds to wait, from the start of the task, for the O(clients) client tests to end. A test
+        still running then is cut by the stop (its result is incomplete); a client that did not come has no result.
+      - The server's O(server_timeout) should be longer, or its guard ends the server first.
+    type: float
+  peer:
+    description:
+      - O(mode=collect) - the address the external client comes from. Client tests from other addresses are
+        returned but not counted (RV(tests[].counted)). Unset - every client counts.
+    type: str
   pid:
     description:
       - With O(mode=stop), the server to stop, by process id. It must be a server this module started (a pidfile in
@@ -274,6 +294,7 @@ attributes:
         binary or an option the tool version lacks is reported, and RV(command) shows what would run.
       - O(mode=server) and O(mode=stop) report what they would start or stop (and refuse a port in use) without
         doing it.
+      - O(mode=collect) is skipped in check mode (nothing is waited for, the server is not stopped).
   diff_mode:
     support: none
     details:
@@ -331,6 +352,15 @@ EXAMPLES = r"""
     port: 5201
     server_timeout: 900
   register: iperf_server
+
+- name: Wait up to 5 minutes for two clients outside the inventory (iperf3.exe on Windows), then stop the server
+  esxilab.iperf.iperf_run:
+    mode: collect
+    port: 5201
+    bind: 192.168.50.11
+    clients: 2
+    deadline: 300
+  register: external
 
 - name: Run a 10 s TCP test with 4 streams from the other host
   esxilab.iperf.iperf_run:
@@ -477,7 +507,9 @@ raw:
   description:
     - O(mode=client) - the client's own output (standard output; iperf3 JSON or iperf2 text), unchanged.
     - O(mode=server) - the server's log as it was right after the start.
-  returned: mode is server or client, when something ran
+    - O(mode=collect) - the server's whole log when it was stopped (or exited); each RV(tests) item's result holds
+      its own piece as C(raw).
+  returned: mode is server, client or collect, when something ran
   type: str
 stderr:
   description: The client's standard error (iperf2 errors, ESXi's C(getsockopt) messages).
@@ -616,6 +648,66 @@ error_kind:
   returned: when the task failed for a recognised cause
   type: str
   sample: refused
+came:
+  description: O(mode=collect) - how many counted client tests came (ended or cut by the stop).
+  returned: mode is collect and it waited
+  type: int
+  sample: 2
+reason:
+  description: O(mode=collect) - why the wait ended - V(all_came), V(server_exited) (a one-off server after its
+    test, or a server that died) or V(deadline).
+  returned: mode is collect and it waited
+  type: str
+  sample: all_came
+waited:
+  description: O(mode=collect) - seconds waited.
+  returned: mode is collect and it waited
+  type: float
+  sample: 14.2
+polls:
+  description: O(mode=collect) - how often the server's log was read (once a second).
+  returned: mode is collect and it waited
+  type: int
+  sample: 15
+server_stop:
+  description: O(mode=collect) - how the server ended - V(stopped), V(killed), V(exited) (it had ended by itself,
+    e.g. one-off) or what RV(stopped[].status) says.
+  returned: mode is collect and it waited
+  type: str
+  sample: stopped
+tests:
+  description:
+    - O(mode=collect) - the client tests the server logged, oldest first, each parsed from its own piece of the log.
+    - 'The figures are the server''s: C(side) of each RV(tests[].result) is V(server), and its headline
+      C(bits_per_second) is what the server received (or sent, when the client ran C(-R)).'
+  returned: mode is collect and it waited
+  type: list
+  elements: dict
+  contains:
+    index:
+      description: 1-based position in the log.
+      type: int
+    group:
+      description:
+        - 1-based number of the server's test the client test was part of. iperf2 clients that ran at the same
+          time share one (the server logs them as one test; they are told apart by address), so their rates add up;
+          client tests in different groups came one after the other.
+      type: int
+    peer:
+      description: The client's address as the server printed it.
+      type: str
+    counted:
+      description: Whether it came from O(peer) (always true without O(peer)).
+      type: bool
+    extra:
+      description: A counted test beyond the first O(clients).
+      type: bool
+    ended:
+      description: Whether the server logged its end before the stop; false - cut by the stop.
+      type: bool
+    result:
+      description: The normalized result of the server's piece of the log, with that piece as C(raw) and C(labels).
+      type: dict
 stopped:
   description: The servers O(mode=stop) acted on.
   returned: mode is stop

@@ -60,6 +60,7 @@ __all__ = [
 ]
 
 MAX_STREAMS = 128  # iperf3's limit for -P
+MAX_EXTERNAL_CLIENTS = 64  # client tests one external pair may wait for
 # Most runs one play may plan (role variable paired_test_max_runs): Ansible needs seconds per run
 # and templating a plan of 100000 runs alone takes minutes, so a typo in repeat fails at once.
 MAX_RUNS = 1000
@@ -80,6 +81,10 @@ TEST_KEYS = ("name", "pairs", *SETTINGS)
 PAIR_KEYS = tuple(PAIR_OPTIONS)
 # The labels that name a run and a pair: always set by the plan, never by a pair's labels.
 IDENTITY_LABELS = ("test", "run", "pair", "streams", "direction", "swapped", "repetition")
+# external: {count, deadline, from} - the clients of the pair are outside the inventory (see _read_external)
+EXTERNAL_KEYS = ("count", "deadline", "from")
+# What a pair with external clients names as its client (sender) in records and reports.
+EXTERNAL_CLIENT = "external"
 # How long a server may outlive its run before its guard kills it (beyond the test itself).
 SERVER_TIMEOUT_MARGIN = 120
 # Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
@@ -292,11 +297,42 @@ def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -
 class _Pair:
     index: int  # 1-based
     server: str
-    client: str
+    client: str | None  # None: the clients are outside the inventory (external)
     address: str | None
     client_address: str | None
     port: int | None
     labels: dict[str, Any]
+    external: dict[str, Any] | None = None  # {count, deadline, from}
+
+
+def _read_external(value: Any, here: str) -> dict[str, Any]:
+    """A pair's ``external``: ``{count, deadline, from}`` - clients outside the inventory (an external peer)."""
+    where = f"{here}: external"
+    if not isinstance(value, Mapping):
+        raise PairedTestError(
+            f"{where} must be a dictionary such as {{count: 1, deadline: 300}} (how many clients outside the inventory "
+            f"connect to the server, and how many seconds to wait for them), got {_kind_name(value)} {value!r}"
+        )
+    _unknown_keys(value, EXTERNAL_KEYS, where)
+    count = _coerce("int", value.get("count", 1))
+    if not _is_int(count) or not 1 <= count <= MAX_EXTERNAL_CLIENTS:
+        raise PairedTestError(
+            f"{where}.count must be a whole number from 1 to {MAX_EXTERNAL_CLIENTS} (the client tests to wait for), "
+            f"got {count!r}"
+        )
+    if "deadline" not in value:
+        raise PairedTestError(
+            f"{where}.deadline is missing: the seconds the server waits for the external client(s) to finish, counted "
+            "from when it listens - give the person at the other end time to start, for example deadline: 300"
+        )
+    deadline = _coerce("float", value["deadline"])
+    if not (_is_int(deadline) or isinstance(deadline, float)) or not math.isfinite(deadline) or deadline <= 0:
+        raise PairedTestError(f"{where}.deadline must be a number of seconds above 0, got {value['deadline']!r}")
+    return {
+        "count": count,
+        "deadline": float(deadline),
+        "from": _check_address(value.get("from"), here, "external.from"),
+    }
 
 
 def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
@@ -311,9 +347,24 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
         if not isinstance(item, Mapping):
             raise PairedTestError(f"{here}: must be a dictionary with server, address and client, got {item!r}")
         _unknown_keys(item, PAIR_KEYS, here)
-        for key in ("server", "client"):
-            if key not in item:
-                raise PairedTestError(f"{here}: {key} is missing (an inventory host name)")
+        external = item.get("external")
+        if "server" not in item:
+            raise PairedTestError(f"{here}: server is missing (an inventory host name)")
+        if external is None and "client" not in item:
+            raise PairedTestError(
+                f"{here}: client is missing (an inventory host name); for clients outside the inventory (a Windows "
+                "box, an appliance) give external: {count, deadline} instead"
+            )
+        if external is not None and item.get("client") is not None:
+            raise PairedTestError(
+                f"{here}: client and external are both set; a pair has either a client in the inventory (client) or "
+                "clients outside it (external) - remove one"
+            )
+        if external is not None and item.get("client_address") is not None:
+            raise PairedTestError(
+                f"{here}: client_address is for a client in the inventory; the address an external client comes from "
+                "is external.from"
+            )
         port = _coerce("int", item.get("port"))
         if port is not None and (not _is_int(port) or not 1 <= port <= 65535):
             raise PairedTestError(f"{here}: port must be a number from 1 to 65535, got {port!r}")
@@ -321,13 +372,14 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
             _Pair(
                 index=index,
                 server=_check_host(item["server"], here, "server"),
-                client=_check_host(item["client"], here, "client"),
+                client=None if external is not None else _check_host(item["client"], here, "client"),
                 address=_check_address(item.get("address"), here, "address"),
                 client_address=_check_address(item.get("client_address"), here, "client_address"),
                 port=port,
                 labels=_check_pair_labels(
                     item.get("labels"), f"paired_test_tests[{position - 1}].pairs[{index - 1}].labels ({here})"
                 ),
+                external=None if external is None else _read_external(external, here),
             )
         )
     return pairs
@@ -355,6 +407,55 @@ def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], wher
                 "such as 100M, or set tool: iperf3"
             )
     return settings
+
+
+def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], where: str) -> None:
+    """A test with external clients: every pair external, forward only, one stream count, no swapped roles,
+    and a server guard that outlives the wait."""
+    external = [p for p in pairs if p.external is not None]
+    if not external:
+        return
+    if len(external) != len(pairs):
+        inside = ", ".join(str(p.index) for p in pairs if p.external is None)
+        raise PairedTestError(
+            f"{where}: pair(s) {inside} have a client in the inventory and the others external clients; the runs of a "
+            "test start their inventory clients together, while external clients come when they come - put the "
+            "external pairs in a test of their own"
+        )
+    fixes = {
+        "direction": (
+            settings["direction"] != "forward",
+            "the external client chooses the direction (-R on its command line); leave direction at forward",
+        ),
+        "swap_roles": (
+            bool(settings["swap_roles"]),
+            "an external client cannot run a server here; leave swap_roles false",
+        ),
+        "streams": (
+            isinstance(settings["streams"], tuple),
+            "the external client chooses its streams (-P); give one number, the -P it is asked to use",
+        ),
+    }
+    for name, (wrong, fix) in fixes.items():
+        if wrong:
+            shown = _shown(settings[name])
+            raise PairedTestError(f"{where}: {name}={shown} cannot be used with external clients: {fix}")
+    waits: dict[str, float] = {}
+    for p in external:
+        if p.external is not None:  # a host waits for its external pairs one after the other
+            waits[p.server] = waits.get(p.server, 0.0) + p.external["deadline"]
+    longest = max(waits.values())
+    timeout = settings["server_timeout"]
+    if timeout is not None and timeout <= longest:
+        raise PairedTestError(
+            f"{where}: server_timeout={timeout} is not longer than external.deadline={longest:g} (a host's deadlines "
+            "added up): the guard would end the server while the clients may still come; raise server_timeout or "
+            "leave it unset (the wait + 120 s)"
+        )
+
+
+def _shown(value: Any) -> str:
+    return repr(list(value)) if isinstance(value, tuple) else repr(value)
 
 
 def _directions(direction: str) -> tuple[str, ...]:
@@ -433,6 +534,7 @@ def build_plan(
             raise PairedTestError(f"{where}: pairs is missing (a list of {{server, address, client}})")
         pairs = _read_pairs(test["pairs"], where, position)
         settings = _resolve_settings(test, defaults, where)
+        _check_external_test(pairs, settings, where)
         streams = settings["streams"]
         sweep = isinstance(streams, tuple)
         stream_values = streams if isinstance(streams, tuple) else (streams,)
@@ -440,7 +542,7 @@ def build_plan(
         resolved: list[dict[str, Any]] = []
         for pair in pairs:
             address = pair.address or host_addresses.get(pair.server)
-            client_address = pair.client_address or host_addresses.get(pair.client)
+            client_address = pair.client_address or (host_addresses.get(pair.client) if pair.client else None)
             port = pair.port if pair.port is not None else settings["port_base"] + pair.index - 1
             if port > 65535:
                 raise PairedTestError(
@@ -456,11 +558,12 @@ def build_plan(
                     "client_address": client_address,
                     "port": port,
                     "labels": pair.labels,
+                    "external": pair.external,
                 }
             )
             _problems_for_pair(problems, where, pair, address, client_address, settings, address_var)
             for host, addr in ((pair.server, address), (pair.client, client_address)):
-                if addr is None:
+                if addr is None or host is None:
                     continue
                 owner = owners.get(addr)
                 if owner is None:
@@ -511,7 +614,9 @@ def build_plan(
             f"plays, or raise paired_test_max_runs to {planned} if you mean it"
         )
     _mark_nic_reads(runs)
-    hosts = sorted({p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"]})
+    hosts = sorted(
+        {p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"] if p["client"]}
+    )
     _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
     if forks is not None:
         needed = max((len(r["client_hosts"]) for r in runs), default=0)
@@ -525,7 +630,7 @@ def build_plan(
     for run in runs:
         for pair in run["pairs"]:
             for host in (pair["server"], pair["client"]):
-                if run["tool"] not in tools.setdefault(host, []):
+                if host is not None and run["tool"] not in tools.setdefault(host, []):
                     tools[host].append(run["tool"])
     addresses_by_host: dict[str, list[str]] = {}
     for run in runs:
@@ -579,7 +684,8 @@ def _problems_for_concurrency(
     endpoints: dict[tuple[str, int], list[int]] = {}
     ports: dict[tuple[str, int], list[int]] = {}
     for pair in pairs:
-        clients.setdefault(pair[client_key], []).append(pair["pair"])
+        if pair[client_key] is not None:  # external clients are not hosts of the inventory
+            clients.setdefault(pair[client_key], []).append(pair["pair"])
         if pair[address_key] is not None:
             endpoints.setdefault((pair[address_key], pair["port"]), []).append(pair["pair"])
         ports.setdefault((pair[server_key], pair["port"]), []).append(pair["pair"])
@@ -675,7 +781,12 @@ def _make_run(
             server, client, address, source = pair["client"], pair["server"], pair["client_address"], pair["address"]
         else:
             server, client, address, source = pair["server"], pair["client"], pair["address"], pair["client_address"]
-        sender, receiver = (client, server) if direction == "forward" else (server, client)
+        external = pair.get("external")
+        if external is not None:
+            client = None
+            external = {**external, "command": external_command(settings, address, pair["port"], streams)}
+        shown = client if client is not None else EXTERNAL_CLIENT
+        sender, receiver = (shown, server) if direction == "forward" else (server, shown)
         run_pairs.append(
             {
                 "run": number,
@@ -688,6 +799,10 @@ def _make_run(
                 "client_bind": source if settings["client_bind"] else None,
                 "sender": sender,
                 "receiver": receiver,
+                "external": external,
+                # an iperf3 server for one external client exits after its test (--one-off): its log is then
+                # complete (iperf3 before 3.1.5 buffers it) and no second client is served unseen
+                "one_off": external is not None and external["count"] == 1 and settings["tool"] == "iperf3",
                 "labels": {
                     **settings["labels"],
                     **pair.get("labels", {}),
@@ -701,12 +816,19 @@ def _make_run(
                 },
             }
         )
-    clients = len({p["client"] for p in run_pairs})
+    clients = len({p["client"] for p in run_pairs if p["client"] is not None})
     auto_delay = settings["start_delay"] is None
     start_delay = START_DELAY_BASE + START_DELAY_PER_CLIENT * clients if auto_delay else settings["start_delay"]
     omit = settings["omit"] or 0
+    # a host waits for its external pairs one after the other (the role's loop): the longest such sum
+    waits: dict[str, float] = {}
+    for p in run_pairs:
+        if p["external"] is not None:
+            waits[p["server"]] = waits.get(p["server"], 0.0) + p["external"]["deadline"]
+    wait = max(waits.values(), default=None)
     server_timeout = settings["server_timeout"] or int(
-        settings["duration"] + omit + math.ceil(start_delay) + SERVER_TIMEOUT_MARGIN
+        (math.ceil(wait) if wait is not None else settings["duration"] + omit + math.ceil(start_delay))
+        + SERVER_TIMEOUT_MARGIN
     )
     run: dict[str, Any] = {
         "run": number,
@@ -730,8 +852,12 @@ def _make_run(
         "streams": streams,
         "server_timeout": server_timeout,
         "labels": _common_labels(run_pairs),
-        # One pair needs no barrier: its client starts as soon as its server is up.
-        "barrier": len(run_pairs) > 1,
+        # One pair needs no barrier: its client starts as soon as its server is up (external clients: none).
+        "barrier": sum(p["client"] is not None for p in run_pairs) > 1,
+        # the clients are outside the inventory: the servers wait up to this many seconds for them (the deadlines of
+        # the external pairs one host serves, added up: it waits for them one after the other)
+        "external": wait is not None,
+        "external_wait": wait,
         "start_delay": round(start_delay, 3),
         "start_delay_auto": auto_delay,
         "pairs": run_pairs,
@@ -743,7 +869,7 @@ def _make_run(
         "nic_after": False,
         "nic_addresses": _nic_addresses(pairs),
         "server_hosts": sorted({p["server"] for p in run_pairs}),
-        "client_hosts": sorted({p["client"] for p in run_pairs}),
+        "client_hosts": sorted({p["client"] for p in run_pairs if p["client"] is not None}),
     }
     run["iperf_server"] = _iperf_arguments(run, "server")
     run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
@@ -786,9 +912,32 @@ def _mark_nic_reads(runs: Sequence[dict[str, Any]]) -> None:
             run["nic_after"] = mode == "run" or (mode == "test" and run is test_runs[-1])
 
 
+def external_command(settings: Mapping[str, Any], address: str | None, port: int, streams: int) -> str:
+    """The client command line an external client is asked to run (``iperf3.exe`` on Windows takes it as is):
+    the test's duration, streams, window, interval, omit, UDP rate and length - what the servers of the
+    inventory's pairs would be run with."""
+    iperf3 = settings["tool"] == "iperf3"
+    argv = ["iperf3" if iperf3 else "iperf", "-c", address or "<server address>", "-p", str(port)]
+    argv += ["-t", str(settings["duration"]), "-P", str(streams)]
+    for name, flag in (("window", "-w"), ("interval", "-i"), ("length", "-l")):
+        if settings[name] is not None:
+            value = settings[name]
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if iperf3 and settings["omit"]:
+        argv += ["-O", str(settings["omit"])]
+    if settings["protocol"] == "udp":
+        argv.append("-u")
+    if settings["bandwidth"] is not None:
+        argv += ["-b", str(settings["bandwidth"])]
+    return " ".join(argv)
+
+
 def run_seconds(run: Mapping[str, Any]) -> float:
     """The planned seconds of one run of the plan: the test itself (``duration`` + ``omit``) and the
-    clients' ``start_delay``; starting and stopping the servers and collecting the results come on top."""
+    clients' ``start_delay``, or for external clients the longest wait for them (``external.deadline``);
+    starting and stopping the servers and collecting the results come on top."""
+    if run.get("external_wait") is not None:
+        return float(run["external_wait"])
     return float(run["duration"]) + float(run.get("omit") or 0) + float(run.get("start_delay") or 0)
 
 
@@ -924,6 +1073,140 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
     return record
 
 
+def _external_records(
+    pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int, streams: Any
+) -> tuple[list[PairRecord], list[str]]:
+    """The records of a pair whose clients are outside the inventory: one per client test the server logged
+    (its result is the server's: ``measured_by: server``) and one failed record per client that did not come;
+    and the run's warnings about them (a different stream count, tests beyond ``count``, tests from other peers).
+
+    From the ``iperf_run mode=collect`` item of the server host (``collects``), which waited for them,
+    stopped the server and parsed its log; the start and the ``always:`` stop as for any pair.
+    """
+    external = pair["external"]
+    count = int(external["count"])
+    server_report = reports.get(pair["server"])
+    server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
+    collect_item = _find_item(server_report and server_report.get("collects"), run, pair["pair"])
+    stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
+    endpoint = f"{pair['address']}:{pair['port']}"
+    info: dict[str, Any] = {
+        "count": count,
+        "deadline": external["deadline"],
+        "from": external.get("from"),
+        "command": external.get("command"),
+        "came": None,
+        "reason": None,
+    }
+
+    def record(index: int, peer: str | None) -> PairRecord:
+        sender = f"{EXTERNAL_CLIENT} {peer}" if peer else EXTERNAL_CLIENT
+        entry: PairRecord = {
+            "pair": pair["pair"],
+            "server": pair["server"],
+            "client": EXTERNAL_CLIENT,
+            "address": pair["address"],
+            "port": pair["port"],
+            "sender": sender,
+            "receiver": pair["server"],
+            "started_at": None,
+            "result": None,
+            "ok": False,
+            "error": None,
+            "tool_version": None,
+            "server_pid": None,
+            "server_stop": None,
+            "late_by": None,
+            "arrived_at": None,
+            "command": None,
+            "labels": dict(pair.get("labels") or {}),
+            "measured_by": "server",
+            "external": {**info, "index": index, "peer": peer, "group": None},
+        }
+        if server_item is not None and not server_item.get("failed"):
+            entry["server_pid"] = server_item.get("pid")
+            entry["tool_version"] = server_item.get("tool_version")
+            entry["command"] = server_item.get("command")
+        return entry
+
+    error: str | None = None
+    if server_item is None:
+        error = f"the server on {pair['server']} was not started: {_why_missing(server_report, pair['server'], run)}"
+    elif server_item.get("unreachable"):
+        error = f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
+    elif server_item.get("failed"):
+        error = f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
+    elif collect_item is None:
+        why = _why_missing(server_report, pair["server"], run)
+        error = f"the wait for the external clients on {pair['server']} did not run: {why}"
+    elif collect_item.get("unreachable") or collect_item.get("failed"):
+        error = f"the wait for the external clients on {pair['server']} ({endpoint}) failed: {_message(collect_item)}"
+    if error is not None or collect_item is None:  # (collect_item is None sets error)
+        failed = record(1, None)
+        failed["error"] = error
+        return [failed], []
+
+    info["came"] = collect_item.get("came")
+    info["reason"] = collect_item.get("reason")
+    stop = collect_item.get("server_stop")
+    if stop_item is not None and (stop_item.get("failed") or stop_item.get("unreachable")):
+        stop = "unreachable" if stop_item.get("unreachable") else "failed"
+    tests = [t for t in collect_item.get("tests") or [] if isinstance(t, Mapping)]
+    warnings = [
+        f"pair {pair['pair']}: a client test from {t.get('peer')} "
+        + (
+            "came from another address than external.from, not counted"
+            if not t.get("counted")
+            else f"came after the {count} expected; not counted (its result is in the server's log)"
+        )
+        for t in tests
+        if not t.get("counted") or t.get("extra")
+    ]
+    tests = [t for t in tests if t.get("counted") and not t.get("extra")]
+    records: list[PairRecord] = []
+    for index, test in enumerate(tests, start=1):
+        entry = record(index, test.get("peer") if isinstance(test.get("peer"), str) else None)
+        entry["external"]["group"] = test.get("group")
+        entry["server_stop"] = stop
+        result = result_from(test.get("result"))
+        entry["result"] = result
+        if result is not None and result.get("tool_version"):
+            entry["tool_version"] = result["tool_version"]
+        who = f"external client {index} of {count} ({test.get('peer')})"
+        if result is None or result.get("bits_per_second") is None:
+            detail = "no result"
+            if result is not None:
+                detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
+            entry["error"] = f"the server's result of {who} has no throughput figure: {detail}"
+        elif not test.get("ended"):
+            entry["error"] = f"{who} was still running when the wait ended (deadline {external['deadline']:g} s): cut"
+        entry["ok"] = entry["error"] is None
+        if result is not None and (result.get("reverse") or result.get("bidir")):
+            warnings.append(
+                f"pair {pair['pair']}: {who} ran {'--bidir' if result.get('bidir') else '-R'}: the server sent, so "
+                "its figure is the sender's; run the client without it to measure what the server receives"
+            )
+        if isinstance(streams, int) and result is not None and result.get("streams") not in (None, 0, streams):
+            warnings.append(
+                f"pair {pair['pair']}: {who} used {result.get('streams')} stream(s); the test asks for {streams} "
+                f"(-P {streams})"
+            )
+        records.append(entry)
+    came_in = {
+        "deadline": f"within the deadline of {external['deadline']:g} s",
+        "server_exited": "before the server exited",
+    }
+    for index in range(len(records) + 1, count + 1):
+        missing = record(index, None)
+        missing["server_stop"] = stop
+        missing["error"] = (
+            f"external client {index} of {count} did not come {came_in.get(str(info['reason']), 'in time')} "
+            f"({len(records)} came); no figure"
+        )
+        records.append(missing)
+    return records, warnings
+
+
 def _headline(pair: PairRecord) -> float | None:
     """The usable rate of a pair: its result's headline when the pair is ok (then both are set)."""
     result = pair["result"]
@@ -935,6 +1218,7 @@ HOST_REPORT_VARS = {
     "servers": "__paired_test_servers",
     "clients": "__paired_test_clients",
     "stops": "__paired_test_stops",
+    "collects": "__paired_test_collects",
     "failure": "__paired_test_failure",
     "nic_before": "__paired_test_nic_before",
     "nic_after": "__paired_test_nic_after",
@@ -1039,14 +1323,39 @@ def build_record(
     for report in reports:
         if isinstance(report, Mapping) and isinstance(report.get("host"), str):
             by_host[report["host"]] = report
-    pairs = [_pair_record(pair, by_host, number) for pair in run["pairs"]]
+    pairs: list[PairRecord] = []
+    external_warnings: list[str] = []
+    for pair in run["pairs"]:
+        if pair.get("external"):
+            records, notes = _external_records(pair, by_host, number, run.get("streams"))
+            pairs.extend(records)
+            external_warnings.extend(notes)
+        else:
+            pairs.append(_pair_record(pair, by_host, number))
     rates = [rate for p in pairs if (rate := _headline(p)) is not None]
     ok = all(p["ok"] for p in pairs)
     total = math.fsum(rates) if ok else None
+    # The client tests of an external pair add up only when they ran at the same time: iperf2 clients the
+    # server logged as one test (one group). An iperf3 server serves one test at a time.
+    one_by_one = sorted(
+        {
+            p["pair"]
+            for p in pairs
+            if p.get("measured_by") == "server"
+            and len({q["external"]["group"] for q in pairs if q["pair"] == p["pair"]}) > 1
+        }
+    )
+    if ok and one_by_one:
+        total = None
+        external_warnings.append(
+            f"pair(s) {_join(one_by_one)}: the external client tests came one after the other (an iperf3 server "
+            "serves one test at a time), so each result is its own figure and the run has no total"
+        )
     starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
     spread = max(starts) - min(starts) if len(starts) == len(pairs) and len(pairs) > 1 else None
-    errors = [f"pair {p['pair']} ({p['client']} -> {p['server']}): {p['error']}" for p in pairs if p["error"]]
-    warnings: list[str] = []
+    errors = [f"pair {p['pair']} ({p['sender' if p.get('measured_by') == 'server' else 'client']} -> {p['server']}): "
+              f"{p['error']}" for p in pairs if p["error"]]  # fmt: skip
+    warnings: list[str] = list(external_warnings)
     arrivals = [p["arrived_at"] for p in pairs if isinstance(p["arrived_at"], int | float)]
     margin = round(start_at - max(arrivals), 6) if start_at is not None and arrivals else None
     if margin is not None and margin < 0:

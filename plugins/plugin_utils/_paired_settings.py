@@ -392,7 +392,13 @@ class PairOption:
 
 PAIR_OPTIONS: dict[str, PairOption] = {
     "server": PairOption("str", ("Inventory name of the host that runs the server.",), required=True),
-    "client": PairOption("str", ("Inventory name of the host that runs the client.",), required=True),
+    "client": PairOption(
+        "str",
+        (
+            "Inventory name of the host that runs the client. Required, except in a pair with C(external) (its "
+            "clients are outside the inventory: give no C(client) then).",
+        ),
+    ),
     "address": PairOption(
         "str",
         (
@@ -429,6 +435,40 @@ PAIR_OPTIONS: dict[str, PairOption] = {
                 "run) beside the whole run's sum - see the C(esxilab.iperf.report) role."
             ),
             "A pair keeps its labels when the roles are swapped (O(paired_test_swap_roles)).",
+        ),
+    ),
+    "external": PairOption(
+        "dict",
+        (
+            (
+                "External peer (single-ended) mode: C({count, deadline, from}) - the pair's clients are outside the "
+                "inventory (a Windows box with C(iperf3.exe), an appliance, a person). The server starts on "
+                "C(server) as usual; the role then waits until C(count) client tests have ended there or C(deadline) "
+                "has passed, stops the server and records what the server measured - one result per client test, "
+                "C(measured_by=server), the headline the server's received rate. Give no C(client) (nor "
+                "C(client_address))."
+            ),
+            (
+                "C(count) - how many client tests to wait for (default 1, at most 64); C(deadline) (required) - "
+                "seconds the server waits for them from right after its start, a test still running then is cut "
+                "(incomplete), the server's guard (C(server_timeout)) is set beyond it; C(from) - the address the "
+                "external client comes from (client tests from other addresses are not counted, a warning names "
+                "them; unset - any address counts)."
+            ),
+            (
+                "Every pair of the test must be external; the test's C(direction) stays V(forward), C(swap_roles) "
+                "V(false) and C(streams) one number (the C(-P) the person is asked to use; the server's own stream "
+                "count is recorded and a difference warned about)."
+            ),
+            (
+                "iperf3 serves one test at a time (the clients come one after the other, and then the run has no "
+                "total; C(count=1) runs the server C(--one-off)); iperf2 serves them at once, and clients at the same "
+                "time from several addresses are told apart and add up."
+            ),
+            (
+                "Fewer clients than C(count) by the deadline: the results of those that came, a failed record per "
+                "missing client (no figure), and the run failed. See C(docs/external-peer.md)."
+            ),
         ),
     ),
 }

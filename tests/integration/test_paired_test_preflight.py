@@ -97,8 +97,36 @@ def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tupl
             {"paired_test_state_dir": "state"},
             'paired_test_state_dir="state" on h1 is not an absolute path',
         ),
+        (
+            {**TEST, "pairs": [{"server": "h1", "client": "h2", "external": {"deadline": 60}}]},
+            {},
+            "test 't' pair 1: client and external are both set; a pair has either a client in the inventory (client) "
+            "or clients outside it (external) - remove one",
+        ),
+        (
+            {**TEST, "pairs": [{"server": "h1", "external": {"deadline": 60}}], "direction": "reverse"},
+            {},
+            "test 't': direction='reverse' cannot be used with external clients: the external client chooses the "
+            "direction (-R on its command line); leave direction at forward",
+        ),
+        (
+            {**TEST, "pairs": [{"server": "h1", "external": {"count": 2}}]},
+            {},
+            "missing required arguments: deadline",
+        ),
     ],
-    ids=["repeat", "knee_tolerance", "knee_negative", "report_name", "bandwidth", "role_bandwidth", "state_dir"],
+    ids=[
+        "repeat",
+        "knee_tolerance",
+        "knee_negative",
+        "report_name",
+        "bandwidth",
+        "role_bandwidth",
+        "state_dir",
+        "external_and_client",
+        "external_reverse",
+        "external_deadline",
+    ],
 )
 def test_bad_settings_fail_in_the_preflight(
     tmp_path: Path, test: dict[str, Any], settings: dict[str, Any], message: str
@@ -117,3 +145,12 @@ def test_good_settings_pass_the_preflight_in_check_mode(tmp_path: Path) -> None:
     rc, output, _seconds = _play(tmp_path, {**TEST, "repeat": 2}, "--check", **settings)
     assert rc == 0, output[-3000:]
     assert "Probe the hosts of the tests for iperf" in output
+
+
+def test_an_external_pair_passes_the_preflight_in_check_mode(tmp_path: Path) -> None:
+    """A pair without a client in the inventory (external) is accepted by the role's argument spec and the plan."""
+    test = {**TEST, "pairs": [{"server": "h1", "external": {"count": 2, "deadline": 30, "from": "198.19.236.50"}}]}
+    rc, output, _seconds = _play(tmp_path, test, "--check")
+    assert rc == 0, output[-3000:]
+    assert "Probe the hosts of the tests for iperf" in output
+    assert "1 host(s) of this play take part in no test: h2." in output  # the external client is no host

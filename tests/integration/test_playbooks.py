@@ -50,6 +50,8 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,6 +93,7 @@ EXAMPLE_HOSTS = {
     "demo": [],
     "esxi-56g": ["esxi67", "peer56"],
     "esxi-multi-network": ["esxi70", "peer-multi"],
+    "external-peer": ["esxi70"],
     "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
     "mtu-compare": ["esxi70", "peer-multi"],
     "restore": ["esxi67", "esxi70"],
@@ -196,9 +199,9 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
     recaps = re.findall(r"^(\S+)\s+: ok=\d+ .*unreachable=(\d+)\s+failed=(\d+)", output, flags=re.MULTILINE)
     assert {host for host, *counts in recaps} == {h for n in names for h in EXAMPLE_HOSTS[n]}
     assert all(counts == ["0", "0"] for host, *counts in recaps), recaps
-    # the paired_test preflight asserted the plan of each of the six playbooks, run_once
+    # the paired_test preflight asserted the plan of each of the seven playbooks, run_once
     assert (
-        output.count("TASK [esxilab.iperf.paired_test : Assert that the tests can run as planned]") == 7
+        output.count("TASK [esxilab.iperf.paired_test : Assert that the tests can run as planned]") == 8
     )  # mtu: twice
     assert not list(tmp_path.glob("*/results.json"))  # check mode writes no report
 
@@ -368,7 +371,12 @@ class Lab:
 
 
 def esxi_groups(name: str) -> tuple[str, ...]:
-    return {"esxi-56g": ("esxi_56g",), "esxi-multi-network": ("esxi_multi_network",)}.get(name, ())
+    groups = {
+        "esxi-56g": ("esxi_56g",),
+        "esxi-multi-network": ("esxi_multi_network",),
+        "external-peer": ("esxi_external",),
+    }
+    return groups.get(name, ())
 
 
 @dataclass(frozen=True)
@@ -562,6 +570,58 @@ def test_esxi_multi_network_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) ->
     assert lab.standin_value("fw_enabled") == "true"
     assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()  # removed again
     assert (lab.vmware_dir / "vsan" / "bin" / "iperf3").is_file()
+
+
+def _external_client(host: str, server: str, argv: list[str], outputs: list[str]) -> None:
+    """The person at the Windows box: once the server listens, one client run from ``host``, outside Ansible."""
+    netns, server_ns = f"{PREFIX}-{host}", f"{PREFIX}-h5"
+    end = time.monotonic() + 150
+    while time.monotonic() < end:
+        listening = subprocess.run(
+            ["ip", "netns", "exec", server_ns, "ss", "-ltn"], capture_output=True, text=True, timeout=10, check=False
+        )
+        if re.search(rf"{re.escape(server)}:5201\s", listening.stdout):
+            break
+        time.sleep(0.2)
+    command = ["timeout", "30", "ip", "netns", "exec", netns, "iperf3", "-c", server, *argv]
+    outputs.append(subprocess.run(command, capture_output=True, text=True, timeout=40, check=False).stdout)
+
+
+def test_external_peer_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None:
+    """playbooks/external-peer.yml: "ESXi" (h5) serves, a client outside the inventory (h2, run here) sends."""
+    lab.esxi("7.0")
+    outputs: list[str] = []
+    person = threading.Thread(
+        target=_external_client, args=("h2", ADDRESS["h5"], ["-p", "5201", "-t", "2", "-P", "2", "-J"], outputs)
+    )
+    person.start()
+    paths = [{"network": "1G", "address": ADDRESS["h5"], "client_address": ADDRESS["h2"], "link_speed_mbps": 1000}]
+    variables = {
+        "esxilab_external_esxi": "h5",
+        "esxilab_external_paths": paths,
+        "esxilab_external_duration": 2,
+        "esxilab_external_streams": 2,
+        "esxilab_external_deadline": 90,
+    }
+    play = lab.play("external-peer", tmp_path, variables, esxi=True)
+    person.join(timeout=60)
+    play.ok()
+    printed = _printed(play.output)
+    assert any(m.endswith(f"iperf3 -c {ADDRESS['h5']} -p 5201 -t 2 -P 2") for m in printed), printed
+    doc = play.report("external-peer")
+    (result,) = doc["results"]
+    assert (result["server"], result["client"], result["record"]["measured_by"]) == ("h5", "external", "server")
+    assert result["result"]["side"] == "server" and result["result"]["streams"] == 2
+    client = json.loads(outputs[0])["end"]["sum_received"]
+    assert result["result"]["received"]["bytes"] == pytest.approx(client["bytes"], rel=0.02)
+    _one_pair_rate_ok(result["result"]["bits_per_second"])
+    assert doc["runs"][0]["bits_per_second"] == result["result"]["bits_per_second"]
+    # on "ESXi": iperf3.copy served one client (--one-off), bound to the vmk address; all put back
+    copy = "/usr/lib/vmware/vsan/bin/iperf3.copy"
+    (served,) = [c for c in lab.calls() if c.startswith(f"exec {copy} -s -p 5201 ")]
+    assert " -1 " in f"{served} " and served.endswith(f"-B {ADDRESS['h5']}"), served
+    assert lab.standin_value("fw_enabled") == "true"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
 
 
 def test_vswitch_forwarding_sums_concurrent_pairs_both_ways(lab: Lab, tmp_path: Path) -> None:

@@ -850,6 +850,44 @@ def split_iperf2_text(text: str, *, side: Side | None = None) -> list[str]:
     return ["\n".join([*preamble, *piece]) + "\n" for piece in pieces]
 
 
+def split_iperf2_by_peer(text: str) -> list[str]:
+    """Split one server test whose connections came from several client addresses (clients that ran at
+    the same time) into one text per address, in the order the addresses connected.
+
+    Each piece holds that address's connection and data lines, the lines of no stream (banner, ``[ ID]``
+    headers) and the ``[SUM]`` lines when that address is the only one with several streams: an iperf2
+    2.1 server sums each client's streams apart, and its ``[SUM]`` lines do not say whose they are. A test
+    from one address, or one whose ``[SUM]`` lines could belong to several addresses, is returned whole.
+    """
+    lines = text.splitlines()
+    owner: dict[int, str] = {}
+    peers: list[str] = []
+    for line in lines:
+        conn = _CONNECTED_RE.match(line.strip())
+        if conn:
+            kind, number, _star = _parse_id(conn.group("id"))
+            if kind == "stream" and number is not None:
+                owner[number] = conn.group("rhost")
+                if conn.group("rhost") not in peers:
+                    peers.append(conn.group("rhost"))
+    several = [peer for peer in peers if sum(1 for host in owner.values() if host == peer) > 1]
+    if len(peers) < 2 or len(several) > 1:
+        return [text]
+    pieces: dict[str, list[str]] = {peer: [] for peer in peers}
+    for line in lines:
+        stripped = line.strip()
+        match = _CONNECTED_RE.match(stripped) or _DATA_RE.match(stripped)
+        kind, number, _star = _parse_id(match.group("id")) if match else ("", None, False)
+        if kind == "stream" and number in owner:
+            pieces[owner[number]].append(line)
+        elif kind == "sum" and several:
+            pieces[several[0]].append(line)
+        elif kind not in ("stream", "sum"):
+            for piece in pieces.values():
+                piece.append(line)
+    return ["\n".join(piece) + "\n" for piece in pieces.values()]
+
+
 def parse_iperf2_text(text: str, *, side: Side | None = None) -> IperfResult:
     """Parse iperf2 human-readable output into a normalized result (see the module docstring).
 

@@ -17,7 +17,9 @@ One place for the three record types, checked by ``mypy --strict``:
   ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.
 * ``PairRecord`` -- one pair of one paired run (``_paired._pair_record``): who served, who
-  sent, when the client started, the client's ``IperfResult`` and why the pair failed.
+  sent, when the client started, the client's ``IperfResult`` and why the pair failed; for a pair
+  with external clients one record per client test, holding the server's ``IperfResult``
+  (``measured_by: server``, ``_paired._external_records``).
 * ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``_paired.build_record``, the
   ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
   its ``PairRecord`` items and ``total_bits_per_second``. The report builder
@@ -233,6 +235,9 @@ class PairRecord(_PairRecordRequired, total=False):
     """One pair of one paired run, as ``_paired._pair_record`` records it."""
 
     raw: str  # the client's own output, kept when the pair failed
+    # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
+    measured_by: str
+    external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer, group}
 
 
 class RunRecord(TypedDict):

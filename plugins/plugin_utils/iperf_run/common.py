@@ -19,7 +19,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import Section
 
 Tool = Literal["iperf2", "iperf3"]
-Mode = Literal["server", "client", "stop", "probe"]
+Mode = Literal["server", "client", "stop", "probe", "collect"]
 Clock = Literal["epochrealtime", "date_ns", "date_s"]
 Nap = Literal["fracsleep", "usleep", "none"]
 

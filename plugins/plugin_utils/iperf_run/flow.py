@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import Section, first, parse_kv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.collect import (
+    collect_summary,
+    server_tests,
+    task_tests,
+    wait_for_clients,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
     DEFAULT_BINARIES,
     DEFAULT_PORTS,
@@ -66,9 +73,11 @@ def run(
     check_mode: bool,
     token: str,
     now: Callable[[], float],
+    sleep: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """Do what ``params`` ask on the host behind ``execute``; return the task result.
 
+    ``sleep`` pauses the controller between two reads of a server's log (``mode=collect`` only).
     Raises ``IperfRunError`` with a message naming the cause and the fix.
     """
     mode = validate_params(params)
@@ -78,6 +87,10 @@ def run(
         return _run_server(params, execute, check_mode=check_mode, token=token)
     if mode == "client":
         return _run_client(params, execute, check_mode=check_mode, token=token, now=now)
+    if mode == "collect":
+        if sleep is None:
+            raise ValueError("mode=collect needs sleep")  # pragma: no cover - a programming error
+        return _run_collect(params, execute, check_mode=check_mode, token=token, now=now, sleep=sleep)
     return _run_stop(params, execute, check_mode=check_mode, token=token)
 
 
@@ -338,4 +351,72 @@ def _stopped_entry(target: Mapping[str, Any], directory: str, status: str) -> di
         "tool": target.get("tool"),
         "log": f"{directory}/{target['log_name']}",
         "status": status,
+    }
+
+
+def _run_collect(
+    params: Mapping[str, Any],
+    execute: Execute,
+    *,
+    check_mode: bool,
+    token: str,
+    now: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> dict[str, Any]:
+    """Wait for the external clients of the server on ``port``, stop it, and return what it measured (collect.py)."""
+    state_dir = params.get("state_dir") or "/tmp"
+    port = params.get("port") or DEFAULT_PORTS[params.get("tool") or "iperf3"]
+    bind = params.get("bind")
+    clients = int(params["clients"])
+    deadline = float(params["deadline"])
+    peer = params.get("peer")
+    base: dict[str, Any] = {"port": port, "bind": bind, "clients": clients, "deadline": deadline, "peer": peer}
+    if check_mode:
+        return base | {
+            "changed": False,
+            "skipped": True,
+            "skip_reason": "check mode: no client was waited for (a test cannot be simulated)",
+            "msg": "check mode: no client was waited for",
+        }
+    waited = wait_for_clients(
+        execute,
+        token=token,
+        state_dir=state_dir,
+        port=port,
+        bind=bind,
+        clients=clients,
+        deadline=deadline,
+        peer=peer,
+        now=now,
+        sleep=sleep,
+    )
+    log, stop_status = waited.log, "exited"
+    if waited.alive:
+        target = {"port": port, "bind": bind, "state_dir": state_dir}
+        stopped = _run_stop(target, execute, check_mode=False, token=token)
+        entries = stopped["stopped"]
+        stop_status = str(entries[0]["status"]) if entries else "not running"
+        final = entries[0].get("raw") if entries else None
+        if isinstance(final, str) and final.strip():
+            log = final
+    # what had ended before the stop; a test the stop cut is not ended (its piece is parsed all the same)
+    ended_before = {t.index for t in server_tests(waited.log, exited=not waited.alive, peer=peer) if t.ended}
+    tests = [
+        t if t.ended and t.index in ended_before else replace(t, ended=False)
+        for t in server_tests(log, exited=not waited.alive, peer=peer)
+    ]
+    came, warnings = collect_summary(tests, clients=clients, deadline=deadline, reason=waited.reason, peer=peer)
+    what = {"all_came": "all came", "server_exited": "the server exited", "deadline": "the deadline passed"}
+    return base | {
+        "changed": stop_status in ("stopped", "killed"),
+        "came": came,
+        "reason": waited.reason,
+        "waited": waited.waited,
+        "polls": waited.polls,
+        "server_stop": stop_status,
+        "tests": task_tests(tests, clients, params.get("labels") or {}),
+        "raw": log,
+        "warnings": warnings,
+        "msg": f"{came} of {clients} external client test(s) came ({what[waited.reason]} after {waited.waited:g} s); "
+        f"server {stop_status}",
     }

@@ -35,7 +35,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
 
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
-REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]]]
+REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]], ["mode", "collect", ["clients", "deadline"]]]
 
 _COMMON = {"mode", "tool", "binary", "port"}
 APPLIES: dict[Mode, set[str]] = {
@@ -69,6 +69,7 @@ APPLIES: dict[Mode, set[str]] = {
         "probe",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
+    "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
     "probe": {"mode", "binary"},
 }
 
@@ -192,7 +193,12 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
     _pattern(params, "window", _SIZE_RE, "'256K'")
     _pattern(params, "length", _SIZE_RE, "'1460' or '128K'")
     _pattern(params, "bandwidth", _RATE_RE, "'100M', '1G' or '0' for unlimited")
+    _positive(params, "clients")
+    deadline = params.get("deadline")
+    if deadline is not None and deadline <= 0:
+        raise IperfRunError(f"deadline must be more than 0 seconds (how long to wait for the clients), got {deadline}")
     _not_option_like(params, "server")
+    _not_option_like(params, "peer")
     _not_option_like(params, "bind")
     binary = params.get("binary")
     if binary is not None and (not binary.strip() or any(ord(c) < 32 or ord(c) == 127 for c in binary)):

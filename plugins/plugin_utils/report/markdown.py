@@ -179,6 +179,14 @@ def _tests_md(report: Report) -> list[str]:
         protocols = in_order(r.protocol for r in runs if r.protocol)
         if protocols:
             facts.append("protocol " + ", ".join(protocols))
+        external = any(
+            row.record is not None and row.record.get("measured_by") == "server" for r in runs for row in r.results
+        )
+        if external:
+            facts.append(
+                "measured by the server (external client): each figure is what the server's own output says it "
+                "received from a client outside the inventory"
+            )
         pairs = in_order(len(r.results) for r in runs if r.source == "paired_test")
         if pairs:
             facts.append("pairs per run " + ", ".join(str(p) for p in pairs))
@@ -189,7 +197,9 @@ def _tests_md(report: Report) -> list[str]:
             if source == "given: report_line_rate_bps":
                 source = None  # the header says it (Line rate: ...)
             per_pair = common_value(p.line_rate_bps for r in runs for p in r.results)
-            if len(pairs) == 1 and pairs[0] > 1 and per_pair is not None:
+            if external and per_pair is not None:
+                text = f"line rate {rate_with_unit(per_pair)} per client test (the server's end)"
+            elif len(pairs) == 1 and pairs[0] > 1 and per_pair is not None:
                 text = (
                     f"line rate {rate_with_unit(rate)} (the sum over the {pairs[0]} pairs running at the same time, "
                     f"{rate_with_unit(per_pair)} each)"

@@ -207,6 +207,21 @@ CASES = [
         warnings_contain=["elided"],
     ),
     Expect(
+        # three client tests in one server log (the external-peer mode); the whole log gives the last one,
+        # cut by SIGTERM after 2.5 s (test_parse.py / test_iperf_run_collect.py split it into its tests)
+        "iperf3-3.12-text-server-tcp-3-clients-P2-cut-locallab.txt",
+        side="server",
+        complete=False,
+        error="interrupt - the server has terminated",
+        received=tot("286 MBytes", "958 Mbits/sec", 2.5),
+        n_intervals=3,
+        first=iv(0.0, 1.0, "115 MBytes", "961 Mbits/sec"),
+        last=iv(2.0, 2.5, "57.5 MBytes", "956 Mbits/sec"),
+        local=("198.19.181.11", 25811),
+        remote=("198.19.181.12", 37204),
+        warnings_contain=["holds 3 tests", "cut short"],
+    ),
+    Expect(
         "iperf3-3.17.1-text-client-error-unable-to-connect.txt",
         side=None,
         complete=False,

@@ -67,7 +67,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "raw_max_bytes": {"type": "int", "default": 65536},
     },
     "iperf_run": {
-        "mode": {"type": "str", "required": True, "choices": ["server", "client", "stop", "probe"]},
+        "mode": {"type": "str", "required": True, "choices": ["server", "client", "stop", "probe", "collect"]},
         "tool": {"type": "str", "choices": ["iperf3", "iperf2"]},
         "binary": {"type": "str"},
         "port": {"type": "int"},

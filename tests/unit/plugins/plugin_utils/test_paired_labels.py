@@ -51,7 +51,8 @@ def test_pair_keys_are_the_declared_pair_options_and_the_role_spec_documents_the
     pairs = spec["argument_specs"]["main"]["options"]["paired_test_tests"]["options"]["pairs"]["options"]
     assert list(pairs) == list(PAIR_OPTIONS)
     assert pairs["labels"]["type"] == "dict"
-    assert {k for k, v in pairs.items() if v.get("required")} == {"server", "client"}
+    assert {k for k, v in pairs.items() if v.get("required")} == {"server"}  # client: not with external
+    assert pairs["external"]["type"] == "dict"
 
 
 def test_pair_labels_are_merged_over_the_test_labels_and_the_pair_wins() -> None:

@@ -1,0 +1,271 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""External peers: wait for clients outside the inventory, read what the server measured.
+
+``mode=collect`` serves a test whose clients are not in the inventory (a Windows box with
+``iperf3.exe``, an appliance): the server this module started on ``port`` runs; the flow reads
+its log every :data:`POLL` seconds (one short session each) until ``clients`` client tests have
+ended there, the server has exited (iperf3 ``--one-off``) or ``deadline`` seconds have passed;
+then it stops the server (the stop flow's own checks) and parses the server's final log.
+
+The log is split into one piece per client test by the parsers' own splitter
+(``iperf.parse.split_tests``: iperf3 at its ``Server listening`` banners, iperf2 at a new inbound
+connection after the last test's totals; iperf2 clients that ran at the same time from several addresses
+apart by ``iperf2_text.split_iperf2_by_peer``) and each piece is parsed by ``iperf.parse``: the result
+is the server's (``side: server``), its raw piece kept beside it. A figure comes only from that
+output; a client that did not come is counted as missing, never filled in.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import first, parse_kv
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import detect, parse_result, split_tests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result, plain
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import marker, parse_sections
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    ISOURS,
+    cmdline_function,
+    raise_state_error,
+    state_snippet,
+    state_stem,
+)
+
+__all__ = [
+    "POLL",
+    "ServerTest",
+    "Waited",
+    "build_poll_script",
+    "collect_summary",
+    "server_tests",
+    "task_tests",
+    "wait_for_clients",
+]
+
+#: Seconds between two reads of the server's log while waiting for the external clients.
+POLL = 1.0
+
+
+@dataclass(frozen=True)
+class ServerTest:
+    """One client test in a server's log: the peer it came from, whether it has ended, the server's result."""
+
+    index: int  # 1-based, in the order the server logged them
+    group: int  # 1-based: the server's test it was part of (iperf2 clients at the same time share one)
+    peer: str | None  # the client's address as the server printed it (IPv4-mapped IPv6 unwrapped)
+    ended: bool  # the server logged the test's end (a later banner or test, its totals, or the server is gone)
+    counted: bool  # it came from the expected peer (always true without one)
+    result: Result
+
+
+def _address(text: Any) -> str | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.compressed
+    return address.compressed
+
+
+def server_tests(log: str, *, exited: bool, peer: str | None = None) -> list[ServerTest]:
+    """The client tests of a server's log, oldest first; pieces without a client (a banner, an error
+    before any connection) are left out.
+
+    A test has *ended* when another piece follows it (iperf3 prints its banner again after each
+    test), when its result is complete (the server printed the totals), or when the server is no
+    longer running (``exited``: one-off, stopped). ``peer`` (an address): a test from another
+    address is not *counted* (it is still returned, so the caller can name it).
+    """
+    if not log.strip():
+        return []
+    try:
+        pieces = split_tests(log)
+    except IperfParseError:
+        return []
+    expected = _address(peer)
+    tests: list[ServerTest] = []
+    # iperf2 clients that ran at the same time share one test of the server's log: one piece per address
+    split = [(position, part) for position, piece in enumerate(pieces) for part in _by_peer(piece)]
+    for position, piece in split:
+        try:
+            result = parse_result(piece, keep_raw=True)
+        except IperfParseError:
+            continue
+        remote = result.get("remote")
+        address = _address(remote.get("host") if remote else None)
+        if address is None:
+            continue
+        result["raw"] = piece
+        ended = exited or position < len(pieces) - 1 or bool(result.get("complete"))
+        tests.append(
+            ServerTest(
+                index=len(tests) + 1,
+                group=position + 1,
+                peer=address,
+                ended=ended,
+                counted=expected is None or address == expected,
+                result=plain(result),
+            )
+        )
+    return tests
+
+
+def _by_peer(piece: str) -> list[str]:
+    try:
+        tool, _kind = detect(piece)
+    except IperfParseError:
+        return [piece]
+    return split_iperf2_by_peer(piece) if tool == "iperf2" else [piece]
+
+
+def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None) -> str:
+    """Read-only: whether the server of ``port`` (its pidfile in the private directory) still runs, and its log.
+
+    Prints ``state ...``, ``poll alive=0|1`` and the log (only when it is a regular file of the
+    private directory; never through a link). ``alive`` needs the pidfile's pid to run the
+    pidfile's binary with ``-s -p <port>`` (the stop's ``_isours`` check) and not be a zombie.
+    """
+    stem = state_stem(port, bind)
+    return "\n".join(
+        [
+            state_snippet(token, state_dir, create=False),
+            'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
+            f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"; _al=0',
+            cmdline_function(),
+            ISOURS,
+            'if [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
+            "  _op=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1)",
+            "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+            f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then _al=1; fi',
+            '  if [ "$_al" = 1 ] && [ -r "/proc/$_op/stat" ]; then',
+            '    case "$(sed \'s/^.*) //\' "/proc/$_op/stat" 2>/dev/null)" in Z*) _al=0 ;; esac',
+            "  fi",
+            "fi",
+            marker(token, "poll", "alive=$_al"),
+            'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',
+            marker(token, "done"),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Waited:
+    """How the wait ended."""
+
+    log: str
+    alive: bool
+    reason: str  # all_came | server_exited | deadline
+    waited: float
+    polls: int
+
+
+def wait_for_clients(
+    execute: Execute,
+    *,
+    token: str,
+    state_dir: str,
+    port: int,
+    bind: str | None,
+    clients: int,
+    deadline: float,
+    peer: str | None,
+    now: Callable[[], float],
+    sleep: Callable[[float], None],
+    poll: float = POLL,
+) -> Waited:
+    """Read the server's log every ``poll`` s until ``clients`` counted tests have ended, the server is
+    gone or ``deadline`` s have passed (the last read is at the deadline at the latest)."""
+    script = build_poll_script(token, state_dir=state_dir, port=port, bind=bind)
+    start = now()
+    end = start + deadline
+    polls = 0
+    while True:
+        out = execute(script)
+        polls += 1
+        sections = parse_sections(out.stdout, token)
+        raise_state_error(first(sections, "state"), state_dir)
+        section = first(sections, "poll")
+        alive = section is not None and parse_kv(section.args).get("alive") == "1"
+        log = section.text if section is not None else ""
+        came = [t for t in server_tests(log, exited=not alive, peer=peer) if t.counted and t.ended]
+        reason = None
+        if len(came) >= clients:
+            reason = "all_came"
+        elif not alive:
+            reason = "server_exited"
+        elif now() >= end:
+            reason = "deadline"
+        if reason is not None:
+            return Waited(log=log, alive=alive, reason=reason, waited=round(now() - start, 3), polls=polls)
+        sleep(max(0.0, min(poll, end - now())))
+
+
+def collect_summary(
+    tests: Sequence[ServerTest], *, clients: int, deadline: float, reason: str, peer: str | None
+) -> tuple[int, list[str]]:
+    """How many counted tests came, and the warnings to give (fewer than asked, others, cut tests)."""
+    counted = [t for t in tests if t.counted]
+    warnings: list[str] = []
+    if len(counted) < clients:
+        why = {
+            "deadline": f"within the deadline of {deadline:g} s",
+            "server_exited": "before the server exited",
+            "all_came": "",
+        }[reason]
+        warnings.append(
+            f"{len(counted)} of {clients} external client test(s) came {why}; "
+            + ("the results are those of the clients that came" if counted else "there is no result")
+            + " (none is filled in)"
+        )
+    if len(counted) > clients:
+        warnings.append(
+            f"{len(counted)} client tests came, {clients} were expected; all are returned (results beyond the first "
+            f"{clients} are marked extra)"
+        )
+    for test in tests:
+        if not test.counted:
+            warnings.append(
+                f"client test {test.index} came from {test.peer}, not from the expected peer {peer}: not counted"
+            )
+        elif not test.ended:
+            warnings.append(
+                f"client test {test.index} from {test.peer} was still running when the wait ended: cut short "
+                "by the stop (its result is incomplete)"
+            )
+    return len(counted), warnings
+
+
+def task_tests(tests: Sequence[ServerTest], clients: int, labels: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``tests`` of the task result: per client test its peer, whether it counted, ended, and the server's result."""
+    entries = []
+    position = 0
+    for test in tests:
+        result = dict(test.result)
+        if labels:
+            result["labels"] = dict(labels)
+        if test.counted:
+            position += 1
+        entries.append(
+            {
+                "index": test.index,
+                "group": test.group,
+                "peer": test.peer,
+                "counted": test.counted,
+                "extra": test.counted and position > clients,
+                "ended": test.ended,
+                "result": result,
+            }
+        )
+    return entries
