@@ -112,7 +112,7 @@ def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tupl
         (
             {**TEST, "pairs": [{"server": "h1", "external": {"count": 2}}]},
             {},
-            "missing required arguments: deadline",
+            "external.deadline is missing",
         ),
     ],
     ids=[
