@@ -9,7 +9,8 @@
   no link of its prefix is left; :func:`ip_json` and :func:`left_over` read ``ip -j`` for the tests;
 * ansible-playbook: :data:`ANSIBLE_PLAYBOOK`, :func:`ansible_env` (the checkout as the collection path, the
   repository's ``ansible.cfg`` unless told otherwise), :func:`isolated_ansible_env` (no ``ansible.cfg`` at all,
-  the default callback printing JSON), :func:`run_playbook` (bounded in time) and :func:`printed` (the values
+  the default callback printing JSON), :func:`repo_ansible_env` (the repository's ``ansible.cfg``),
+  :func:`run_playbook` (bounded in time) and :func:`printed` (the values
   the default callback printed after ``=>``);
 * govmomi's simulator (``tests/vcsim``, built offline): the fixtures ``vcsim_binary`` and ``vcsim`` and the
   context manager :func:`simulator`.
@@ -165,6 +166,14 @@ def ansible_env(**extra: str) -> dict[str, str]:
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
         **extra,
     }
+
+
+def repo_ansible_env(**extra: str) -> dict[str, str]:
+    """:func:`ansible_env` for a run in the repository (``cwd=REPO``) whose ``ansible.cfg`` decides the callbacks:
+    no ``ANSIBLE_CONFIG``, ``ANSIBLE_STDOUT_CALLBACK`` or ``ANSIBLE_CALLBACKS_ENABLED`` from this environment
+    (``extra`` may set them again)."""
+    drop = ("ANSIBLE_CONFIG", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACKS_ENABLED")
+    return {**{k: v for k, v in ansible_env().items() if k not in drop}, **extra}
 
 
 def isolated_ansible_env(home: Path, **extra: str) -> dict[str, str]:
