@@ -82,3 +82,18 @@ def assert_docs_only(module: ModuleType) -> None:
     ]
     assert assigned == ["DOCUMENTATION", "EXAMPLES", "RETURN"]
     assert not os.stat(path).st_mode & stat.S_IXUSR
+
+
+def assert_options_documented(documented: dict[str, Any], spec: dict[str, Any], *, types: bool = True) -> None:
+    """The module's documented options are the action's argument spec: the same names, and for each the same
+    type and elements (unless ``types`` is false: an action validating options as ``raw`` itself), default,
+    required and choices (in any order)."""
+    assert set(documented) == set(spec)
+    for name, option in spec.items():
+        doc = documented[name]
+        if types:
+            assert doc.get("type", "str") == option.get("type", "str"), name
+            assert doc.get("elements") == option.get("elements"), name
+        assert doc.get("default") == option.get("default"), name
+        assert bool(doc.get("required")) == bool(option.get("required")), name
+        assert sorted(doc.get("choices") or []) == sorted(option.get("choices") or []), name

@@ -20,7 +20,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewal
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
-from tests.unit.plugins.action_harness import Runner, assert_docs_only, make_action, runner_over
+from tests.unit.plugins.action_harness import (
+    Runner,
+    assert_docs_only,
+    assert_options_documented,
+    make_action,
+    runner_over,
+)
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 
 STANDIN = REPO / "tests" / "esxi_standin"
@@ -196,13 +202,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_firewall"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = options[name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(documented["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     assert doc["attributes"]["diff_mode"]["support"] == "full"
     examples = yaml.safe_load(module_doc.EXAMPLES)

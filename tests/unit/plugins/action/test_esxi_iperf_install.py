@@ -19,7 +19,13 @@ from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import 
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_iperf_install as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
-from tests.unit.plugins.action_harness import Runner, assert_docs_only, make_action, runner_over
+from tests.unit.plugins.action_harness import (
+    Runner,
+    assert_docs_only,
+    assert_options_documented,
+    make_action,
+    runner_over,
+)
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
@@ -145,13 +151,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_iperf_install"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = options[name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(documented["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     for a, b in backend.MUTUALLY_EXCLUSIVE:
         assert f"O({b})" in " ".join(doc["options"][a]["description"]), (a, b)
     assert doc["attributes"]["check_mode"]["support"] == "full"

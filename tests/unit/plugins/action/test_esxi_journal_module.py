@@ -15,7 +15,7 @@ from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import Actio
 from ansible_collections.esxilab.iperf.plugins.action.esxi_journal import ActionModule as JournalAction
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_journal as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_journal_run as backend
-from tests.unit.plugins.action_harness import assert_docs_only, make_action, runner_over
+from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action, runner_over
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
@@ -75,12 +75,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_journal"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        assert options[name]["type"] == spec["type"], name
-        assert options[name].get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(options[name]["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     returned = yaml.safe_load(module_doc.RETURN)
     assert set(returned) == {"journal", "pending", "restored", "commands", "diff"}

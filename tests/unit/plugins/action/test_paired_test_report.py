@@ -22,7 +22,7 @@ from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import 
     report_paths,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import ReportError
-from tests.unit.plugins.action_harness import make_action
+from tests.unit.plugins.action_harness import assert_options_documented, make_action
 
 RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,
@@ -47,11 +47,7 @@ def _run(args: dict[str, Any], check_mode: bool = False) -> dict[str, Any]:
 
 def test_documentation_matches_the_argument_spec() -> None:
     options = yaml.safe_load(module_doc.DOCUMENTATION)["options"]
-    assert set(options) == set(ARGUMENT_SPEC)
-    for name, spec in ARGUMENT_SPEC.items():
-        assert options[name]["type"] == spec["type"], name
-        assert options[name].get("default") == spec.get("default"), name
-        assert bool(options[name].get("required")) == bool(spec.get("required")), name
+    assert_options_documented(options, ARGUMENT_SPEC)
 
 
 def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:

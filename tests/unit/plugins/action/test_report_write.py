@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.action.report_write import Action
 from ansible_collections.esxilab.iperf.plugins.modules import report_write as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from tests.collection_path import FIXTURES
-from tests.unit.plugins.action_harness import assert_docs_only, make_action
+from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action
 
 # "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver" (one interval)
 LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
@@ -205,13 +205,7 @@ def test_unwritable_dest_fails_naming_the_directory(tmp_path: Path) -> None:
 def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "report_write"
-    assert set(doc["options"]) == set(action.ARGUMENT_SPEC)
-    for name, spec in action.ARGUMENT_SPEC.items():
-        documented = doc["options"][name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        assert documented.get("required", False) == spec.get("required", False), name
-        assert documented.get("elements") == spec.get("elements"), name
+    assert_options_documented(doc["options"], action.ARGUMENT_SPEC)
     assert yaml.safe_load(module_doc.EXAMPLES)
     returned = yaml.safe_load(module_doc.RETURN)
     assert set(returned) == {"dir", "files", "written", "removed", "plots_skipped", "table", "summary", "msg"}
