@@ -3,17 +3,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the integration tests share: the local lab, ansible-playbook, and govmomi's simulator.
 
-* the lab (``lab/esxilab_lab.py``): :func:`lab_unavailable` (the skip reason), :class:`Lab` (``up``/``down``/
-  ``status`` with ``--json``, ssh into a lab host) and :meth:`Lab.session`, which purges leftovers of a crashed
-  earlier session, brings the lab up and always takes it down again, asserting that no network namespace and
-  no link of its prefix is left; :func:`ip_json` and :func:`left_over` read ``ip -j`` for the tests;
-* ansible-playbook: :data:`ANSIBLE_PLAYBOOK`, :func:`ansible_env` (the checkout as the collection path, the
-  repository's ``ansible.cfg`` unless told otherwise), :func:`isolated_ansible_env` (no ``ansible.cfg`` at all,
-  the default callback printing JSON), :func:`repo_ansible_env` (the repository's ``ansible.cfg``),
-  :func:`run_playbook` (bounded in time) and :func:`printed` (the values
-  the default callback printed after ``=>``);
-* govmomi's simulator (``tests/vcsim``, built offline): the fixtures ``vcsim_binary`` and ``vcsim`` and the
-  context manager :func:`simulator`.
+* the lab (``lab/esxilab_lab.py``): :func:`lab_unavailable` (the skip reason; :func:`skip_if` skips for it),
+  :class:`Lab` (``up``/``down``/``status`` with ``--json``, ssh into a lab host) and :meth:`Lab.session`, which
+  purges leftovers of a crashed earlier session, brings the lab up and always takes it down again, asserting
+  that no network namespace and no link of its prefix is left; :func:`ip_json` and :func:`left_over` read
+  ``ip -j`` for the tests;
+* ansible-playbook: :data:`ANSIBLE_PLAYBOOK`, :func:`ansible_env` (the checkout as the collection path),
+  :func:`repo_ansible_env` (the repository's ``ansible.cfg`` decides, ``cwd=REPO``), :func:`isolated_ansible_env`
+  (no ``ansible.cfg`` at all, the default callback printing JSON), :func:`run_playbook` (bounded in time) and
+  :func:`printed` (the values the default callback printed after ``=>``);
+* govmomi's simulator (``tests/vcsim``, built offline): the fixtures ``vcsim_binary`` and ``vcsim``, the context
+  manager :func:`simulator`, and :func:`vcsim_service` / :func:`vcsim_vms` to read it with pyVmomi.
 
 Each test file keeps its own lab prefix, subnet (and the environment variables overriding them), timeouts and
 assertions; only the scaffolding lives here.
@@ -83,6 +83,12 @@ def lab_unavailable(
         if probe.returncode != 0:
             return f"`ip netns` is unavailable: {probe.stderr.strip()}"
     return None
+
+
+def skip_if(reason: str | None) -> None:
+    """Skip the test (or the fixture's tests) for ``reason``, if there is one (:func:`lab_unavailable`)."""
+    if reason:
+        pytest.skip(reason)
 
 
 def ip_json(*args: str) -> list[dict[str, Any]]:
