@@ -222,6 +222,24 @@ def printed(output: str) -> list[Any]:
     return found
 
 
+def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: Any) -> Path:
+    """Write the variables of :data:`PAIRED_TEST_PLAYBOOK` for the lab's inventory to ``tmp/vars.json``: ``tests``,
+    the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``,
+    then ``settings`` (``paired_test_*``/``report_*`` variables) over them. Returns the file's path."""
+    (tmp / "remote").mkdir(exist_ok=True)
+    variables = {
+        "paired_test_tests": list(tests),
+        "paired_test_address_var": "lab_address",
+        "paired_test_state_dir": str(tmp / "remote"),
+        "paired_test_report_dir": str(tmp / "reports"),
+        "paired_test_report_name": "report",
+        **settings,
+    }
+    path = tmp / "vars.json"
+    path.write_text(json.dumps(variables))
+    return path
+
+
 # --------------------------------------------------------------------------------------------
 # govmomi's simulator (tests/vcsim)
 # --------------------------------------------------------------------------------------------

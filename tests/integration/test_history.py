@@ -35,7 +35,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run impo
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
-from tests.integration.labkit import Lab, lab_unavailable, run_playbook, skip_if
+from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 from tests.unit.plugins.plugin_utils.history_docs import doc_of
 
 NOW = "2026-12-02T00:00:00Z"
@@ -169,13 +169,9 @@ def lab_state(tmp_path: Path) -> Iterator[Path]:
 
 def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]]:
     before = set((tmp / "reports").glob("gate-*"))
-    variables = {
-        "paired_test_tests": [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}],
-        "paired_test_address_var": "lab_address",
-        "paired_test_state_dir": str(tmp / "remote"),
+    settings = {
         "paired_test_duration": 2,
         "paired_test_repeat": 3,
-        "paired_test_report_dir": str(tmp / "reports"),
         "paired_test_report_name": "gate",
         "report_plots": False,
         "report_baseline": "previous",
@@ -183,8 +179,9 @@ def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]
         "history_pg_url": pg_url,
         "history_pg_password": pg_cluster.PASSWORD,
     }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    proc = run_playbook("-i", state / "inventory.yml", PLAYBOOK, "-e", f"@{tmp / 'vars.json'}", timeout=PLAY_TIMEOUT)
+    tests = [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}]
+    variables = paired_test_vars(tmp, tests, **settings)
+    proc = run_playbook("-i", state / "inventory.yml", PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     output = proc.stdout + proc.stderr
     (report,) = set((tmp / "reports").glob("gate-*")) - before
     return proc.returncode, output, {**json.loads((report / "results.json").read_text()), "_dir": str(report)}

@@ -26,7 +26,15 @@ from typing import Any
 
 import pytest
 
-from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, Lab, ip_json, lab_unavailable, run_playbook
+from tests.integration.labkit import (
+    PAIRED_TEST_PLAYBOOK,
+    Lab,
+    ip_json,
+    lab_unavailable,
+    paired_test_vars,
+    run_playbook,
+    skip_if,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -52,9 +60,7 @@ def _set_mtu(host: str, mtu: int) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = lab_unavailable(("ip", "ssh", "iperf3"), needs="network namespaces, bridge")
-    if reason:
-        pytest.skip(reason)
+    skip_if(lab_unavailable(("ip", "ssh", "iperf3"), needs="network namespaces, bridge"))
     the_lab = Lab(PREFIX, tmp_path_factory.mktemp("nicctx") / "state")
     with the_lab.session("--hosts", "2", "--subnet", f"{SUBNET}.0/24"):
         yield the_lab
@@ -63,19 +69,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def _play(
     lab: Lab, tmp: Path, tests: list[dict[str, Any]], **settings: Any
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
-    (tmp / "remote").mkdir(exist_ok=True)
-    variables = {
-        "paired_test_tests": tests,
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-        "report_history": "",
-        **settings,
-    }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    proc = run_playbook("-i", lab.inventory, PLAYBOOK, "-e", f"@{tmp / 'vars.json'}", timeout=PLAY_TIMEOUT)
+    variables = paired_test_vars(tmp, tests, paired_test_port_base=PORT_BASE, report_history="", **settings)
+    proc = run_playbook("-i", lab.inventory, PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     found = sorted(p for p in (tmp / "reports").glob("report-*") if p.is_dir()) if (tmp / "reports").exists() else []
     return proc, found[0] if found else None
 

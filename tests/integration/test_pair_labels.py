@@ -35,7 +35,9 @@ from tests.integration.labkit import (
     Lab,
     ansible_env,
     lab_unavailable,
+    paired_test_vars,
     run_playbook,
+    skip_if,
 )
 
 ensure_collection_path()
@@ -72,9 +74,7 @@ def _iperf_left() -> list[str]:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = lab_unavailable(("ip", "tc", "ssh", "iperf3"))
-    if reason:
-        pytest.skip(reason)
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3")))
     the_lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state")
     with the_lab.session("--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit", "--host-rate", "h4=300mbit"):
         yield the_lab
@@ -112,19 +112,10 @@ def test_one_concurrent_run_splits_by_the_pairs_os_label(lab: Lab, tmp_path: Pat
             ],
         }
     ]
-    variables = {
-        "paired_test_tests": tests,
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp_path / "remote"),
-        "paired_test_report_dir": str(tmp_path / "reports"),
-        "paired_test_report_name": "report",
-        "report_compare_by": "os",
-        "report_history": "none",
-    }
-    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    settings = {"paired_test_port_base": PORT_BASE, "report_compare_by": "os", "report_history": "none"}
+    variables = paired_test_vars(tmp_path, tests, **settings)
     started = time.monotonic()
-    rc, output = _run("-i", lab.inventory, PLAYBOOK, "-e", f"@{tmp_path / 'vars.json'}")
+    rc, output = _run("-i", lab.inventory, PLAYBOOK, "-e", f"@{variables}")
     assert rc == 0, output[-4000:]
     assert time.monotonic() - started < PLAY_TIMEOUT
     assert _iperf_left() == []

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, Lab, lab_unavailable, run_playbook
+from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -40,27 +40,16 @@ PLAY_TIMEOUT = 240  # 6 runs of 1 s: about 60 s on an idle 2-CPU machine
 
 @pytest.fixture(scope="module")
 def inventory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    reason = lab_unavailable(("ip", "tc", "ssh", "iperf3"))
-    if reason:
-        pytest.skip(reason)
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3")))
     lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state")
     with lab.session("--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "200mbit"):
         yield lab.inventory
 
 
 def _play(inventory: Path, tmp: Path, tests: Sequence[dict[str, Any]]) -> tuple[int, str, dict[str, Any] | None]:
-    (tmp / "remote").mkdir()
-    variables = {
-        "paired_test_tests": list(tests),
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-    }
-    (tmp / "vars.json").write_text(json.dumps(variables))
+    variables = paired_test_vars(tmp, tests, paired_test_port_base=PORT_BASE)
     try:
-        proc = run_playbook("-i", inventory, PLAYBOOK, "-e", f"@{tmp / 'vars.json'}", timeout=PLAY_TIMEOUT)
+        proc = run_playbook("-i", inventory, PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         output = exc.output.decode(errors="replace") if isinstance(exc.output, bytes) else str(exc.output)
         pytest.fail(f"the play took more than {PLAY_TIMEOUT} s; it printed:\n{output[-6000:]}")

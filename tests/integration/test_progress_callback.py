@@ -17,7 +17,6 @@ during the sweep can make the midpoint figure miss by more than 20 % (a load fla
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import subprocess
@@ -34,6 +33,7 @@ from tests.integration.labkit import (
     PAIRED_TEST_PLAYBOOK,
     Lab,
     lab_unavailable,
+    paired_test_vars,
     repo_ansible_env,
     skip_if,
 )
@@ -88,19 +88,12 @@ def _stamped_play(argv: list[str], env: dict[str, str]) -> tuple[int, list[tuple
 
 
 def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: Path, tmp_path: Path) -> None:
-    (tmp_path / "remote").mkdir()
-    variables = {
-        "paired_test_tests": [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}],
-        "paired_test_streams": list(range(1, RUNS + 1)),
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp_path / "remote"),
-        "paired_test_report_dir": str(tmp_path / "reports"),
-        "paired_test_report_name": "sweep",
-    }
-    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    tests = [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}]
+    streams = list(range(1, RUNS + 1))
+    settings = {"paired_test_streams": streams, "paired_test_port_base": PORT_BASE, "paired_test_report_name": "sweep"}
+    variables = paired_test_vars(tmp_path, tests, **settings)
     env = repo_ansible_env(ANSIBLE_FORKS="10", ESXILAB_PROGRESS="always")  # the repository's ansible.cfg (cwd)
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{variables}"]
     started = time.monotonic()
     rc, lines = _stamped_play(argv, env)
     output = "\n".join(text for _at, text in lines)
