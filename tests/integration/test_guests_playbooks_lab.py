@@ -39,6 +39,7 @@ from tests.integration.labkit import (
     printed,
     run_playbook,
     simulator,
+    skip_if,
     vcsim_binary,
 )
 from tests.integration.test_esxi_guests_vcsim import vm_nics
@@ -113,9 +114,7 @@ class Setup:
 
 @pytest.fixture(scope="module")
 def setup(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    reason = lab_unavailable(("ip", "tc", "ssh", "ssh-keygen", "iperf3"), ansible=False)
-    if reason:
-        pytest.skip(reason)
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "ssh-keygen", "iperf3"), ansible=False))
     extra = [arg for vm in VMS for arg in ("-vm", vm)]
     lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state", timeout=180)
     with (
