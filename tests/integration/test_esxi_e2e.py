@@ -49,7 +49,7 @@ import pytest
 
 from tests.collection_path import REPO
 from tests.integration import labkit
-from tests.integration.labkit import ansible_env, run_playbook, simulator, vcsim_binary
+from tests.integration.labkit import ansible_env, run_playbook, simulator, skip_if, vcsim_binary
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -175,9 +175,7 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     vmware_existed = Path("/usr/lib/vmware").exists()
     the_lab = Lab(base=tmp_path_factory.mktemp(PREFIX))
     for directory in (the_lab.vmware_dir, the_lab.opt_dir, the_lab.standin_state):
