@@ -39,7 +39,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,16 +47,14 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
-from tests.integration.test_vcsim_vmknic import _simulator, vcsim_binary
+from tests.collection_path import REPO
+from tests.integration import labkit
+from tests.integration.labkit import ansible_env, run_playbook, simulator, skip_if, vcsim_binary
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 STANDIN = REPO / "tests" / "esxi_standin"
 TARGETS = REPO / "tests" / "integration" / "targets" / "esxi"
-_VENV_PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
-ANSIBLE_PLAYBOOK = _VENV_PLAYBOOK if _VENV_PLAYBOOK.exists() else Path(sys.executable).parent / "ansible-playbook"
 # overridable so that parallel sessions can run this file on their own lab prefix and subnet
 PREFIX = os.environ.get("ESXILAB_E2E_PREFIX", "eltesx")
 SUBNET = os.environ.get("ESXILAB_E2E_SUBNET", "198.19.251")
@@ -69,28 +66,15 @@ VIB_COPY = "/opt/iperf/bin/iperf.copy"
 # A play that installs and leaves the host changed on purpose (the restore comes in a later play):
 # the next play keeps it instead of putting back what the journal calls an unfinished run.
 KEEP_UNFINISHED = {"esxi_iperf_restore_unfinished": False}
-__all__ = ["vcsim_binary"]  # the fixture used here (govmomi's simulator, test_vcsim_vmknic.py)
+__all__ = ["vcsim_binary"]  # the fixture used here (govmomi's simulator, labkit.py)
 
 
 def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc, mount namespaces)"
-    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf", "unshare", "mount"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist"
-    try:
-        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`ip netns` is unavailable: {exc}"
-    if probe.returncode != 0:
-        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
-    if "overlay" not in Path("/proc/filesystems").read_text():
+    tools = ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf", "unshare", "mount")
+    reason = labkit.lab_unavailable(tools, needs="network namespaces, bridge, tc, mount namespaces", probe_netns=True)
+    if reason is None and "overlay" not in Path("/proc/filesystems").read_text():
         return "the kernel has no overlayfs (the lab overlays /usr/lib to add the /usr/lib/vmware mount point)"
-    return None
+    return reason
 
 
 def _banner(argv: list[str]) -> str:
@@ -136,13 +120,9 @@ class Lab:
     def opt_dir(self) -> Path:  # /opt on h1
         return self.base / "h1-opt"
 
-    def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=120, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
+    @property
+    def kit(self) -> labkit.Lab:
+        return labkit.Lab(PREFIX, self.state_dir, timeout=120)
 
     def up_args(self) -> list[str]:
         path = f"{STANDIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -156,13 +136,7 @@ class Lab:
         ]
 
     def ssh(self, address: str, command: str) -> subprocess.CompletedProcess[str]:
-        argv = [
-            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
-            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-            f"root@{address}", command,
-        ]  # fmt: skip
-        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        return self.kit.ssh(address, command)
 
     def reset(self, version: str, **settings: str) -> None:
         """A fresh stand-in of this release on h1 (its files, its state)."""
@@ -191,49 +165,25 @@ class Lab:
         # the restore journal in a per-test directory (on ESXi it lives under /scratch)
         h1_vars = {"esxilab_journal_dir": str(self.journal_dir), "esxilab_journal_copy_dir": str(tmp / "journal")}
         inventory.write_text(f"all:\n  children:\n    esxi:\n      hosts:\n        h1: {json.dumps(h1_vars)}\n")
-        argv = [
-            str(ANSIBLE_PLAYBOOK),
-            *("-i", str(self.state_dir / "inventory.yml"), "-i", str(inventory)),
-            str(TARGETS / playbook),
-            *("-e", f"@{vars_file}"),
-            *extra,
-        ]
-        env = dict(
-            os.environ,
-            ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-            ANSIBLE_NOCOLOR="1",
-            ANSIBLE_RETRY_FILES_ENABLED="false",
-            ANSIBLE_FORKS="5",
-        )
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+        proc = run_playbook(
+            *("-i", self.kit.inventory, "-i", inventory), TARGETS / playbook, *("-e", f"@{vars_file}"), *extra,
+            timeout=PLAY_TIMEOUT, env=ansible_env(ANSIBLE_FORKS="5"),
+        )  # fmt: skip
         record = json.loads(out.read_text()) if out.exists() else None
         return Play(proc.returncode, proc.stdout + proc.stderr, record)
 
 
-def _lab_objects() -> list[str]:
-    ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
-    names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
-    names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
-    return [n for n in names if n.startswith(f"{PREFIX}-")]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     vmware_existed = Path("/usr/lib/vmware").exists()
     the_lab = Lab(base=tmp_path_factory.mktemp(PREFIX))
     for directory in (the_lab.vmware_dir, the_lab.opt_dir, the_lab.standin_state):
         directory.mkdir()
-    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
     try:
-        the_lab.cli("up", *the_lab.up_args())
-        yield the_lab
+        with the_lab.kit.session(*the_lab.up_args()):
+            yield the_lab
     finally:
-        the_lab.cli("down", "--purge")
-        assert _lab_objects() == []
         # the binds lived in h1's sshd mount namespace only
         assert Path("/usr/lib/vmware").exists() == vmware_existed
 
@@ -264,7 +214,7 @@ def test_lab_host_looks_like_esxi_to_ssh_sessions_only(lab: Lab) -> None:
     assert (lab.vmware_dir / "vsan" / "bin" / "iperf3").is_file()  # written through the bind
     h2 = lab.ssh(H2, "command -v esxcli || echo none; test -e /usr/lib/vmware && echo vmware || echo no-vmware")
     assert h2.stdout.split() == ["none", "no-vmware"]
-    up_again = lab.cli("up", *lab.up_args())
+    up_again = lab.kit.cli("up", *lab.up_args())
     assert up_again["changed"] is False, up_again["actions"]
 
 
@@ -580,7 +530,7 @@ def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: P
     }
     test = {"name": "esxi-end", "pairs": [{"server": "h2", "client": "h1"}], "duration": 2,
             "bandwidth": str(LINE_RATE_BANDWIDTH_BPS)}  # fmt: skip
-    with _simulator(vcsim_binary, "-pnic-speed", "vmnic1=1000") as api:
+    with simulator(vcsim_binary, "-pnic-speed", "vmnic1=1000") as api:
         variables = {
             "esxi_network_hostname": "127.0.0.1",
             "esxi_network_port": api["vcsim_port"],

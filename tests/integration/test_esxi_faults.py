@@ -38,7 +38,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,13 +46,16 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
-from tests.integration.test_esxi_e2e import ANSIBLE_PLAYBOOK, LAB_SCRIPT, STANDIN, TARGETS, _lab_unavailable
+from tests.collection_path import REPO
+from tests.integration import labkit
+from tests.integration.labkit import skip_if
+from tests.integration.test_esxi_e2e import STANDIN, TARGETS, _lab_unavailable
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-PREFIX = "eljr"
-SUBNET = "198.19.230"
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_FAULTS_PREFIX", "eljr")
+SUBNET = os.environ.get("ESXILAB_FAULTS_SUBNET", "198.19.230")
 HOSTS = {  # name: (release, way back)
     "h1": ("7.0", "restore.yml"),
     "h2": ("7.0", "next run"),
@@ -98,13 +100,9 @@ class FaultLab:
     def files(self, host: str) -> tuple[Path, Path]:
         return self.base / f"{host}-vmware", self.base / f"{host}-opt"
 
-    def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=180, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
+    @property
+    def kit(self) -> labkit.Lab:
+        return labkit.Lab(PREFIX, self.state_dir, timeout=180)
 
     def up_args(self) -> list[str]:
         path = f"{STANDIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -121,13 +119,7 @@ class FaultLab:
         return args
 
     def ssh(self, host: str, command: str) -> subprocess.CompletedProcess[str]:
-        argv = [
-            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
-            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-            f"root@{_addr(host)}", command,
-        ]  # fmt: skip
-        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        return self.kit.ssh(_addr(host), command)
 
     def local_standin(self, host: str, *args: str) -> str:
         env = {
@@ -223,16 +215,12 @@ class FaultLab:
         vars_file.write_text(json.dumps({"fm_markers": str(tmp / "markers"), **variables}))
         (tmp / "markers").mkdir(exist_ok=True)
         argv = [
-            str(ANSIBLE_PLAYBOOK),
-            *("-i", str(self.state_dir / "inventory.yml"), "-i", str(self.inventory(tmp))),
+            str(labkit.ANSIBLE_PLAYBOOK),
+            *("-i", str(self.kit.inventory), "-i", str(self.inventory(tmp))),
             *(str(p) for p in playbooks),
             *("-e", f"@{vars_file}"),
         ]
-        env = dict(
-            os.environ,
-            ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-            ANSIBLE_NOCOLOR="1",
-            ANSIBLE_RETRY_FILES_ENABLED="false",
+        env = labkit.ansible_env(
             ANSIBLE_FORKS="6",
             ANSIBLE_TIMEOUT="5",
             ANSIBLE_SSH_ARGS="-C -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=1"
@@ -300,24 +288,22 @@ def _describe(lab: FaultLab, host: str, before: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def fault_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultLab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     lab = FaultLab(base=tmp_path_factory.mktemp(PREFIX))
     for host in HOSTS:
         for directory in (*lab.files(host), lab.standin(host)):
             directory.mkdir()
-    lab.cli("down", "--purge")
     started = time.monotonic()
     try:
-        lab.cli("up", *lab.up_args())
-        yield lab
+        with lab.kit.session(*lab.up_args()):
+            try:
+                yield lab
+            finally:
+                for host in HOSTS:
+                    lab.stop_deadman(host)
+                    with contextlib.suppress(subprocess.CalledProcessError):
+                        lab.link(host, "up")
     finally:
-        for host in HOSTS:
-            lab.stop_deadman(host)
-            with contextlib.suppress(subprocess.CalledProcessError):
-                lab.link(host, "up")
-        lab.cli("down", "--purge")
         table = _table(lab.matrix)
         footer = f"\n{lab.plays} ansible-playbook runs, {time.monotonic() - started:.0f} s\n"
         (lab.base / "fault-matrix.txt").write_text(table + footer)

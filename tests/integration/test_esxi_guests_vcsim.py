@@ -17,9 +17,7 @@ other guests either.
 from __future__ import annotations
 
 import json
-import os
 import re
-import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,11 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyVim import connect
 from pyVmomi import vim
 
-from tests.collection_path import ensure_collection_path
-from tests.integration.test_vcsim_vmknic import ANSIBLE_PLAYBOOK, PASSWORD, USERNAME, _simulator, vcsim_binary
+from tests.integration.labkit import (
+    VCSIM_PASSWORD,
+    VCSIM_USERNAME,
+    ansible_env,
+    run_playbook,
+    simulator,
+    vcsim_binary,
+    vcsim_service,
+    vcsim_vms,
+)
 
 pytestmark = pytest.mark.slow
 __all__ = ["vcsim_binary"]  # the fixture used here
@@ -68,16 +73,9 @@ PLAYBOOK = """
 
 def vm_nics(port: int) -> dict[str, list[tuple[str, str, str]]]:
     """Every VM's vNICs as the simulator holds them: (class, MAC, network), read with pyVmomi."""
-    smart_connect: Any = connect.SmartConnect  # pyVim's connect functions are untyped
-    disconnect: Any = connect.Disconnect
-    si = smart_connect(
-        host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=ssl._create_unverified_context()
-    )
-    try:
-        content = si.RetrieveContent()
-        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+    with vcsim_service(port) as si:
         found: dict[str, list[tuple[str, str, str]]] = {}
-        for vm in view.view:
+        for vm in vcsim_vms(si):
             nics: list[tuple[str, str, str]] = []
             for device in vm.config.hardware.device:
                 if isinstance(device, vim.vm.device.VirtualEthernetCard):
@@ -87,8 +85,6 @@ def vm_nics(port: int) -> dict[str, list[tuple[str, str, str]]]:
                     )
             found[vm.name] = sorted(nics)
         return found
-    finally:
-        disconnect(si)
 
 
 class Guests:
@@ -105,8 +101,8 @@ class Guests:
             "out": str(out),
             "esxi_guests_hostname": "127.0.0.1",
             "esxi_guests_port": self.port,
-            "esxi_guests_username": USERNAME,
-            "esxi_guests_password": PASSWORD,
+            "esxi_guests_username": VCSIM_USERNAME,
+            "esxi_guests_password": VCSIM_PASSWORD,
             "esxi_guests_validate_certs": False,
             "esxi_guests_portgroup": PG,
             "esxi_guests_guests": guests,
@@ -114,35 +110,13 @@ class Guests:
             **variables,
         }
         (self.work / "vars.json").write_text(json.dumps(values))
-        env = {
-            **os.environ,
-            "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-            "ANSIBLE_LOCAL_TEMP": str(self.work / "tmp"),
-            "ANSIBLE_HOME": str(self.work / "home"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        }
+        env = ansible_env(ANSIBLE_LOCAL_TEMP=str(self.work / "tmp"), ANSIBLE_HOME=str(self.work / "home"))
         env.pop("ANSIBLE_CONFIG", None)
         before = vm_nics(self.port)
-        run = subprocess.run(
-            [
-                str(ANSIBLE_PLAYBOOK),
-                "-i",
-                "localhost,",
-                "-c",
-                "local",
-                "-e",
-                f"@{self.work / 'vars.json'}",
-                "play.yml",
-                *extra,
-            ],
-            cwd=self.work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        run = run_playbook(
+            "-i", "localhost,", "-c", "local", "-e", f"@{self.work / 'vars.json'}", "play.yml", *extra,
+            timeout=300, env=env, cwd=self.work,
+        )  # fmt: skip
         assert run.returncode == 0, f"ansible-playbook failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
         result: dict[str, Any] = json.loads(out.read_text())
         recap = re.search(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", run.stdout)
@@ -156,7 +130,7 @@ class Guests:
 @pytest.fixture(scope="module")
 def guests(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guests]:
     extra = [arg for vm in VMS for arg in ("-vm", vm)]
-    with _simulator(vcsim_binary, *extra) as variables:
+    with simulator(vcsim_binary, *extra) as variables:
         yield Guests(variables["vcsim_port"], tmp_path_factory.mktemp("guests"))
 
 
@@ -270,17 +244,8 @@ def test_bad_input_is_refused_naming_the_option(guests: Guests) -> None:
 
 def power_states(port: int) -> dict[str, str]:
     """Every VM's power state, read with pyVmomi."""
-    smart_connect: Any = connect.SmartConnect
-    disconnect: Any = connect.Disconnect
-    si = smart_connect(
-        host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=ssl._create_unverified_context()
-    )
-    try:
-        content = si.RetrieveContent()
-        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
-        return {vm.name: str(vm.runtime.powerState) for vm in view.view}
-    finally:
-        disconnect(si)
+    with vcsim_service(port) as si:
+        return {vm.name: str(vm.runtime.powerState) for vm in vcsim_vms(si)}
 
 
 def test_the_power_state_is_set_only_when_asked(guests: Guests) -> None:

@@ -5,14 +5,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.collection_path import ensure_collection_path
-from tests.integration.test_esxi_e2e import ANSIBLE_PLAYBOOK
+from tests.integration.labkit import ANSIBLE_PLAYBOOK, run_playbook
 
 
 def test_preflight_masks_the_password_of_vib_source(tmp_path: Path) -> None:
@@ -25,15 +22,7 @@ def test_preflight_masks_the_password_of_vib_source(tmp_path: Path) -> None:
         "      vars:\n        esxi_iperf_vib_source: https://lab:s3cr3t@depot.example/iperf.vib\n"
         "        esxi_iperf_vib_upload: /nonexistent/iperf.zip\n"
     )
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", "-c", "local", str(playbook)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    proc = run_playbook("-i", "localhost,", "-c", "local", playbook, timeout=120)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 2, output[-3000:]
     assert "esxi_iperf_vib_source (https://lab:****@depot.example/iperf.vib) are both set" in output

@@ -13,8 +13,6 @@ networks with and without a VMkernel adapter, and an MTU change of both.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
-from tests.integration.test_vcsim_vmknic import ANSIBLE_PLAYBOOK, vcsim, vcsim_binary
+from tests.collection_path import REPO
+from tests.integration.labkit import run_playbook, vcsim, vcsim_binary
 
 pytestmark = pytest.mark.slow
 
@@ -47,20 +45,7 @@ def _play(vcsim: dict[str, Any], tmp: Path, networks: Sequence[dict[str, Any]], 
     vars_file.write_text(json.dumps(variables))
     inventory = tmp / "inventory.yml"
     inventory.write_text("all:\n  hosts:\n    esxsim:\n      ansible_connection: local\n")
-    env = {
-        **os.environ,
-        "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-    }
-    run = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), "-e", f"@{vars_file}", *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    run = run_playbook("-i", inventory, PLAYBOOK, "-e", f"@{vars_file}", *extra, timeout=300)
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
     record: dict[str, Any] = json.loads(out.read_text())
     return record

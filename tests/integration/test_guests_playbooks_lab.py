@@ -22,9 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,51 +29,38 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.collection_path import REPO
+from tests.integration.labkit import (
+    VCSIM_PASSWORD,
+    VCSIM_USERNAME,
+    Lab,
+    ansible_env,
+    lab_unavailable,
+    printed,
+    run_playbook,
+    simulator,
+    skip_if,
+    vcsim_binary,
+)
 from tests.integration.test_esxi_guests_vcsim import vm_nics
-from tests.integration.test_vcsim_vmknic import ANSIBLE_PLAYBOOK, PASSWORD, USERNAME, _simulator, vcsim_binary
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 __all__ = ["vcsim_binary"]  # the fixture used here
 
 PREFIX = os.environ.get("ESXILAB_GUESTS_PREFIX", "gstpb")
 SUBNET = os.environ.get("ESXILAB_GUESTS_SUBNET", "198.19.161.0/24")
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 OVERLAY = REPO / "inventories" / "lab"
 PLAY_TIMEOUT = 300
 # h1 serves h2 (e1000) and h3 (vmxnet3) in vnic-compare (inventories/lab); all four are vswitch_guests.
 VMS = ["h1=e1000", "h2=e1000", "h3=vmxnet3@iperf-vnic", "h4=vmxnet3@iperf-isolated"]
 
 
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    return None
-
-
-def _lab_objects() -> list[str]:
-    ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
-    names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
-    names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
-    return [n for n in names if n.startswith(f"{PREFIX}-")]
-
-
 def _printed(output: str) -> list[str]:
     """Every ``msg`` string the default callback printed."""
-    decoder = json.JSONDecoder()
     found: list[str] = []
-    index = output.find("=> {")
-    while index >= 0:
-        value, end = decoder.raw_decode(output, index + 3)
+    for value in printed(output):
         message = value.get("msg") if isinstance(value, dict) else None
         found += [message] if isinstance(message, str) else [m for m in message or [] if isinstance(m, str)]
-        index = output.find("=> {", end)
     return found
 
 
@@ -103,13 +87,8 @@ class Run:
 
 @dataclass(frozen=True)
 class Setup:
-    base: Path
+    lab: Lab
     port: int
-
-    def cli(self, command: str, *args: str) -> None:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.base / "state")]
-        proc = subprocess.run([*argv, *args], capture_output=True, text=True, timeout=180, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
 
     def play(self, name: str, tmp: Path, variables: dict[str, Any], *extra: str) -> Run:
         reports = tmp / "reports"
@@ -117,42 +96,32 @@ class Setup:
             "esxilab_reports_dir": str(reports),
             "esxi_guests_hostname": "127.0.0.1",
             "esxi_guests_port": self.port,
-            "esxi_guests_username": USERNAME,
-            "esxi_guests_password": PASSWORD,
+            "esxi_guests_username": VCSIM_USERNAME,
+            "esxi_guests_password": VCSIM_PASSWORD,
             "esxi_guests_validate_certs": False,
             **variables,
         }
         vars_file = tmp / f"vars-{name}.json"
         vars_file.write_text(json.dumps(values))
-        argv = [str(ANSIBLE_PLAYBOOK), "-i", str(self.base / "state" / "inventory.yml"), "-i", str(OVERLAY)]
-        argv += [str(REPO / "playbooks" / f"{name}.yml"), "-e", f"@{vars_file}", *extra]
-        env = dict(
-            os.environ,
-            ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-            ANSIBLE_NOCOLOR="1",
-            ANSIBLE_RETRY_FILES_ENABLED="false",
-            ANSIBLE_FORKS="10",
-        )
+        playbook = REPO / "playbooks" / f"{name}.yml"
         before = vm_nics(self.port)
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+        proc = run_playbook(
+            "-i", self.lab.inventory, "-i", OVERLAY, playbook, "-e", f"@{vars_file}", *extra,
+            timeout=PLAY_TIMEOUT, env=ansible_env(ANSIBLE_FORKS="10"),
+        )  # fmt: skip
         return Run(proc.returncode, proc.stdout + proc.stderr, reports, before, vm_nics(self.port))
 
 
 @pytest.fixture(scope="module")
 def setup(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "ssh-keygen", "iperf3"), ansible=False))
     extra = [arg for vm in VMS for arg in ("-vm", vm)]
-    with _simulator(vcsim_binary, *extra) as variables:
-        the_setup = Setup(tmp_path_factory.mktemp(PREFIX), variables["vcsim_port"])
-        the_setup.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
-        try:
-            the_setup.cli("up", "--hosts", "4", "--subnet", SUBNET, "--rate", "1gbit")
-            yield the_setup
-        finally:
-            the_setup.cli("down", "--purge")
-            assert _lab_objects() == []
+    lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state", timeout=180)
+    with (
+        simulator(vcsim_binary, *extra) as variables,
+        lab.session("--hosts", "4", "--subnet", SUBNET, "--rate", "1gbit"),
+    ):
+        yield Setup(lab, variables["vcsim_port"])
 
 
 def kinds_on(nics: list[tuple[str, str, str]], portgroup: str) -> list[str]:

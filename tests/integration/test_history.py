@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -36,6 +35,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run impo
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
+from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 from tests.unit.plugins.plugin_utils.history_docs import doc_of
 
 NOW = "2026-12-02T00:00:00Z"
@@ -44,9 +44,7 @@ G = 1e9
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    reason = pg_cluster.unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(pg_cluster.unavailable())
     with pg_cluster.pg_cluster() as url:
         yield url
 
@@ -151,59 +149,29 @@ def test_run_gate_on_postgresql_and_sqlite_finds_the_same_baseline(pg_url: str, 
 # The lab: 1 Gbit/s, then 800 Mbit/s, then 800 Mbit/s again
 # --------------------------------------------------------------------------------------------
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 PLAYBOOK = REPO / "tests" / "integration" / "targets" / "history" / "gate.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PREFIX = "fhs"
-SUBNET = "198.19.104"
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_HISTORY_PREFIX", "fhs")
+SUBNET = os.environ.get("ESXILAB_HISTORY_SUBNET", "198.19.104")
 PLAY_TIMEOUT = 150
 
 
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "iperf3"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    return pg_cluster.unavailable()
-
-
-def _lab(state: Path, command: str, *args: str) -> None:
-    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state), *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, f"{argv}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-
-
 def _up(state: Path, rate: str) -> None:
-    _lab(state, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", rate)
+    Lab(PREFIX, state, timeout=120).cli("up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", rate)
 
 
 @pytest.fixture
 def lab_state(tmp_path: Path) -> Iterator[Path]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    state = tmp_path / "state"
-    _lab(state, "down", "--purge")
-    try:
-        yield state
-    finally:
-        _lab(state, "down", "--purge")
-        names = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-        assert [n["name"] for n in json.loads(names.stdout or "[]") if str(n["name"]).startswith(f"{PREFIX}-")] == []
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3"), sshd=False) or pg_cluster.unavailable())
+    with Lab(PREFIX, tmp_path / "state", timeout=120).session() as lab:
+        yield lab.state_dir
 
 
 def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]]:
     before = set((tmp / "reports").glob("gate-*"))
-    variables = {
-        "paired_test_tests": [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}],
-        "paired_test_address_var": "lab_address",
-        "paired_test_state_dir": str(tmp / "remote"),
+    settings = {
         "paired_test_duration": 2,
         "paired_test_repeat": 3,
-        "paired_test_report_dir": str(tmp / "reports"),
         "paired_test_report_name": "gate",
         "report_plots": False,
         "report_baseline": "previous",
@@ -211,15 +179,9 @@ def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]
         "history_pg_url": pg_url,
         "history_pg_password": pg_cluster.PASSWORD,
     }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-    )
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(state / "inventory.yml"), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    tests = [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}]
+    variables = paired_test_vars(tmp, tests, **settings)
+    proc = run_playbook("-i", state / "inventory.yml", PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     output = proc.stdout + proc.stderr
     (report,) = set((tmp / "reports").glob("gate-*")) - before
     return proc.returncode, output, {**json.loads((report / "results.json").read_text()), "_dir": str(report)}

@@ -11,7 +11,6 @@ show that iperf_facts needs no Python on the host (a Python module fails there).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import FIXTURES, ensure_collection_path
+from tests.collection_path import FIXTURES
+from tests.integration.labkit import ANSIBLE_PLAYBOOK, isolated_ansible_env, printed
 
 pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 ANSIBLE = BIN / "ansible"
-ANSIBLE_PLAYBOOK = BIN / "ansible-playbook"
 ANSIBLE_DOC = BIN / "ansible-doc"
 
 IPERF3_JSON = "iperf3-3.1.3-json-client-tcp-pscheduler.json"
@@ -40,21 +39,7 @@ ONE_OF_EACH = (IPERF3_JSON, IPERF3_TEXT, IPERF2_TEXT, IPERF2_CSV)
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     if not ANSIBLE_PLAYBOOK.exists():
         pytest.skip(f"ansible-playbook is not installed next to {sys.executable}")
-    home = tmp_path_factory.mktemp("ansible-home")
-    environment = dict(os.environ)
-    environment.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-            "ANSIBLE_HOME": str(home),
-            "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
-            "ANSIBLE_CONFIG": str(home / "none.cfg"),  # ignore any ansible.cfg around
-            "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default",
-            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        }
-    )
-    return environment
+    return isolated_ansible_env(tmp_path_factory.mktemp("ansible-home"))
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +54,6 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False)
-
-
-def _printed_results(stdout: str) -> list[dict[str, Any]]:
-    """The JSON objects the default callback prints after ``=>`` (debug tasks, ad-hoc results)."""
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    index = stdout.find("=> {")
-    while index >= 0:
-        value, end = decoder.raw_decode(stdout, index + 3)
-        found.append(value)
-        index = stdout.find("=> {", end)
-    return found
 
 
 def _adhoc(env: dict[str, str], cwd: Path, module: str, args: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -136,9 +109,9 @@ def playbook_output(env: dict[str, str], results_dir: Path, tmp_path_factory: py
     extra = json.dumps({"results_dir": str(results_dir), "text_fixture": IPERF3_TEXT})
     proc = _run([str(ANSIBLE_PLAYBOOK), "-i", "localhost,", "-c", "local", "-e", extra, "site.yml"], env, work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    printed = _printed_results(proc.stdout)
-    assert printed, proc.stdout
-    msg: dict[str, Any] = printed[-1]["msg"]
+    values = printed(proc.stdout)
+    assert values, proc.stdout
+    msg: dict[str, Any] = values[-1]["msg"]
     return msg
 
 
@@ -219,8 +192,8 @@ def test_iperf_parse_filter_in_adhoc_debug(
     jinja = "msg={{ lookup('file', '" + str(path) + "') | esxilab.iperf.iperf_parse }}"
     proc = _adhoc(env, results_dir, "ansible.builtin.debug", jinja)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    [printed] = _printed_results(proc.stdout)
-    result = printed["msg"]
+    [value] = printed(proc.stdout)
+    result = value["msg"]
     assert (result["tool"], result["format"]) == (tool, fmt)
     assert result["bits_per_second"] == pytest.approx(bits_per_second)
 
@@ -247,9 +220,9 @@ def test_iperf_facts_needs_no_python_on_the_host(env: dict[str, str], results_di
     extra = ["-e", "ansible_python_interpreter=/nonexistent/python", *(["--check"] if check_mode else [])]
     proc = _adhoc(env, results_dir, "esxilab.iperf.iperf_facts", args, *extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    [printed] = _printed_results(proc.stdout)
-    assert printed["changed"] is False
-    facts = printed["ansible_facts"]
+    [result] = printed(proc.stdout)
+    assert result["changed"] is False
+    facts = result["ansible_facts"]
     versions = {t["path"]: t["version"] for t in facts["iperf_tools"]}
     assert versions["/usr/bin/iperf3"] == "3.12"
     assert versions["/usr/bin/iperf"] == "2.1.8"

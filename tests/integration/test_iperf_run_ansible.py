@@ -35,10 +35,17 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
-from tests.collection_path import REPO, ensure_collection_path
+from tests.collection_path import REPO
+from tests.integration.labkit import (
+    ANSIBLE_PLAYBOOK,
+    Lab,
+    isolated_ansible_env,
+    lab_unavailable,
+    printed,
+    run_playbook,
+    skip_if,
+)
 
-BIN = Path(sys.executable).parent
-ANSIBLE_PLAYBOOK = BIN / "ansible-playbook"
 LOCAL = ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=/nonexistent"]
 PORTS = range(15450, 15480)  # the ports this file uses
 pytestmark = [pytest.mark.live, pytest.mark.slow]
@@ -89,42 +96,13 @@ def _kill_leftovers() -> list[tuple[int, str]]:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    reason = _have_tools()
-    if reason:
-        pytest.skip(reason)
-    home = tmp_path_factory.mktemp("ansible-home")
-    environment = dict(os.environ)
-    environment.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-            "ANSIBLE_HOME": str(home),
-            "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
-            "ANSIBLE_CONFIG": str(home / "none.cfg"),
-            "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default",
-            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-            "ANSIBLE_HOST_KEY_CHECKING": "1",
-        }
-    )
-    yield environment
+    skip_if(_have_tools())
+    yield isolated_ansible_env(tmp_path_factory.mktemp("ansible-home"), ANSIBLE_HOST_KEY_CHECKING="1")
     left = _kill_leftovers()
     for port in PORTS:  # the servers' logs (mode=stop keeps them for the user)
         for leftover in PRIVATE.glob(f"esxilab-iperf-{port}*.log"):
             leftover.unlink(missing_ok=True)
     assert not left, f"processes left on ports {PORTS.start}-{PORTS.stop - 1}: {left}"
-
-
-def _printed(stdout: str) -> list[Any]:
-    """The JSON values the default callback prints after ``=>``."""
-    decoder = json.JSONDecoder()
-    found = []
-    index = stdout.find("=> {")
-    while index >= 0:
-        value, end = decoder.raw_decode(stdout, index + 3)
-        found.append(value)
-        index = stdout.find("=> {", end)
-    return found
 
 
 def _playbook(
@@ -138,18 +116,10 @@ def _playbook(
     """Run a playbook whose last task prints ``{"msg": {...registered results...}}``."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "site.yml").write_text(text)
-    proc = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), *args, "site.yml"],
-        env=env,
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    printed = _printed(proc.stdout)
-    assert printed and "msg" in printed[-1], proc.stdout[-4000:] + proc.stderr[-4000:]
-    results: dict[str, Any] = printed[-1]["msg"]
+    proc = run_playbook(*args, "site.yml", timeout=timeout, env=env, cwd=work)
+    values = printed(proc.stdout)
+    assert values and "msg" in values[-1], proc.stdout[-4000:] + proc.stderr[-4000:]
+    results: dict[str, Any] = values[-1]["msg"]
     return proc, results
 
 
@@ -722,7 +692,6 @@ def test_esxi_standin(env: dict[str, str], tmp_path: Path) -> None:
 # The lab: two network namespaces over real SSH
 # ------------------------------------------------------------------------------------------
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 LAB_NAME = os.environ.get("ESXILAB_RUN_PREFIX", "elrun")  # own prefix and subnet: not the shared lab nor test_lab.py's
 LAB_SUBNET = os.environ.get("ESXILAB_RUN_SUBNET", "198.19.247.0/24")
 
@@ -774,51 +743,21 @@ LAB_FLOW = """
 
 
 def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "ssh-keygen"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    if probe.returncode != 0:
-        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
-    return None
+    return lab_unavailable(("ip", "tc", "ssh", "ssh-keygen"), ansible=False, probe_netns=True)
 
 
 @pytest.fixture
 def lab_inventory(tmp_path: Path) -> Iterator[Path]:
     """A private three-host lab at 100 Mbit/s per host and direction; removed afterwards."""
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     up_args = ("--hosts", "3", "--subnet", LAB_SUBNET, "--rate", "100mbit")
     yield from _private_lab(tmp_path / "lab-state", LAB_NAME, *up_args)
 
 
 def _private_lab(state: Path, name: str, *up_args: str) -> Iterator[Path]:
     """Build a lab of our own (``up``), yield its inventory, and always take it down (``down --purge``)."""
-    common = ["--name", name, "--state-dir", str(state)]
-    try:
-        up = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "up", *common, *up_args],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        yield state / "inventory.yml"
-    finally:
-        down = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "down", *common, "--purge"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
+    with Lab(name, state, timeout=180).session(*up_args) as lab:
+        yield lab.inventory
 
 
 @pytest.mark.lab
@@ -859,8 +798,8 @@ def test_lab_pair_over_ssh(env: dict[str, str], lab_inventory: Path, tmp_path: P
 # machine (setpriv) and the module reaches the same files as root through the lab's sshd.
 # ------------------------------------------------------------------------------------------
 
-ATTACK_LAB = "elir"
-ATTACK_SUBNET = "198.19.234.0/24"
+ATTACK_LAB = os.environ.get("ESXILAB_ATTACK_PREFIX", "elir")  # overridable, as LAB_NAME and LAB_SUBNET are
+ATTACK_SUBNET = os.environ.get("ESXILAB_ATTACK_SUBNET", "198.19.234.0/24")
 NOBODY = 65534
 BLOCKED_PORT, HOSTILE_PORT = 15476, 15477  # inside PORTS: the env finalizer cleans them up
 
@@ -1045,9 +984,7 @@ done
 @pytest.fixture
 def attack_lab(tmp_path: Path) -> Iterator[Path]:
     """A private two-host lab (own prefix and subnet); removed afterwards."""
-    reason = _lab_unavailable() or (None if shutil.which("setpriv") else "setpriv is not installed")
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable() or (None if shutil.which("setpriv") else "setpriv is not installed"))
     yield from _private_lab(tmp_path / "lab-state", ATTACK_LAB, "--hosts", "2", "--subnet", ATTACK_SUBNET)
 
 

@@ -21,10 +21,8 @@ import concurrent.futures
 import contextlib
 import os
 import secrets
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -37,11 +35,10 @@ import yaml
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
-from tests.collection_path import REPO
+from tests.integration.labkit import Lab, lab_unavailable, skip_if
 
 pytestmark = [pytest.mark.live, pytest.mark.slow, pytest.mark.lab]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 PREFIX = os.environ.get("ESXILAB_RACE_PREFIX", "elrace")
 SUBNET = os.environ.get("ESXILAB_RACE_SUBNET", "198.19.246.0/24")
 STARTS = int(os.environ.get("ESXILAB_RACE_STARTS", "200"))
@@ -52,44 +49,13 @@ BASE_PORT = 24600  # ports BASE_PORT .. BASE_PORT + WORKERS - 1, one per worker
 TIME_LIMIT = float(os.environ.get("ESXILAB_RACE_SECONDS", "150"))
 
 
-def _unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "ss", "ssh", "ssh-keygen", "iperf3", "timeout"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    return None
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    reason = _unavailable()
-    if reason:
-        pytest.skip(reason)
-    state = tmp_path_factory.mktemp("race-lab")
-    common = ["--name", PREFIX, "--state-dir", str(state)]
-    try:
-        up = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "up", *common, "--hosts", str(HOSTS), "--subnet", SUBNET],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        inventory = yaml.safe_load((state / "inventory.yml").read_text())
+    skip_if(lab_unavailable(("ip", "ss", "ssh", "ssh-keygen", "iperf3", "timeout"), ansible=False))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp("race-lab"), timeout=180)
+    with the_lab.session("--hosts", str(HOSTS), "--subnet", SUBNET):
+        inventory = yaml.safe_load(the_lab.inventory.read_text())
         yield inventory["all"]["children"]["lab"]["hosts"]
-    finally:
-        down = subprocess.run(
-            [sys.executable, str(LAB_SCRIPT), "down", *common, "--purge"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
 
 
 def _executor(host: dict[str, Any]) -> Any:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,11 +26,13 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO
+from tests.integration import labkit
+from tests.integration.labkit import LAB_SCRIPT as SCRIPT
+from tests.integration.labkit import ip_json as _ip_json
+from tests.integration.labkit import skip_if
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-SCRIPT = REPO / "lab" / "esxilab_lab.py"
 ANSIBLE = Path(sys.executable).parent / "ansible"
 PREFIX = os.environ.get("ESXILAB_LAB_PREFIX", "eltest")
 NET = os.environ.get("ESXILAB_LAB_SUBNET", "198.19.250")  # the first three octets of a /24
@@ -41,62 +42,20 @@ RATE_BPS = 50_000_000
 
 
 def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    try:
-        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`ip netns` is unavailable: {exc}"
-    if probe.returncode != 0:
-        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
-    return None
+    return labkit.lab_unavailable(("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"), ansible=False, probe_netns=True)
 
 
 @dataclass(frozen=True)
-class Lab:
-    state_dir: Path
-    base_args: tuple[str, ...]
-    prefix: str = PREFIX
+class Lab(labkit.Lab):
+    """A lab whose commands but ``down`` get the same options (``base_args``)."""
 
-    def cli(self, *args: str, expect_rc: int = 0) -> dict[str, Any]:
+    timeout: float = 60
+    base_args: tuple[str, ...] = ()
+
+    def cli(self, command: str, *args: str, expect_rc: int = 0) -> dict[str, Any]:
         """Run the lab script with --json and return its document."""
-        command, *rest = args
-        argv = [
-            sys.executable,
-            str(SCRIPT),
-            command,
-            "--name",
-            self.prefix,
-            "--state-dir",
-            str(self.state_dir),
-            "--json",
-        ]
-        if command != "down":
-            argv += list(self.base_args)
-        proc = subprocess.run(argv + rest, capture_output=True, text=True, timeout=60, check=False)
-        assert proc.returncode == expect_rc, f"{argv + rest}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
-
-    def ssh(self, address: str, command: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        argv = [
-            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
-            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-            f"root@{address}", command,
-        ]  # fmt: skip
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _ip_json(*args: str) -> list[dict[str, Any]]:
-    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
-    return list(json.loads(out)) if out.strip() else []
+        base = self.base_args if command != "down" else ()
+        return super().cli(command, *base, *args, expect_rc=expect_rc)
 
 
 def _lab_namespaces() -> list[str]:
@@ -134,15 +93,12 @@ def _assert_nothing_left(state_dir: Path) -> None:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    the_lab = Lab(state_dir=tmp_path / "state", base_args=("--hosts", "4", "--subnet", SUBNET))
-    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
+    skip_if(_lab_unavailable())
+    the_lab = Lab(PREFIX, tmp_path / "state", base_args=("--hosts", "4", "--subnet", SUBNET))
     try:
-        yield the_lab
+        with the_lab.session():
+            yield the_lab
     finally:
-        the_lab.cli("down", "--purge")
         _assert_nothing_left(the_lab.state_dir)
 
 
@@ -296,9 +252,7 @@ def _safety_net_present() -> bool:
 
 
 def test_up_installs_the_safety_net_and_still_refuses_real_overlaps(tmp_path: Path) -> None:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     argv = [sys.executable, str(SCRIPT), "up", "--check", "--json", "--state-dir", str(tmp_path / "s")]
     argv += ["--name", "elnet", "--hosts", "2", "--subnet", "198.19.253.0/24"]
     subprocess.run(["ip", "route", "replace", "unreachable", "198.18.0.0/15"], check=True, timeout=10)
@@ -317,9 +271,7 @@ def test_up_installs_the_safety_net_and_still_refuses_real_overlaps(tmp_path: Pa
 
 
 def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     state = tmp_path / "never-built"
     argv = [sys.executable, str(SCRIPT), "down", "--name", "elnone", "--state-dir", str(state), "--json"]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
@@ -342,9 +294,7 @@ def test_down_on_nothing_changes_nothing(tmp_path: Path) -> None:
     ],
 )
 def test_up_refuses_bad_options(tmp_path: Path, options: list[str], message: str) -> None:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     argv = [sys.executable, str(SCRIPT), "up", "--check", "--state-dir", str(tmp_path / "s"), *options]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 2
@@ -352,18 +302,18 @@ def test_up_refuses_bad_options(tmp_path: Path, options: list[str], message: str
     assert not (tmp_path / "s").exists()
 
 
-FLOW_PREFIX, FLOW_SUBNET = "fu2", "198.19.111.0/24"
-FLOW_H1, FLOW_H2 = "198.19.111.11", "198.19.111.12"
+FLOW_PREFIX = os.environ.get("ESXILAB_LAB_FLOW_PREFIX", "fu2")
+FLOW_NET = os.environ.get("ESXILAB_LAB_FLOW_SUBNET", "198.19.111")  # the first three octets of a /24
+FLOW_SUBNET = f"{FLOW_NET}.0/24"
+FLOW_H1, FLOW_H2 = f"{FLOW_NET}.11", f"{FLOW_NET}.12"
 LINK_MBPS, FLOW_MBPS = 200, 60
 
 
 def test_flow_rate_limits_each_flow_and_streams_add_up_to_the_link(tmp_path: Path) -> None:
     """--flow-rate is real: 1 stream gets the flow rate, 2 twice that, 4 the link rate."""
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_if(_lab_unavailable())
     base = ("--hosts", "2", "--subnet", FLOW_SUBNET, "--rate", f"{LINK_MBPS}mbit", "--flow-rate", f"{FLOW_MBPS}mbit")
-    the_lab = Lab(state_dir=tmp_path / "state", base_args=base, prefix=FLOW_PREFIX)
+    the_lab = Lab(FLOW_PREFIX, tmp_path / "state", base_args=base)
     the_lab.cli("down", "--purge")
     try:
         assert the_lab.cli("up")["changed"] is True
@@ -384,7 +334,7 @@ def test_flow_rate_limits_each_flow_and_streams_add_up_to_the_link(tmp_path: Pat
         # four flows would be 240 Mbit/s: the link caps them
         assert 0.85 * LINK_MBPS <= got[4] <= 1.02 * LINK_MBPS, got
         # back to the plain link: tbf again, one stream gets the link
-        plain = Lab(state_dir=the_lab.state_dir, base_args=base[:-2], prefix=FLOW_PREFIX)
+        plain = Lab(FLOW_PREFIX, the_lab.state_dir, base_args=base[:-2])
         assert plain.cli("up")["changed"] is True
         one = _iperf3(plain, FLOW_H2, FLOW_H1)["end"]["sum_received"]["bits_per_second"] / 1e6
         assert one >= 0.85 * LINK_MBPS, one

@@ -28,9 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -45,14 +43,16 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import parse_iperf3_json
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_text import parse_iperf3_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfResult, Result, plain
-from tests.collection_path import REPO, SCHEMA
+from tests.collection_path import SCHEMA
+from tests.integration.labkit import Lab, lab_unavailable, skip_if
 
 pytestmark = [pytest.mark.live, pytest.mark.lab, pytest.mark.slow]
 
-SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PREFIX = "fpa"
-SUBNET = "198.19.101.0/24"
-H1, H2 = "198.19.101.11", "198.19.101.12"
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_FIGURES_PREFIX", "fpa")
+NET = os.environ.get("ESXILAB_FIGURES_SUBNET", "198.19.101")  # the first three octets of a /24
+SUBNET = f"{NET}.0/24"
+H1, H2 = f"{NET}.11", f"{NET}.12"
 RUN_TIMEOUT = 30.0
 STREAMS = 4
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
@@ -60,46 +60,22 @@ KEEP = os.environ.get("ESXILAB_KEEP_LIVE_OUTPUTS")
 
 
 def _unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, tc)"
-    for tool in ("ip", "tc", "iperf", "iperf3", "ssh-keygen"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server is not installed (the lab starts sshd)"
+    tools = ("ip", "tc", "iperf", "iperf3", "ssh-keygen")
+    reason = lab_unavailable(tools, needs="network namespaces, tc", ansible=False)
+    if reason:
+        return reason
     version = subprocess.run(["iperf", "-v"], capture_output=True, text=True, timeout=10, check=False)
     if "iperf version 2." not in version.stdout + version.stderr:
         return "/usr/bin/iperf is not iperf2"
     return None
 
 
-def _lab(state_dir: Path, command: str, *args: str) -> dict[str, Any]:
-    argv = [sys.executable, str(SCRIPT), command, "--name", PREFIX, "--state-dir", str(state_dir), "--json", *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, f"{argv}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    doc = json.loads(proc.stdout)
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _left_over() -> list[str]:
-    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=True).stdout
-    return [str(n["name"]) for n in (json.loads(out) if out.strip() else []) if str(n["name"]).startswith(PREFIX)]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    reason = _unavailable()
-    if reason:
-        pytest.skip(reason)
-    state = tmp_path_factory.mktemp("fpa") / "state"
-    _lab(state, "down", "--purge")  # leftovers of a crashed earlier run with the same prefix
-    try:
-        _lab(state, "up", "--hosts", "2", "--subnet", SUBNET)
-        yield state
-    finally:
-        _lab(state, "down", "--purge")
-        assert _left_over() == []
+    skip_if(_unavailable())
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp("fpa") / "state", timeout=120)
+    with the_lab.session("--hosts", "2", "--subnet", SUBNET):
+        yield the_lab.state_dir
 
 
 def _in(host: str, *argv: str) -> list[str]:

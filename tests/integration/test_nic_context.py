@@ -19,23 +19,26 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import (
+    PAIRED_TEST_PLAYBOOK,
+    Lab,
+    ip_json,
+    lab_unavailable,
+    paired_test_vars,
+    run_playbook,
+    skip_if,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
 PREFIX = os.environ.get("ESXILAB_NIC_PREFIX", "nicctx")
 SUBNET = os.environ.get("ESXILAB_NIC_SUBNET", "198.19.191")
 ADDRESS = {"h1": f"{SUBNET}.11", "h2": f"{SUBNET}.12"}
@@ -43,27 +46,9 @@ PORT_BASE = 25501
 PLAY_TIMEOUT = 180
 
 
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge)"
-    for tool in ("ip", "ssh", "iperf3"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    return None
-
-
-def _ip_json(*args: str) -> list[dict[str, Any]]:
-    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
-    return list(json.loads(out)) if out.strip() else []
-
-
 def _counters(host: str) -> dict[str, int]:
     """``ip -s -j link`` of a lab host's eth0, read by the test itself (not through the collection)."""
-    (link,) = _ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "dev", "eth0")
+    (link,) = ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "dev", "eth0")
     stats = link["stats64"]
     return {f"{d}_{k}": int(v) for d in ("rx", "tx") for k, v in stats[d].items()}
 
@@ -73,57 +58,19 @@ def _set_mtu(host: str, mtu: int) -> None:
                    check=True, timeout=10)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Lab:
-    state_dir: Path
-
-    def cli(self, command: str, *args: str) -> None:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    the_lab = Lab(state_dir=tmp_path_factory.mktemp("nicctx") / "state")
-    the_lab.cli("down", "--purge")
-    try:
-        the_lab.cli("up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24")
+    skip_if(lab_unavailable(("ip", "ssh", "iperf3"), needs="network namespaces, bridge"))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp("nicctx") / "state")
+    with the_lab.session("--hosts", "2", "--subnet", f"{SUBNET}.0/24"):
         yield the_lab
-    finally:
-        the_lab.cli("down", "--purge")
-        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
 
 
 def _play(
     lab: Lab, tmp: Path, tests: list[dict[str, Any]], **settings: Any
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
-    (tmp / "remote").mkdir(exist_ok=True)
-    variables = {
-        "paired_test_tests": tests,
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-        "report_history": "",
-        **settings,
-    }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_RETRY_FILES_ENABLED="false")  # fmt: skip
-    argv = [
-        str(ANSIBLE_PLAYBOOK),
-        "-i",
-        str(lab.state_dir / "inventory.yml"),
-        str(PLAYBOOK),
-        "-e",
-        f"@{tmp / 'vars.json'}",
-    ]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    variables = paired_test_vars(tmp, tests, paired_test_port_base=PORT_BASE, report_history="", **settings)
+    proc = run_playbook("-i", lab.inventory, PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     found = sorted(p for p in (tmp / "reports").glob("report-*") if p.is_dir()) if (tmp / "reports").exists() else []
     return proc, found[0] if found else None
 

@@ -20,28 +20,33 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import (
+    ANSIBLE_PLAYBOOK,
+    PAIRED_TEST_PLAYBOOK,
+    Lab,
+    ansible_env,
+    lab_unavailable,
+    paired_test_vars,
+    run_playbook,
+    skip_if,
+)
 
 ensure_collection_path()
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import UNITS, format_rate  # noqa: E402
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
 OVERLAY = REPO / "inventories" / "lab"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 PREFIX = os.environ.get("ESXILAB_LABELS_PREFIX", "lblpt")
 SUBNET = os.environ.get("ESXILAB_LABELS_SUBNET", "198.19.170")
 HOSTS = ("h1", "h2", "h3", "h4")
@@ -49,24 +54,6 @@ FAST = 1_000_000_000 * 1448 / 1514  # goodput of a 1 Gbit/s tbf link at MTU 1500
 SLOW = 300_000_000 * 1448 / 1514  # h4's 300 Mbit/s link: 286.9 Mbit/s
 PORT_BASE = 25501
 PLAY_TIMEOUT = 180
-
-
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "iperf3"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    return None
-
-
-def _ip_json(*args: str) -> list[dict[str, Any]]:
-    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
-    return list(json.loads(out)) if out.strip() else []
 
 
 def _iperf_left() -> list[str]:
@@ -85,51 +72,17 @@ def _iperf_left() -> list[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Lab:
-    state_dir: Path
-
-    def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
-
-    @property
-    def inventory(self) -> Path:
-        return self.state_dir / "inventory.yml"
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    the_lab = Lab(state_dir=tmp_path_factory.mktemp(PREFIX) / "state")
-    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
-    try:
-        the_lab.cli("up", "--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit", "--host-rate", "h4=300mbit")
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3")))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state")
+    with the_lab.session("--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit", "--host-rate", "h4=300mbit"):
         yield the_lab
-    finally:
-        the_lab.cli("down", "--purge")
-        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
-        assert [n["ifname"] for n in _ip_json("link", "show") if str(n["ifname"]).startswith(f"{PREFIX}-")] == []
 
 
-def _env() -> dict[str, str]:
-    return dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_FORKS="10",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-    )
-
-
-def _run(argv: list[str]) -> tuple[int, str]:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+def _run(*args: str | Path) -> tuple[int, str]:
+    """ansible-playbook ARGS; its exit status and output."""
+    proc = run_playbook(*args, timeout=PLAY_TIMEOUT, env=ansible_env(ANSIBLE_FORKS="10"))
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -159,20 +112,10 @@ def test_one_concurrent_run_splits_by_the_pairs_os_label(lab: Lab, tmp_path: Pat
             ],
         }
     ]
-    variables = {
-        "paired_test_tests": tests,
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp_path / "remote"),
-        "paired_test_report_dir": str(tmp_path / "reports"),
-        "paired_test_report_name": "report",
-        "report_compare_by": "os",
-        "report_history": "none",
-    }
-    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    settings = {"paired_test_port_base": PORT_BASE, "report_compare_by": "os", "report_history": "none"}
+    variables = paired_test_vars(tmp_path, tests, **settings)
     started = time.monotonic()
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
-    rc, output = _run(argv)
+    rc, output = _run("-i", lab.inventory, PLAYBOOK, "-e", f"@{variables}")
     assert rc == 0, output[-4000:]
     assert time.monotonic() - started < PLAY_TIMEOUT
     assert _iperf_left() == []
@@ -252,9 +195,8 @@ def test_vswitch_forwarding_prints_per_os_means_from_guest_labels(lab: Lab, tmp_
         "paired_test_port_base": PORT_BASE + 10,
     }
     (tmp_path / "vars.json").write_text(json.dumps(variables))
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), "-i", str(OVERLAY), "-i", str(overlay)]
-    argv += [str(REPO / "playbooks" / "vswitch-forwarding.yml"), "-e", f"@{tmp_path / 'vars.json'}"]
-    rc, output = _run(argv)
+    playbook = REPO / "playbooks" / "vswitch-forwarding.yml"
+    rc, output = _run("-i", lab.inventory, "-i", OVERLAY, "-i", overlay, playbook, "-e", f"@{tmp_path / 'vars.json'}")
     assert rc == 0, output[-4000:]
     assert _iperf_left() == []
     doc = json.loads((_report_dir(tmp_path / "reports") / "results.json").read_text())
@@ -313,9 +255,7 @@ def test_bad_pair_labels_fail_before_any_host_is_contacted(tmp_path: Path, label
         "paired_test_report_dir": str(tmp_path / "reports"),
     }
     (tmp_path / "vars.json").write_text(json.dumps(variables))
-    rc, output = _run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "hosts.ini"), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
-    )
+    rc, output = _run("-i", tmp_path / "hosts.ini", PLAYBOOK, "-e", f"@{tmp_path / 'vars.json'}")
     flat = " ".join(output.split())
     assert rc != 0
     assert message in flat, flat[-3000:]

@@ -17,9 +17,7 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -27,80 +25,31 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PREFIX = "fst"
-SUBNET = "198.19.105"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_STABILITY_PREFIX", "fst")
+SUBNET = os.environ.get("ESXILAB_STABILITY_SUBNET", "198.19.105")
 RATE_BPS = 200_000_000
 PORT_BASE = 25501
 PLAY_TIMEOUT = 240  # 6 runs of 1 s: about 60 s on an idle 2-CPU machine
 
 
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "iperf3"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    return None
-
-
-def _lab(state_dir: Path, command: str, *args: str) -> dict[str, Any]:
-    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state_dir), "--json"]
-    proc = subprocess.run([*argv, *args], capture_output=True, text=True, timeout=90, check=False)
-    assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    doc = json.loads(proc.stdout)
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _leftovers() -> list[str]:
-    names = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=True)
-    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=True)
-    found = [str(n["name"]) for n in json.loads(names.stdout or "[]")]
-    found += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
-    return [name for name in found if name.startswith(f"{PREFIX}-")]
-
-
 @pytest.fixture(scope="module")
 def inventory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    state_dir = tmp_path_factory.mktemp(PREFIX) / "state"
-    _lab(state_dir, "down", "--purge")  # leftovers of a crashed earlier session with the same prefix
-    try:
-        _lab(state_dir, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "200mbit")
-        yield state_dir / "inventory.yml"
-    finally:
-        _lab(state_dir, "down", "--purge")
-        assert _leftovers() == []
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3")))
+    lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state")
+    with lab.session("--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "200mbit"):
+        yield lab.inventory
 
 
 def _play(inventory: Path, tmp: Path, tests: Sequence[dict[str, Any]]) -> tuple[int, str, dict[str, Any] | None]:
-    (tmp / "remote").mkdir()
-    variables = {
-        "paired_test_tests": list(tests),
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-    }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}"]
+    variables = paired_test_vars(tmp, tests, paired_test_port_base=PORT_BASE)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+        proc = run_playbook("-i", inventory, PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         output = exc.output.decode(errors="replace") if isinstance(exc.output, bytes) else str(exc.output)
         pytest.fail(f"the play took more than {PLAY_TIMEOUT} s; it printed:\n{output[-6000:]}")

@@ -27,10 +27,8 @@ import itertools
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -39,13 +37,12 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration import labkit
+from tests.integration.labkit import ANSIBLE_PLAYBOOK, ip_json, paired_test_vars, skip_if
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+PLAYBOOK = labkit.PAIRED_TEST_PLAYBOOK
 PREFIX = os.environ.get("ESXILAB_PAIRED_PREFIX", "pttest")
 SUBNET = os.environ.get("ESXILAB_PAIRED_SUBNET", "198.19.242")
 HOSTS = ("h1", "h2", "h3", "h4")
@@ -58,31 +55,9 @@ PORT_BASE = 25301
 PLAY_TIMEOUT = 150
 
 
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "iperf3", "iperf"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    try:
-        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`ip netns` is unavailable: {exc}"
-    return None if probe.returncode == 0 else f"`ip netns` is unavailable: {probe.stderr.strip()}"
-
-
 # --------------------------------------------------------------------------------------------
 # The lab
 # --------------------------------------------------------------------------------------------
-
-
-def _ip_json(*args: str) -> list[dict[str, Any]]:
-    out = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10, check=True).stdout
-    return list(json.loads(out)) if out.strip() else []
 
 
 def _netns_pids(host: str) -> list[int]:
@@ -123,47 +98,25 @@ def _wait_no_iperf(timeout: float = 10) -> list[str]:
 
 
 def _tx_bytes(host: str) -> int:
-    (link,) = _ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "eth0")
+    (link,) = ip_json("-n", f"{PREFIX}-{host}", "-s", "link", "show", "eth0")
     return int(link["stats64"]["tx"]["bytes"])
 
 
-@dataclass(frozen=True)
-class Lab:
-    state_dir: Path
-
-    def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
-
+class Lab(labkit.Lab):
     def up(self, *host_mtu: str) -> None:
         args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
         for item in host_mtu:
             args += ["--host-mtu", item]
         self.cli("up", *args)
 
-    @property
-    def inventory(self) -> Path:
-        return self.state_dir / "inventory.yml"
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    the_lab = Lab(state_dir=tmp_path_factory.mktemp("pttest") / "state")
-    the_lab.cli("down", "--purge")  # leftovers of a crashed earlier session with the same prefix
-    try:
+    skip_if(labkit.lab_unavailable(("ip", "tc", "ssh", "iperf3", "iperf"), probe_netns=True))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp("pttest") / "state")
+    with the_lab.session():
         the_lab.up()
         yield the_lab
-    finally:
-        the_lab.cli("down", "--purge")
-        assert [n["name"] for n in _ip_json("netns", "list") if str(n["name"]).startswith(f"{PREFIX}-")] == []
-        assert [n["ifname"] for n in _ip_json("link", "show") if str(n["ifname"]).startswith(f"{PREFIX}-")] == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,29 +154,12 @@ class Outcome:
 
 
 def _playbook_argv(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> list[str]:
-    (tmp / "remote").mkdir(exist_ok=True)
-    variables = {
-        "paired_test_tests": list(tests),
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-        **settings,
-    }
-    vars_file = tmp / "vars.json"
-    vars_file.write_text(json.dumps(variables))
+    vars_file = paired_test_vars(tmp, tests, paired_test_port_base=PORT_BASE, **settings)
     return [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{vars_file}"]
 
 
 def _env() -> dict[str, str]:
-    return dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_FORKS="10",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-    )
+    return labkit.ansible_env(ANSIBLE_FORKS="10")
 
 
 def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:

@@ -11,21 +11,17 @@ role looks for iperf on the hosts, so no host is contacted and no report is writ
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, run_playbook
 
 pytestmark = pytest.mark.slow
 
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
 INVENTORY = """[lab]
 h1 ansible_connection=local lab_address=198.19.236.11
 h2 ansible_connection=local lab_address=198.19.236.12
@@ -44,15 +40,8 @@ def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tupl
         **settings,
     }
     (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-    )
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(tmp / "hosts.ini"), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}", *extra]
     started = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=env)
+    proc = run_playbook("-i", tmp / "hosts.ini", PLAYBOOK, "-e", f"@{tmp / 'vars.json'}", *extra, timeout=120)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split()), time.monotonic() - started
 
 

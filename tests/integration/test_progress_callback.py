@@ -17,12 +17,9 @@ during the sweep can make the midpoint figure miss by more than 20 % (a load fla
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,15 +27,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.collection_path import REPO
+from tests.integration.labkit import (
+    ANSIBLE_PLAYBOOK,
+    PAIRED_TEST_PLAYBOOK,
+    Lab,
+    lab_unavailable,
+    paired_test_vars,
+    repo_ansible_env,
+    skip_if,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PREFIX = "fu1"
-SUBNET = "198.19.110"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
+# overridable so that parallel sessions can run this file on their own lab prefix and subnet
+PREFIX = os.environ.get("ESXILAB_PROGRESS_PREFIX", "fu1")
+SUBNET = os.environ.get("ESXILAB_PROGRESS_SUBNET", "198.19.110")
 PORT_BASE = 25711
 PLAY_TIMEOUT = 300
 RUNS = 8
@@ -56,28 +61,12 @@ def _seconds(text: str) -> float:
     return total
 
 
-def _lab_cli(state: Path, command: str, *args: str) -> None:
-    argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(state), "--json", *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, f"{argv}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (network namespaces, bridge, tc)")
-    for tool in ("ip", "tc", "ssh", "iperf3"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
-    state = tmp_path_factory.mktemp(PREFIX) / "state"
-    _lab_cli(state, "down", "--purge")  # leftovers of a crashed earlier session with the same prefix
-    try:
-        _lab_cli(state, "up", "--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit")
-        yield state / "inventory.yml"
-    finally:
-        _lab_cli(state, "down", "--purge")
-        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-        assert not [line for line in leftover.stdout.splitlines() if line.startswith(f"{PREFIX}-")]
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3"), sshd=False, ansible=False))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp(PREFIX) / "state", timeout=120)
+    with the_lab.session("--hosts", "2", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"):
+        yield the_lab.inventory
 
 
 def _stamped_play(argv: list[str], env: dict[str, str]) -> tuple[int, list[tuple[float, str]]]:
@@ -99,26 +88,12 @@ def _stamped_play(argv: list[str], env: dict[str, str]) -> tuple[int, list[tuple
 
 
 def test_progress_lines_with_a_decreasing_time_left_close_to_the_real_one(lab: Path, tmp_path: Path) -> None:
-    (tmp_path / "remote").mkdir()
-    variables = {
-        "paired_test_tests": [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}],
-        "paired_test_streams": list(range(1, RUNS + 1)),
-        "paired_test_address_var": "lab_address",
-        "paired_test_port_base": PORT_BASE,
-        "paired_test_state_dir": str(tmp_path / "remote"),
-        "paired_test_report_dir": str(tmp_path / "reports"),
-        "paired_test_report_name": "sweep",
-    }
-    (tmp_path / "vars.json").write_text(json.dumps(variables))
-    drop = ("ANSIBLE_CONFIG", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACKS_ENABLED")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.update(
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_FORKS="10",
-        ANSIBLE_NOCOLOR="1",
-        ESXILAB_PROGRESS="always",
-    )
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{tmp_path / 'vars.json'}"]
+    tests = [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}]
+    streams = list(range(1, RUNS + 1))
+    settings = {"paired_test_streams": streams, "paired_test_port_base": PORT_BASE, "paired_test_report_name": "sweep"}
+    variables = paired_test_vars(tmp_path, tests, **settings)
+    env = repo_ansible_env(ANSIBLE_FORKS="10", ESXILAB_PROGRESS="always")  # the repository's ansible.cfg (cwd)
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab), str(PLAYBOOK), "-e", f"@{variables}"]
     started = time.monotonic()
     rc, lines = _stamped_play(argv, env)
     output = "\n".join(text for _at, text in lines)

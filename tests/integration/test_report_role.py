@@ -36,11 +36,11 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
-from tests.collection_path import FIXTURES, ensure_collection_path
+from tests.collection_path import FIXTURES
+from tests.integration.labkit import ANSIBLE_PLAYBOOK, isolated_ansible_env, printed, run_playbook
 
 pytestmark = pytest.mark.slow
 
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TEN_G = 10_000_000_000
 
@@ -174,15 +174,7 @@ def _sweep_runs() -> list[dict[str, Any]]:
 
 def _printed(stdout: str) -> list[Any]:
     """The ``msg`` of every task result the default callback printed as JSON after ``=>``."""
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    index = stdout.find("=> {")
-    while index >= 0:
-        value, end = decoder.raw_decode(stdout, index + 3)
-        if isinstance(value, dict) and "msg" in value:
-            found.append(value["msg"])
-        index = stdout.find("=> {", end)
-    return found
+    return [value["msg"] for value in printed(stdout) if isinstance(value, dict) and "msg" in value]
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
@@ -203,21 +195,7 @@ def _check_png(path: Path) -> None:
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     if not ANSIBLE_PLAYBOOK.exists():
         pytest.skip(f"ansible-playbook is not installed next to {sys.executable}")
-    home = tmp_path_factory.mktemp("ansible-home")
-    environment = dict(os.environ)
-    environment.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-            "ANSIBLE_HOME": str(home),
-            "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
-            "ANSIBLE_CONFIG": str(home / "none.cfg"),
-            "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default",
-            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        }
-    )
-    return environment
+    return isolated_ansible_env(tmp_path_factory.mktemp("ansible-home"))
 
 
 def _play(env: dict[str, str], work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -233,8 +211,8 @@ def _play(env: dict[str, str], work: Path, *extra: str) -> subprocess.CompletedP
         "ansible_python_interpreter": "/nonexistent/python",  # the role needs no Python on the hosts
     }
     (work / "vars.json").write_text(json.dumps(variables))
-    cmd = [str(ANSIBLE_PLAYBOOK), "-i", "esxi-lab,", "-c", "local", "-e", "@vars.json", *extra, "site.yml"]
-    return subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=240, check=False)
+    local = ("-i", "esxi-lab,", "-c", "local", "-e", "@vars.json")
+    return run_playbook(*local, *extra, "site.yml", timeout=240, env=env, cwd=work)
 
 
 @pytest.fixture(scope="module")

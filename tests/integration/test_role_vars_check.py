@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +29,11 @@ import pytest
 import yaml
 
 from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, repo_ansible_env, run_playbook
 
 pytestmark = pytest.mark.slow
 
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
+PLAYBOOK = PAIRED_TEST_PLAYBOOK
 INVENTORY = """[lab]
 h1 ansible_connection=local lab_address=198.19.110.11
 h2 ansible_connection=local lab_address=198.19.110.12
@@ -55,22 +53,10 @@ def _play(
     (tmp / "hosts.ini").write_text(INVENTORY)
     (tmp / "vars.json").write_text(json.dumps(variables))
     # the repository's ansible.cfg (cwd) decides the callbacks unless a test overrides the stdout one
-    drop = ("ANSIBLE_CONFIG", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACKS_ENABLED")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.update(ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()), ANSIBLE_NOCOLOR="1")
-    if stdout_callback:
-        env["ANSIBLE_STDOUT_CALLBACK"] = stdout_callback
+    env = repo_ansible_env(**({"ANSIBLE_STDOUT_CALLBACK": stdout_callback} if stdout_callback else {}))
     env.update(env_extra or {})
-    argv = [
-        str(ANSIBLE_PLAYBOOK),
-        "-i",
-        str(tmp / "hosts.ini"),
-        str(playbook),
-        "-e",
-        f"@{tmp / 'vars.json'}",
-        "--check",
-    ]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=env, cwd=REPO)
+    argv = ("-i", tmp / "hosts.ini", playbook, "-e", f"@{tmp / 'vars.json'}", "--check")
+    proc = run_playbook(*argv, timeout=120, env=env, cwd=REPO)
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -22,129 +22,26 @@ golang-github-vmware-govmomi-dev). Skipped with the reason when they are missing
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import queue
-import shutil
-import subprocess
 import sys
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import (
+    ansible_env,
+    run_playbook,
+    simulator,
+    vcsim,
+    vcsim_binary,
+    vcsim_service,
+)
 
 pytestmark = pytest.mark.slow
 
-GOVMOMI = Path("/usr/share/gocode/src/github.com/vmware/govmomi/simulator")
-GO = shutil.which("go")
-ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
-BUILD_TIMEOUT = 480  # a cold build compiles the standard library with CGO off: ~100 s on 2 cores
-START_TIMEOUT = 30
 PLAYBOOK_TIMEOUT = 300
-USERNAME = "root"
-PASSWORD = "vcsim-test-password"
-
-
-def _skip_reason() -> str | None:
-    if GO is None:
-        return "go is not installed (apt-get install -y golang-go)"
-    if not GOVMOMI.is_dir():
-        return f"{GOVMOMI} is missing (apt-get install -y golang-github-vmware-govmomi-dev)"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"ansible-playbook is not next to {sys.executable}"
-    return None
-
-
-@pytest.fixture(scope="module")
-def vcsim_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    reason = _skip_reason()
-    if reason:
-        pytest.skip(reason)
-    assert GO is not None
-    output = tmp_path_factory.mktemp("vcsim") / "vcsim-esx"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path_factory.getbasetemp()),
-        "GO111MODULE": "off",  # GOPATH mode against Debian's packaged sources: no module download
-        "GOPATH": "/usr/share/gocode",
-        "GOFLAGS": "",
-        "GOPROXY": "off",
-        "CGO_ENABLED": "0",
-        # Kept between runs so only the first build compiles the standard library.
-        "GOCACHE": str(Path(tempfile.gettempdir()) / f"esxilab-vcsim-gocache-{os.getuid()}"),
-    }
-    build = subprocess.run(
-        [GO, "build", "-trimpath", "-o", str(output), "./tests/vcsim"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT,
-        check=False,
-    )
-    if build.returncode != 0:
-        pytest.fail(f"go build of tests/vcsim failed ({build.returncode}):\n{build.stderr}")
-    return output
-
-
-@contextlib.contextmanager
-def _simulator(vcsim_binary: Path, *extra: str) -> Iterator[dict[str, Any]]:
-    """Start the simulator on a free loopback port; yield the connection variables."""
-    log = (vcsim_binary.parent / f"vcsim{'-'.join(extra)}.log").open("w")  # stderr: read when something fails
-    process = subprocess.Popen(
-        [
-            str(vcsim_binary),
-            "-listen",
-            "127.0.0.1:0",
-            "-username",
-            USERNAME,
-            "-password",
-            PASSWORD,
-            "-lifetime",
-            "10m",
-            *extra,
-        ],
-        stdin=subprocess.PIPE,  # closing it stops the simulator
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def read_stdout() -> None:
-        for line in process.stdout or []:
-            lines.put(line)
-
-    threading.Thread(target=read_stdout, daemon=True).start()
-    try:
-        try:
-            first = lines.get(timeout=START_TIMEOUT)
-        except queue.Empty:
-            pytest.fail(f"vcsim printed no URL within {START_TIMEOUT} s")
-        assert first.startswith("VCSIM_URL=https://127.0.0.1:"), first
-        port = int(first.strip().rsplit(":", 1)[1].split("/", 1)[0])
-        yield {"vcsim_port": port, "vcsim_user": USERNAME, "vcsim_password": PASSWORD}
-    finally:
-        if process.stdin is not None:
-            process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def vcsim(vcsim_binary: Path) -> Iterator[dict[str, Any]]:
-    with _simulator(vcsim_binary) as variables:
-        yield variables
+__all__ = ["vcsim", "vcsim_binary"]  # the fixtures used here (tests.integration.labkit)
 
 
 PLAYBOOK = r"""
@@ -262,24 +159,12 @@ def _run_playbook(playbook: str, variables: dict[str, Any], work: Path) -> dict[
     results_file = work / "results.json"
     extra = {**variables, "results_file": str(results_file), "ansible_python_interpreter": sys.executable}
     (work / "vars.json").write_text(json.dumps(extra))
-    env = {
-        **os.environ,
-        "ANSIBLE_COLLECTIONS_PATH": str(ensure_collection_path()),
-        "ANSIBLE_LOCAL_TEMP": str(work / "tmp"),
-        "ANSIBLE_HOME": str(work / "home"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-    }
+    env = ansible_env(ANSIBLE_LOCAL_TEMP=str(work / "tmp"), ANSIBLE_HOME=str(work / "home"))
     env.pop("ANSIBLE_CONFIG", None)
-    run = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", "-c", "local", "-e", f"@{work / 'vars.json'}", "play.yml"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=PLAYBOOK_TIMEOUT,
-        check=False,
-    )
+    run = run_playbook(
+        "-i", "localhost,", "-c", "local", "-e", f"@{work / 'vars.json'}", "play.yml",
+        timeout=PLAYBOOK_TIMEOUT, env=env, cwd=work,
+    )  # fmt: skip
     assert run.returncode == 0, f"ansible-playbook failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
     loaded: dict[str, Any] = json.loads(results_file.read_text())
     return loaded
@@ -464,7 +349,7 @@ DVS_PLAYBOOK = r"""
 
 @pytest.fixture(scope="module")
 def dvs_results(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    with _simulator(vcsim_binary, "-dvs-uplink", "vmnic1", "-no-vnic-manager") as variables:
+    with simulator(vcsim_binary, "-dvs-uplink", "vmnic1", "-no-vnic-manager") as variables:
         return _run_playbook(DVS_PLAYBOOK, variables, tmp_path_factory.mktemp("dvs"))
 
 
@@ -696,7 +581,7 @@ VMKNIC_PLAYBOOK = r"""
 
 @pytest.fixture(scope="module")
 def vmk_results(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    with _simulator(vcsim_binary) as variables:
+    with simulator(vcsim_binary) as variables:
         return _run_playbook(VMKNIC_PLAYBOOK, variables, tmp_path_factory.mktemp("vmknic"))
 
 
@@ -873,96 +758,80 @@ def test_simulator_keeps_host_config_and_policies_consistent(vcsim_binary: Path)
     an MTU-only UpdateVirtualSwitch, a port group's policy overrides in its computedPolicy, and
     the faults a real host gives (ResourceInUse, AlreadyExists, InvalidArgument)."""
     pytest.importorskip("pyVmomi")
-    import ssl
-
-    from pyVim import connect
     from pyVmomi import vim as vim_types
 
     vim: Any = vim_types  # pyVmomi's constructors are untyped
-    smart_connect: Any = connect.SmartConnect
-    disconnect: Any = connect.Disconnect
 
-    with _simulator(vcsim_binary) as variables:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        si = smart_connect(
-            host="127.0.0.1", port=variables["vcsim_port"], user=USERNAME, pwd=PASSWORD, sslContext=context
+    with simulator(vcsim_binary) as variables, vcsim_service(variables["vcsim_port"]) as si:
+        host = si.content.rootFolder.childEntity[0].hostFolder.childEntity[0].host[0]
+        ns = host.configManager.networkSystem
+        policy = vim.host.NetworkPolicy(
+            security=vim.host.NetworkPolicy.SecurityPolicy(
+                allowPromiscuous=True, macChanges=True, forgedTransmits=True
+            ),
+            nicTeaming=vim.host.NetworkPolicy.NicTeamingPolicy(
+                policy="loadbalance_ip",
+                nicOrder=vim.host.NetworkPolicy.NicOrderPolicy(activeNic=["vmnic1"]),
+            ),
         )
-        try:
-            host = si.content.rootFolder.childEntity[0].hostFolder.childEntity[0].host[0]
-            ns = host.configManager.networkSystem
-            policy = vim.host.NetworkPolicy(
-                security=vim.host.NetworkPolicy.SecurityPolicy(
-                    allowPromiscuous=True, macChanges=True, forgedTransmits=True
-                ),
-                nicTeaming=vim.host.NetworkPolicy.NicTeamingPolicy(
-                    policy="loadbalance_ip",
-                    nicOrder=vim.host.NetworkPolicy.NicOrderPolicy(activeNic=["vmnic1"]),
-                ),
-            )
-            bridge = vim.host.VirtualSwitch.BondBridge(nicDevice=["vmnic1"])
-            spec = vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9000, bridge=bridge, policy=policy)
+        bridge = vim.host.VirtualSwitch.BondBridge(nicDevice=["vmnic1"])
+        spec = vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9000, bridge=bridge, policy=policy)
+        ns.AddVirtualSwitch(vswitchName="vSwitch-h", spec=spec)
+        with pytest.raises(vim.fault.AlreadyExists):
             ns.AddVirtualSwitch(vswitchName="vSwitch-h", spec=spec)
-            with pytest.raises(vim.fault.AlreadyExists):
-                ns.AddVirtualSwitch(vswitchName="vSwitch-h", spec=spec)
-            with pytest.raises(vim.fault.ResourceInUse):  # vmnic1 is taken now
-                ns.AddVirtualSwitch(vswitchName="vSwitch-other", spec=spec)
-            override = vim.host.NetworkPolicy(security=vim.host.NetworkPolicy.SecurityPolicy(allowPromiscuous=False))
-            ns.AddPortGroup(
-                portgrp=vim.host.PortGroup.Specification(
-                    name="pg-h", vlanId=5, vswitchName="vSwitch-h", policy=vim.host.NetworkPolicy()
-                )
+        with pytest.raises(vim.fault.ResourceInUse):  # vmnic1 is taken now
+            ns.AddVirtualSwitch(vswitchName="vSwitch-other", spec=spec)
+        override = vim.host.NetworkPolicy(security=vim.host.NetworkPolicy.SecurityPolicy(allowPromiscuous=False))
+        ns.AddPortGroup(
+            portgrp=vim.host.PortGroup.Specification(
+                name="pg-h", vlanId=5, vswitchName="vSwitch-h", policy=vim.host.NetworkPolicy()
             )
-            ns.UpdatePortGroup(
-                pgName="pg-h",
-                portgrp=vim.host.PortGroup.Specification(
-                    name="pg-h", vlanId=6, vswitchName="vSwitch-h", policy=override
-                ),
-            )
-            ip = vim.host.IpConfig(dhcp=False, ipAddress="198.18.50.1", subnetMask="255.255.255.0")
-            device = ns.AddVirtualNic(portgroup="pg-h", nic=vim.host.VirtualNic.Specification(ip=ip, mtu=9000))
-            # An MTU-only update as esxi_vmknic sends it: the bridge sent back (left out, the
-            # uplinks would go), the policy left unset ("unchanged").
+        )
+        ns.UpdatePortGroup(
+            pgName="pg-h",
+            portgrp=vim.host.PortGroup.Specification(name="pg-h", vlanId=6, vswitchName="vSwitch-h", policy=override),
+        )
+        ip = vim.host.IpConfig(dhcp=False, ipAddress="198.18.50.1", subnetMask="255.255.255.0")
+        device = ns.AddVirtualNic(portgroup="pg-h", nic=vim.host.VirtualNic.Specification(ip=ip, mtu=9000))
+        # An MTU-only update as esxi_vmknic sends it: the bridge sent back (left out, the
+        # uplinks would go), the policy left unset ("unchanged").
+        ns.UpdateVirtualSwitch(
+            vswitchName="vSwitch-h",
+            spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=1600, bridge=bridge),
+        )
+        ns.UpdateVirtualNic(device=device, nic=vim.host.VirtualNic.Specification(mtu=1600))
+        with pytest.raises(vim.fault.ResourceInUse):
+            ns.RemovePortGroup(pgName="pg-h")
+        with pytest.raises(vmodl_fault("InvalidArgument")):
             ns.UpdateVirtualSwitch(
-                vswitchName="vSwitch-h",
-                spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=1600, bridge=bridge),
+                vswitchName="vSwitch-h", spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9001)
             )
-            ns.UpdateVirtualNic(device=device, nic=vim.host.VirtualNic.Specification(mtu=1600))
-            with pytest.raises(vim.fault.ResourceInUse):
-                ns.RemovePortGroup(pgName="pg-h")
-            with pytest.raises(vmodl_fault("InvalidArgument")):
-                ns.UpdateVirtualSwitch(
-                    vswitchName="vSwitch-h", spec=vim.host.VirtualSwitch.Specification(numPorts=64, mtu=9001)
-                )
 
-            network = host.config.network
-            [vswitch] = [v for v in network.vswitch if v.name == "vSwitch-h"]
-            assert (vswitch.mtu, list(vswitch.pnic)) == (1600, ["key-vim.host.PhysicalNic-vmnic1"])
-            assert list(vswitch.portgroup) == ["key-vim.host.PortGroup-pg-h"]
-            assert vswitch.spec.policy.security.allowPromiscuous is True
-            assert vswitch.spec.policy.nicTeaming.policy == "loadbalance_ip"
-            [portgroup] = [p for p in network.portgroup if p.spec.name == "pg-h"]
-            assert portgroup.spec.vlanId == 6
-            assert portgroup.spec.policy.security.allowPromiscuous is False
-            computed = portgroup.computedPolicy.security
-            assert (computed.allowPromiscuous, computed.macChanges, computed.forgedTransmits) == (False, True, True)
-            assert portgroup.computedPolicy.nicTeaming.policy == "loadbalance_ip"
-            assert [p.type for p in portgroup.port] == ["host"]
-            [vnic] = [v for v in network.vnic if v.device == device]
-            assert (vnic.portgroup, vnic.spec.mtu, vnic.spec.ip.ipAddress) == ("pg-h", 1600, "198.18.50.1")
-            # networkInfo and config.network agree.
-            assert [v.device for v in ns.networkInfo.vnic] == [v.device for v in network.vnic]
-            assert [v.mtu for v in ns.networkInfo.vswitch] == [v.mtu for v in network.vswitch]
+        network = host.config.network
+        [vswitch] = [v for v in network.vswitch if v.name == "vSwitch-h"]
+        assert (vswitch.mtu, list(vswitch.pnic)) == (1600, ["key-vim.host.PhysicalNic-vmnic1"])
+        assert list(vswitch.portgroup) == ["key-vim.host.PortGroup-pg-h"]
+        assert vswitch.spec.policy.security.allowPromiscuous is True
+        assert vswitch.spec.policy.nicTeaming.policy == "loadbalance_ip"
+        [portgroup] = [p for p in network.portgroup if p.spec.name == "pg-h"]
+        assert portgroup.spec.vlanId == 6
+        assert portgroup.spec.policy.security.allowPromiscuous is False
+        computed = portgroup.computedPolicy.security
+        assert (computed.allowPromiscuous, computed.macChanges, computed.forgedTransmits) == (False, True, True)
+        assert portgroup.computedPolicy.nicTeaming.policy == "loadbalance_ip"
+        assert [p.type for p in portgroup.port] == ["host"]
+        [vnic] = [v for v in network.vnic if v.device == device]
+        assert (vnic.portgroup, vnic.spec.mtu, vnic.spec.ip.ipAddress) == ("pg-h", 1600, "198.18.50.1")
+        # networkInfo and config.network agree.
+        assert [v.device for v in ns.networkInfo.vnic] == [v.device for v in network.vnic]
+        assert [v.mtu for v in ns.networkInfo.vswitch] == [v.mtu for v in network.vswitch]
 
-            ns.RemoveVirtualNic(device=device)
-            ns.RemoveVirtualSwitch(vswitchName="vSwitch-h")  # takes its port group with it
-            network = host.config.network
-            assert "vSwitch-h" not in [v.name for v in network.vswitch]
-            assert "pg-h" not in [p.spec.name for p in network.portgroup]
-            assert device not in [v.device for v in network.vnic]
-        finally:
-            disconnect(si)
+        ns.RemoveVirtualNic(device=device)
+        ns.RemoveVirtualSwitch(vswitchName="vSwitch-h")  # takes its port group with it
+        network = host.config.network
+        assert "vSwitch-h" not in [v.name for v in network.vswitch]
+        assert "pg-h" not in [p.spec.name for p in network.portgroup]
+        assert device not in [v.device for v in network.vnic]
 
 
 def vmodl_fault(name: str) -> type[BaseException]:
@@ -1089,17 +958,7 @@ POLICY_PLAYBOOK = r"""
 
 def _read_policies(port: int) -> dict[str, Any]:
     """The policies as the simulator holds them, read with pyVmomi (not through the module)."""
-    import ssl
-
-    from pyVim import connect
-
-    smart_connect: Any = connect.SmartConnect
-    disconnect: Any = connect.Disconnect
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    si = smart_connect(host="127.0.0.1", port=port, user=USERNAME, pwd=PASSWORD, sslContext=context)
-    try:
+    with vcsim_service(port) as si:
         host = si.content.rootFolder.childEntity[0].hostFolder.childEntity[0].host[0]
         info = host.configManager.networkSystem.networkInfo
 
@@ -1122,14 +981,12 @@ def _read_policies(port: int) -> dict[str, Any]:
             out[f"computed {group.spec.name}"] = policy(group.computedPolicy)
             out[f"overrides {group.spec.name}"] = policy(group.spec.policy)
         return out
-    finally:
-        disconnect(si)
 
 
 @pytest.fixture(scope="module")
 def policy_results(vcsim_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pytest.importorskip("pyVmomi")
-    with _simulator(vcsim_binary, "-extra-nics", "1") as variables:
+    with simulator(vcsim_binary, "-extra-nics", "1") as variables:
         before = _read_policies(variables["vcsim_port"])
         results = _run_playbook(POLICY_PLAYBOOK, variables, tmp_path_factory.mktemp("policy"))
         return {**results, "host_before": before, "host_after": _read_policies(variables["vcsim_port"])}

@@ -6,17 +6,13 @@ failures, and the documentation against the argument spec."""
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.playbook.task import Task
 
 import ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule
@@ -24,6 +20,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewal
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
+from tests.unit.plugins.action_harness import (
+    Runner,
+    assert_docs_only,
+    assert_options_documented,
+    make_action,
+    runner_over,
+)
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 
 STANDIN = REPO / "tests" / "esxi_standin"
@@ -50,42 +53,21 @@ class StandinHost:
         )
         return CommandOutput(proc.returncode, proc.stdout, proc.stderr)
 
-    def low_level(self, command: str, **kwargs: Any) -> dict[str, Any]:
-        out = self.execute(command)
-        return {"rc": out.rc, "stdout": out.stdout, "stderr": out.stderr}
-
     def changes(self) -> list[str]:
         return [c for c in self.commands if " set " in c]
 
 
-def _action(args: dict[str, Any], runner: Callable[..., dict[str, Any]], *, check_mode: bool = False) -> ActionModule:
-    task = MagicMock(Task)
+def _action(args: dict[str, Any], runner: Runner, *, check_mode: bool = False) -> ActionModule:
     # journal off unless a test asks for it: these tests run on this machine, not on ESXi's /scratch
-    task.args = {"journal_dir": "", **args}
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.diff = False
-    task.action = "esxilab.iperf.esxi_firewall"
-    play_context = MagicMock()
-    play_context.check_mode = check_mode
-    plugin = ActionModule(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=MagicMock(),
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = "esxilab.iperf.esxi_firewall"
-    plugin._low_level_execute_command = runner
-    return plugin
+    args = {"journal_dir": "", **args}
+    return make_action(ActionModule, "esxilab.iperf.esxi_firewall", args, check_mode=check_mode, runner=runner)
 
 
 def test_check_real_idempotent_restore(tmp_path: Path) -> None:
     host = StandinHost(tmp_path / "s", "7.0")
     args = {"enabled": False}
 
-    checked = _action(args, host.low_level, check_mode=True).run(task_vars={})
+    checked = _action(args, runner_over(host.execute), check_mode=True).run(task_vars={})
     assert not checked.get("failed"), checked.get("msg")
     assert checked["changed"] is True
     assert checked["commands"] == ["esxcli network firewall set --enabled false"]
@@ -97,26 +79,26 @@ def test_check_real_idempotent_restore(tmp_path: Path) -> None:
     }
     assert host.changes() == []
 
-    real = _action(args, host.low_level).run(task_vars={})
+    real = _action(args, runner_over(host.execute)).run(task_vars={})
     assert not real.get("failed"), real.get("msg")
     assert real["changed"] is True
     assert real["current"] == {"enabled": False, "default_action": "DROP", "loaded": True, "rulesets": {}}
     assert real["restore"] == {"enabled": True}
     assert host.changes() == ["esxcli network firewall set --enabled false"]
 
-    again_check = _action(args, host.low_level, check_mode=True).run(task_vars={})
-    again = _action(args, host.low_level).run(task_vars={})
+    again_check = _action(args, runner_over(host.execute), check_mode=True).run(task_vars={})
+    again = _action(args, runner_over(host.execute)).run(task_vars={})
     assert (again_check["changed"], again["changed"]) == (False, False)
     assert again["commands"] == []
     assert again["restore"] == {}
 
-    restored = _action({"restore": real["restore"]}, host.low_level).run(task_vars={})
+    restored = _action({"restore": real["restore"]}, runner_over(host.execute)).run(task_vars={})
     assert restored["changed"] is True
     assert restored["current"]["enabled"] is True
     assert host.execute("esxcli network firewall get").stdout == (
         "   Default Action: DROP\n   Enabled: true\n   Loaded: true\n"
     )
-    assert _action({"restore": {}}, host.low_level).run(task_vars={})["changed"] is False
+    assert _action({"restore": {}}, runner_over(host.execute)).run(task_vars={})["changed"] is False
 
 
 def test_rulesets_and_default_action_on_6x(tmp_path: Path) -> None:
@@ -220,13 +202,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_firewall"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = options[name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(documented["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     assert doc["attributes"]["diff_mode"]["support"] == "full"
     examples = yaml.safe_load(module_doc.EXAMPLES)
@@ -236,9 +212,4 @@ def test_documented_options_match_the_argument_spec() -> None:
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:
-    tree = ast.parse(Path(module_doc.__file__).read_text())
-    assigned = [
-        t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)
-    ]
-    assert assigned == ["DOCUMENTATION", "EXAMPLES", "RETURN"]
-    assert not [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    assert_docs_only(module_doc)

@@ -7,56 +7,33 @@ argument spec."""
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
-import stat
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.playbook.task import Task
 
 from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import ActionModule
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_iperf_install as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
+from tests.unit.plugins.action_harness import (
+    Runner,
+    assert_docs_only,
+    assert_options_documented,
+    make_action,
+    runner_over,
+)
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
 
-def _action(args: dict[str, Any], runner: Callable[..., dict[str, Any]], *, check_mode: bool = False) -> ActionModule:
-    task = MagicMock(Task)
+def _action(args: dict[str, Any], runner: Runner, *, check_mode: bool = False) -> ActionModule:
     # journal off unless a test asks for it: these tests run on this machine, not on ESXi's /scratch
-    task.args = {"journal_dir": "", **args}
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.diff = False
-    task.action = "esxilab.iperf.esxi_iperf_install"
-    play_context = MagicMock()
-    play_context.check_mode = check_mode
-    plugin = ActionModule(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=MagicMock(),
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = "esxilab.iperf.esxi_iperf_install"
-    plugin._low_level_execute_command = runner
-    return plugin
-
-
-def _low_level(host: MappedHost) -> Callable[..., dict[str, Any]]:
-    def runner(command: str, **_kwargs: Any) -> dict[str, Any]:
-        out = host.execute(command)
-        return {"rc": out.rc, "stdout": out.stdout, "stderr": out.stderr}
-
-    return runner
+    args = {"journal_dir": "", **args}
+    return make_action(ActionModule, "esxilab.iperf.esxi_iperf_install", args, check_mode=check_mode, runner=runner)
 
 
 class FakeRemoteTmp:
@@ -99,7 +76,7 @@ def test_upload_installs_and_removes_the_temporary_directory(tmp_path: Path) -> 
     bundle.write_bytes(b"PK\x05\x06" + bytes(18))
     args = {"vib_upload": str(bundle), "allow_unsigned": True}
 
-    checked_plugin = _action(args, _low_level(host), check_mode=True)
+    checked_plugin = _action(args, runner_over(host.execute), check_mode=True)
     checked_plugin._find_needle = lambda _dirname, needle: needle
     checked_remote = FakeRemoteTmp(checked_plugin, tmp_path / "remote")
     checked = checked_plugin.run(task_vars={})
@@ -107,7 +84,7 @@ def test_upload_installs_and_removes_the_temporary_directory(tmp_path: Path) -> 
     assert checked["changed"] is True
     assert checked_remote.transferred == []  # nothing uploaded in check mode
 
-    plugin = _action(args, _low_level(host))
+    plugin = _action(args, runner_over(host.execute))
     plugin._find_needle = lambda _dirname, needle: needle
     remote = FakeRemoteTmp(plugin, tmp_path / "remote")
     result = plugin.run(task_vars={})
@@ -125,7 +102,7 @@ def test_missing_vib_upload_fails_before_touching_the_host(tmp_path: Path) -> No
     from ansible.errors import AnsibleError
 
     host = MappedHost(tmp_path / "s", "6.7")
-    plugin = _action({"vib_upload": "nowhere.zip"}, _low_level(host))
+    plugin = _action({"vib_upload": "nowhere.zip"}, runner_over(host.execute))
 
     def find_needle(_dirname: str, needle: str) -> str:
         raise AnsibleError(f"Could not find or access '{needle}'")
@@ -139,15 +116,15 @@ def test_missing_vib_upload_fails_before_touching_the_host(tmp_path: Path) -> No
 
 def test_failure_result_keeps_restore(tmp_path: Path) -> None:
     host = MappedHost(tmp_path / "s", "8.0")
-    refused = _action({}, _low_level(host)).run(task_vars={})
+    refused = _action({}, runner_over(host.execute)).run(task_vars={})
     assert refused["failed"] is True
     assert "set relax_exec_policy: true" in refused["msg"]
     assert refused["restore"] == {}
 
-    relaxed = _action({"relax_exec_policy": True}, _low_level(host)).run(task_vars={})
+    relaxed = _action({"relax_exec_policy": True}, runner_over(host.execute)).run(task_vars={})
     assert not relaxed.get("failed"), relaxed.get("msg")
     assert relaxed["restore"] == {"created_files": [BUNDLED_IPERF3_COPY], "exec_installed_only_previous": 1}
-    back = _action({"restore": relaxed["restore"]}, _low_level(host)).run(task_vars={})
+    back = _action({"restore": relaxed["restore"]}, runner_over(host.execute)).run(task_vars={})
     assert back["changed"] is True and host.get("eio_runtime") == "1"
 
 
@@ -165,7 +142,7 @@ def test_argument_validation(tmp_path: Path, args: dict[str, Any], message: str)
     from ansible.errors import AnsibleActionFail
 
     with pytest.raises(AnsibleActionFail) as err:
-        _action(args, _low_level(host)).run(task_vars={})
+        _action(args, runner_over(host.execute)).run(task_vars={})
     assert message in str(err.value)
     assert host.commands == []
 
@@ -174,13 +151,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_iperf_install"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        documented = options[name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(documented["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     for a, b in backend.MUTUALLY_EXCLUSIVE:
         assert f"O({b})" in " ".join(doc["options"][a]["description"]), (a, b)
     assert doc["attributes"]["check_mode"]["support"] == "full"
@@ -194,10 +165,4 @@ def test_documented_options_match_the_argument_spec() -> None:
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:
-    # ansible-test validate-modules skips the argspec checks only for such a file
-    tree = ast.parse(Path(module_doc.__file__).read_text())
-    for node in tree.body:
-        assert isinstance(node, ast.Assign | ast.Expr | ast.ImportFrom), ast.dump(node)
-        if isinstance(node, ast.ImportFrom):
-            assert node.module == "__future__"
-    assert not os.stat(module_doc.__file__).st_mode & stat.S_IXUSR
+    assert_docs_only(module_doc)

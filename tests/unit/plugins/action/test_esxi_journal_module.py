@@ -6,56 +6,18 @@ esxi_firewall, and the documentation against the argument spec."""
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import yaml
-from ansible.errors import AnsibleConnectionFailure
-from ansible.playbook.task import Task
 
 from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule as FirewallAction
 from ansible_collections.esxilab.iperf.plugins.action.esxi_journal import ActionModule as JournalAction
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_journal as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_journal_run as backend
+from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action, runner_over
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
-
-
-def _action(
-    cls: Any, name: str, args: dict[str, Any], runner: Callable[..., dict[str, Any]], check: bool = False
-) -> Any:
-    task = MagicMock(Task)
-    task.args = args
-    task.async_val = 0
-    task.check_mode = check
-    task.diff = False
-    task.action = name
-    play_context = MagicMock()
-    play_context.check_mode = check
-    plugin = cls(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=MagicMock(),
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = name
-    plugin._low_level_execute_command = runner
-    return plugin
-
-
-def _runner(host: MappedHost, lost: Callable[[str], bool] = lambda _c: False) -> Callable[..., dict[str, Any]]:
-    def runner(command: str, **_kwargs: Any) -> dict[str, Any]:
-        if lost(command):
-            raise AnsibleConnectionFailure("Failed to connect to the host via ssh: Connection timed out")
-        out = host.execute(command)
-        return {"rc": out.rc, "stdout": out.stdout, "stderr": out.stderr}
-
-    return runner
 
 
 def test_a_lost_connection_after_the_change_keeps_restore_and_the_journal(tmp_path: Path) -> None:
@@ -69,7 +31,8 @@ def test_a_lost_connection_after_the_change_keeps_restore_and_the_journal(tmp_pa
 
     journal = str(tmp_path / "j")
     args = {"enabled": False, "journal_dir": journal, "deadline": 0, "journal_copy_dir": str(tmp_path / "c")}
-    out = _action(FirewallAction, "esxilab.iperf.esxi_firewall", args, _runner(host, lost_after_set)).run(
+    runner = runner_over(host.execute, lost_after_set)
+    out = make_action(FirewallAction, "esxilab.iperf.esxi_firewall", args, runner=runner).run(
         task_vars={"inventory_hostname": "esx1"}
     )
     assert out["failed"] is True
@@ -79,8 +42,9 @@ def test_a_lost_connection_after_the_change_keeps_restore_and_the_journal(tmp_pa
 
     # the connection is back: esxi_journal reads, restores (check mode first), and is idempotent
     def journal_task(mode: str, check: bool = False) -> dict[str, Any]:
-        plugin = _action(
-            JournalAction, "esxilab.iperf.esxi_journal", {"mode": mode, "journal_dir": journal}, _runner(host), check
+        args = {"mode": mode, "journal_dir": journal}
+        plugin = make_action(
+            JournalAction, "esxilab.iperf.esxi_journal", args, check_mode=check, runner=runner_over(host.execute)
         )
         result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "esx1"})
         assert not result.get("failed"), result.get("msg")
@@ -100,12 +64,9 @@ def test_a_lost_connection_after_the_change_keeps_restore_and_the_journal(tmp_pa
 def test_an_unusable_journal_directory_fails_naming_it(tmp_path: Path) -> None:
     host = MappedHost(tmp_path / "s", "7.0")
     (tmp_path / "j").symlink_to(tmp_path)
-    out = _action(
-        JournalAction,
-        "esxilab.iperf.esxi_journal",
-        {"mode": "restore", "journal_dir": str(tmp_path / "j")},
-        _runner(host),
-    ).run(task_vars={})
+    args = {"mode": "restore", "journal_dir": str(tmp_path / "j")}
+    runner = runner_over(host.execute)
+    out = make_action(JournalAction, "esxilab.iperf.esxi_journal", args, runner=runner).run(task_vars={})
     assert out["failed"] is True
     assert f"journal directory {tmp_path / 'j'}: it is a symlink" in out["msg"]
 
@@ -114,12 +75,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_journal"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION")}
-    assert set(options) == set(backend.ARGUMENT_SPEC)
-    for name, spec in backend.ARGUMENT_SPEC.items():
-        assert options[name]["type"] == spec["type"], name
-        assert options[name].get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(options[name]["choices"]) == sorted(spec["choices"]), name
+    assert_options_documented(options, backend.ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     returned = yaml.safe_load(module_doc.RETURN)
     assert set(returned) == {"journal", "pending", "restored", "commands", "diff"}
@@ -128,8 +84,4 @@ def test_documented_options_match_the_argument_spec() -> None:
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:
-    tree = ast.parse(Path(module_doc.__file__).read_text())
-    assigned = [
-        t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)
-    ]
-    assert assigned == ["DOCUMENTATION", "EXAMPLES", "RETURN"]
+    assert_docs_only(module_doc)

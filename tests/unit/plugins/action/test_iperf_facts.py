@@ -8,16 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.playbook.task import Task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +33,7 @@ from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS as ESXI_PATHS
 from tests.collection_path import FIXTURES
+from tests.unit.plugins.action_harness import Runner, assert_docs_only, assert_options_documented, make_action
 
 MARKER = "ESXILAB_IPERF_test0123456789"
 IPERF3_JSON = "iperf3-3.1.3-json-client-tcp-pscheduler.json"
@@ -271,26 +269,8 @@ def test_collect_results_one_item_per_test_of_a_log() -> None:
 # -- run() with a connection that runs the command locally --------------------------------
 
 
-def _action(args: dict[str, Any], runner: Callable[[str], dict[str, Any]] | None = None) -> ActionModule:
-    task = MagicMock(Task)
-    task.args = args
-    task.async_val = 0
-    task.check_mode = False
-    task.action = "esxilab.iperf.iperf_facts"
-    play_context = MagicMock()
-    play_context.check_mode = False
-    plugin = ActionModule(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=MagicMock(),
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = "esxilab.iperf.iperf_facts"
-    if runner is not None:
-        plugin._low_level_execute_command = runner
-    return plugin
+def _action(args: dict[str, Any], runner: Runner | None = None) -> ActionModule:
+    return make_action(ActionModule, "esxilab.iperf.iperf_facts", args, runner=runner)
 
 
 def _local_runner(env_path: str | None = None) -> Callable[[str], dict[str, Any]]:
@@ -416,27 +396,15 @@ def test_run_supports_check_mode(host: dict[str, Any]) -> None:
 
 def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
-    assert set(doc["options"]) == set(action.ARGUMENT_SPEC)
-    for name, spec in action.ARGUMENT_SPEC.items():
-        documented = doc["options"][name]
-        assert documented.get("default") == spec.get("default"), name
-        if "choices" in spec:
-            assert sorted(documented["choices"]) == sorted(spec["choices"]), name
+    # paths, src, link_speed_of and nic_counters_of are validated as raw by the action itself (validate_as)
+    assert_options_documented(doc["options"], action.ARGUMENT_SPEC, types=False)
     assert doc["module"] == "iperf_facts"
     assert yaml.safe_load(module_doc.EXAMPLES)
     assert yaml.safe_load(module_doc.RETURN)["ansible_facts"]["contains"]["iperf_tools"]
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:
-    # ansible-test validate-modules skips the argspec checks only for such a file
-    import ast
-
-    tree = ast.parse(Path(module_doc.__file__).read_text())
-    for node in tree.body:
-        assert isinstance(node, ast.Assign | ast.Expr | ast.ImportFrom), ast.dump(node)
-        if isinstance(node, ast.ImportFrom):
-            assert node.module == "__future__"
-    assert not os.stat(module_doc.__file__).st_mode & stat.S_IXUSR
+    assert_docs_only(module_doc)
 
 
 # -- bad input: bounded raw text, errors that never quote a file -------------------------------

@@ -10,11 +10,9 @@ import json
 import stat
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.playbook.task import Task
 
 import ansible_collections.esxilab.iperf.plugins.modules.paired_test_report as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import (
@@ -24,6 +22,7 @@ from ansible_collections.esxilab.iperf.plugins.action.paired_test_report import 
     report_paths,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import ReportError
+from tests.unit.plugins.action_harness import assert_options_documented, make_action
 
 RECORD: dict[str, Any] = {
     "run": 1, "test": "t", "direction": "forward", "swapped": False, "streams": 2, "repetition": 1,
@@ -38,25 +37,7 @@ RECORD: dict[str, Any] = {
 
 
 def _action(args: dict[str, Any], check_mode: bool = False) -> ActionModule:
-    task = MagicMock(Task)
-    task.args = args
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.action = "esxilab.iperf.paired_test_report"
-    play_context = MagicMock()
-    play_context.check_mode = check_mode
-    loader = MagicMock()
-    loader.path_dwim = lambda path: path
-    plugin = ActionModule(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=loader,
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = "esxilab.iperf.paired_test_report"
-    return plugin
+    return make_action(ActionModule, "esxilab.iperf.paired_test_report", args, check_mode=check_mode)
 
 
 def _run(args: dict[str, Any], check_mode: bool = False) -> dict[str, Any]:
@@ -66,11 +47,7 @@ def _run(args: dict[str, Any], check_mode: bool = False) -> dict[str, Any]:
 
 def test_documentation_matches_the_argument_spec() -> None:
     options = yaml.safe_load(module_doc.DOCUMENTATION)["options"]
-    assert set(options) == set(ARGUMENT_SPEC)
-    for name, spec in ARGUMENT_SPEC.items():
-        assert options[name]["type"] == spec["type"], name
-        assert options[name].get("default") == spec.get("default"), name
-        assert bool(options[name].get("required")) == bool(spec.get("required")), name
+    assert_options_documented(options, ARGUMENT_SPEC)
 
 
 def test_writes_three_files_then_nothing_to_do(tmp_path: Path) -> None:

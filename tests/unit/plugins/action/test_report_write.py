@@ -5,24 +5,22 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import stat
 import sys
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
-from ansible.playbook.task import Task
 
 from ansible_collections.esxilab.iperf.plugins.action import report_write as action
 from ansible_collections.esxilab.iperf.plugins.action.report_write import ActionModule
 from ansible_collections.esxilab.iperf.plugins.modules import report_write as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from tests.collection_path import FIXTURES
+from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action
 
 # "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver" (one interval)
 LABLOG = "iperf3-ge3.2-text-client-basic-tcp-t2-lablog.txt"
@@ -50,25 +48,7 @@ def _runs() -> list[dict[str, Any]]:
 
 
 def _action(args: dict[str, Any], *, check_mode: bool = False) -> ActionModule:
-    task = MagicMock(Task)
-    task.args = args
-    task.async_val = 0
-    task.check_mode = check_mode
-    task.action = "esxilab.iperf.report_write"
-    play_context = MagicMock()
-    play_context.check_mode = check_mode
-    loader = MagicMock()
-    loader.path_dwim.side_effect = lambda path: path
-    plugin = ActionModule(
-        task=task,
-        connection=MagicMock(),
-        play_context=play_context,
-        loader=loader,
-        templar=MagicMock(),
-        shared_loader_obj=None,
-    )
-    plugin._load_name = "esxilab.iperf.report_write"
-    return plugin
+    return make_action(ActionModule, "esxilab.iperf.report_write", args, check_mode=check_mode)
 
 
 @pytest.fixture
@@ -225,13 +205,7 @@ def test_unwritable_dest_fails_naming_the_directory(tmp_path: Path) -> None:
 def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "report_write"
-    assert set(doc["options"]) == set(action.ARGUMENT_SPEC)
-    for name, spec in action.ARGUMENT_SPEC.items():
-        documented = doc["options"][name]
-        assert documented["type"] == spec["type"], name
-        assert documented.get("default") == spec.get("default"), name
-        assert documented.get("required", False) == spec.get("required", False), name
-        assert documented.get("elements") == spec.get("elements"), name
+    assert_options_documented(doc["options"], action.ARGUMENT_SPEC)
     assert yaml.safe_load(module_doc.EXAMPLES)
     returned = yaml.safe_load(module_doc.RETURN)
     assert set(returned) == {"dir", "files", "written", "removed", "plots_skipped", "table", "summary", "msg"}
@@ -239,12 +213,7 @@ def test_documented_options_match_the_argument_spec() -> None:
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:
-    tree = ast.parse(Path(module_doc.__file__).read_text())
-    for node in tree.body:
-        assert isinstance(node, ast.Assign | ast.Expr | ast.ImportFrom), ast.dump(node)
-        if isinstance(node, ast.ImportFrom):
-            assert node.module == "__future__"
-    assert not os.stat(module_doc.__file__).st_mode & stat.S_IXUSR
+    assert_docs_only(module_doc)
 
 
 def test_role_defaults_mirror_the_argument_spec() -> None:
