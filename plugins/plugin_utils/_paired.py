@@ -994,22 +994,19 @@ def _why_missing(report: Mapping[str, Any] | None, host: str, run: int) -> str:
     return f"{host} gave no report for this run (unreachable?)"
 
 
-def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> PairRecord:
-    server_report = reports.get(pair["server"])
-    client_report = reports.get(pair["client"])
-    server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
-    client_item = _find_item(client_report and client_report.get("clients"), run, pair["pair"])
-    stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
-    endpoint = f"{pair['address']}:{pair['port']}"
-
+def _blank_record(
+    pair: Mapping[str, Any], client: str, sender: str, receiver: str, server_item: Mapping[str, Any] | None
+) -> PairRecord:
+    """A pair's record before its result is read: who and where, no figure yet; the server's pid and tool version
+    when its start succeeded."""
     record: PairRecord = {
         "pair": pair["pair"],
         "server": pair["server"],
-        "client": pair["client"],
+        "client": client,
         "address": pair["address"],
         "port": pair["port"],
-        "sender": pair["sender"],
-        "receiver": pair["receiver"],
+        "sender": sender,
+        "receiver": receiver,
         "started_at": None,
         "result": None,
         "ok": False,
@@ -1025,6 +1022,18 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
     if server_item is not None and not server_item.get("failed"):
         record["server_pid"] = server_item.get("pid")
         record["tool_version"] = server_item.get("tool_version")
+    return record
+
+
+def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> PairRecord:
+    server_report = reports.get(pair["server"])
+    client_report = reports.get(pair["client"])
+    server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
+    client_item = _find_item(client_report and client_report.get("clients"), run, pair["pair"])
+    stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
+    endpoint = f"{pair['address']}:{pair['port']}"
+
+    record = _blank_record(pair, pair["client"], pair["sender"], pair["receiver"], server_item)
     if stop_item is not None:
         stopped = [s for s in stop_item.get("stopped") or [] if isinstance(s, Mapping)]
         if stop_item.get("unreachable"):
@@ -1101,31 +1110,10 @@ def _external_records(
 
     def record(index: int, peer: str | None) -> PairRecord:
         sender = f"{EXTERNAL_CLIENT} {peer}" if peer else EXTERNAL_CLIENT
-        entry: PairRecord = {
-            "pair": pair["pair"],
-            "server": pair["server"],
-            "client": EXTERNAL_CLIENT,
-            "address": pair["address"],
-            "port": pair["port"],
-            "sender": sender,
-            "receiver": pair["server"],
-            "started_at": None,
-            "result": None,
-            "ok": False,
-            "error": None,
-            "tool_version": None,
-            "server_pid": None,
-            "server_stop": None,
-            "late_by": None,
-            "arrived_at": None,
-            "command": None,
-            "labels": dict(pair.get("labels") or {}),
-            "measured_by": "server",
-            "external": {**info, "index": index, "peer": peer, "group": None},
-        }
+        entry = _blank_record(pair, EXTERNAL_CLIENT, sender, pair["server"], server_item)
+        entry["measured_by"] = "server"
+        entry["external"] = {**info, "index": index, "peer": peer, "group": None}
         if server_item is not None and not server_item.get("failed"):
-            entry["server_pid"] = server_item.get("pid")
-            entry["tool_version"] = server_item.get("tool_version")
             entry["command"] = server_item.get("command")
         return entry
 
