@@ -87,7 +87,7 @@ def _run(*args: str | Path) -> tuple[int, str]:
 
 
 def _report_dir(base: Path) -> Path:
-    found = [p for p in base.rglob("results.json")]
+    found = list(base.rglob("results.json"))
     assert len(found) == 1, found
     return found[0].parent
 

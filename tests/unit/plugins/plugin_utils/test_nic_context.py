@@ -144,9 +144,19 @@ def test_the_plan_reads_around_each_test_or_each_run() -> None:
 
 
 def _facts(address: str, counters: dict[str, int]) -> dict[str, Any]:
-    nic: dict[str, Any] = {"name": "eth0", "driver": "veth", "firmware": None, "version": "1.0", "bus_info": None,
-           "speed_mbps": 10000, "link_up": True, "counters": counters, "other": {}, "problems": [],
-           "raw": {}}  # fmt: skip
+    nic: dict[str, Any] = {
+        "name": "eth0",
+        "driver": "veth",
+        "firmware": None,
+        "version": "1.0",
+        "bus_info": None,
+        "speed_mbps": 10000,
+        "link_up": True,
+        "counters": counters,
+        "other": {},
+        "problems": [],
+        "raw": {},
+    }
     reading = {"address": address, "interface": "eth0", "kind": "linux", "source": "ip", "reason": None,
                "speed_mbps": 10000, "nics": [nic]}  # fmt: skip
     return {"ansible_facts": {"iperf_nic_counters": {address: reading}}, "changed": False}
