@@ -21,9 +21,7 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -33,13 +31,17 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.integration.labkit import (
+    PAIRED_TEST_PLAYBOOK,
+    Lab,
+    lab_unavailable,
+    paired_test_vars,
+    run_playbook,
+    skip_if,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
-PLAYBOOK = REPO / "tests" / "integration" / "targets" / "paired_test" / "paired_test.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 PREFIX = os.environ.get("ESXILAB_PEER_PREFIX", "per")
 SUBNET = os.environ.get("ESXILAB_PEER_SUBNET", "198.19.180")
 HOSTS = ("h1", "h2", "h3")
@@ -49,19 +51,6 @@ PLAY_TIMEOUT = 180
 CLIENT_SECONDS = 2
 # A client waits at most this long for the server to listen (the role's preflight comes first).
 LISTEN_WAIT = 90.0
-
-
-def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "iperf3", "iperf", "timeout"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    return None
 
 
 def _run(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -97,37 +86,12 @@ def _wait_no_iperf(timeout: float = 10) -> list[str]:
     return left
 
 
-@dataclass(frozen=True)
-class Lab:
-    state_dir: Path
-
-    def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = _run([*argv, "--json", *args], 120)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
-
-    @property
-    def inventory(self) -> Path:
-        return self.state_dir / "inventory.yml"
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    reason = _lab_unavailable()
-    if reason:
-        pytest.skip(reason)
-    the_lab = Lab(state_dir=tmp_path_factory.mktemp("per") / "state")
-    the_lab.cli("down", "--purge")
-    try:
-        the_lab.cli("up", "--hosts", "3", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit")
+    skip_if(lab_unavailable(("ip", "tc", "ssh", "iperf3", "iperf", "timeout")))
+    the_lab = Lab(PREFIX, tmp_path_factory.mktemp("per") / "state", timeout=120)
+    with the_lab.session("--hosts", "3", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"):
         yield the_lab
-    finally:
-        the_lab.cli("down", "--purge")
-        left = _run(["ip", "netns", "list"], 10).stdout
-        assert not re.search(rf"^{re.escape(PREFIX)}-h\d", left, re.MULTILINE), left
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,25 +211,10 @@ class Outcome:
 
 
 def _play(lab: Lab, tmp: Path, test: dict[str, Any], person: Person | None) -> Outcome:
-    (tmp / "remote").mkdir(exist_ok=True)
-    variables = {
-        "paired_test_tests": [test],
-        "paired_test_address_var": "lab_address",
-        "paired_test_state_dir": str(tmp / "remote"),
-        "paired_test_report_dir": str(tmp / "reports"),
-        "paired_test_report_name": "report",
-    }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{tmp / 'vars.json'}"]
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-    )
+    variables = paired_test_vars(tmp, [test])
     if person is not None:
         person.start()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env)
+    proc = run_playbook("-i", lab.inventory, PAIRED_TEST_PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     if person is not None:
         person.join()
     found = sorted(p for p in (tmp / "reports").glob("report-*")) if (tmp / "reports").exists() else []

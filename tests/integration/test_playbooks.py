@@ -60,17 +60,27 @@ from typing import Any
 
 import pytest
 
-from tests.collection_path import REPO, ensure_collection_path
+from tests.collection_path import REPO
+from tests.integration.labkit import (
+    ANSIBLE_PLAYBOOK,
+    LAB_SCRIPT,
+    ansible_env,
+    lab_unavailable,
+    left_over,
+    ssh_argv,
+)
+from tests.integration.labkit import Lab as LabCli
+from tests.integration.labkit import (
+    printed as printed_values,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-LAB_SCRIPT = REPO / "lab" / "esxilab_lab.py"
 DEMO_SCRIPT = REPO / "hacking" / "demo_lab.py"
 PLAYBOOKS = REPO / "playbooks"
 EXAMPLE = REPO / "inventories" / "example"
 OVERLAY = REPO / "inventories" / "lab"
 STANDIN = REPO / "tests" / "esxi_standin"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 # The password of inventories/example/group_vars/esxi/vault.yml - an example, documented in
 # inventories/example/README.md; a real inventory has its own.
 EXAMPLE_VAULT_PASSWORD = "esxilab-example"
@@ -103,14 +113,7 @@ EXAMPLE_HOSTS = {
 
 
 def _env(**extra: str) -> dict[str, str]:
-    return dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="false",
-        ANSIBLE_FORKS="10",
-        **extra,
-    )
+    return ansible_env(ANSIBLE_FORKS="10", **extra)
 
 
 def _playbook(name: str) -> Path:
@@ -212,20 +215,7 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
 
 
 def _lab_unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the lab needs root (network namespaces, bridge, tc)"
-    for tool in ("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not Path("/usr/sbin/sshd").exists():
-        return "openssh-server (/usr/sbin/sshd) is not installed"
-    if not ANSIBLE_PLAYBOOK.exists():
-        return f"{ANSIBLE_PLAYBOOK} does not exist (run the tests with the venv's python)"
-    try:
-        probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`ip netns` is unavailable: {exc}"
-    return None if probe.returncode == 0 else f"`ip netns` is unavailable: {probe.stderr.strip()}"
+    return lab_unavailable(("ip", "tc", "ssh", "ssh-keygen", "iperf3", "iperf"), probe_netns=True)
 
 
 def _standin_unavailable() -> str | None:
@@ -240,24 +230,12 @@ def _standin_unavailable() -> str | None:
     return None
 
 
-def _lab_objects() -> list[str]:
-    ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, timeout=10, check=False)
-    links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=False)
-    names = [str(n["name"]) for n in json.loads(ns.stdout or "[]")]
-    names += [str(n["ifname"]) for n in json.loads(links.stdout or "[]")]
-    return [n for n in names if n.startswith((f"{PREFIX}-", f"{DEMO_PREFIX}-"))]
-
-
 def _printed(output: str) -> list[str]:
     """Every message the default callback printed (``msg`` strings, and each line of list messages)."""
-    decoder = json.JSONDecoder()
     found: list[str] = []
-    index = output.find("=> {")
-    while index >= 0:
-        value, end = decoder.raw_decode(output, index + 3)
+    for value in printed_values(output):
         message = value.get("msg") if isinstance(value, dict) else None
         found += [message] if isinstance(message, str) else [m for m in message or [] if isinstance(m, str)]
-        index = output.find("=> {", end)
     return found
 
 
@@ -308,12 +286,7 @@ class Lab:
         return self.base / "h5-opt"
 
     def cli(self, command: str, *args: str) -> dict[str, Any]:
-        argv = [sys.executable, str(LAB_SCRIPT), command, "--name", PREFIX, "--state-dir", str(self.state_dir)]
-        proc = subprocess.run([*argv, "--json", *args], capture_output=True, text=True, timeout=180, check=False)
-        assert proc.returncode == 0, f"{argv + list(args)}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-        doc = json.loads(proc.stdout)
-        assert isinstance(doc, dict)
-        return doc
+        return LabCli(PREFIX, self.state_dir, timeout=180).cli(command, *args)
 
     def up_args(self) -> list[str]:
         args = ["--hosts", "5", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
@@ -326,13 +299,9 @@ class Lab:
         return args
 
     def ssh(self, host: str, command: str) -> subprocess.CompletedProcess[str]:
-        argv = [
-            "ssh", "-F", "/dev/null", "-i", str(self.state_dir / "id_ed25519"),
-            "-o", f"UserKnownHostsFile={self.state_dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-            f"root@{ADDRESS[host]}", command,
-        ]  # fmt: skip
-        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        return subprocess.run(
+            ssh_argv(self.state_dir, ADDRESS[host], command), capture_output=True, text=True, timeout=30, check=False
+        )
 
     def esxi(self, version: str) -> None:
         """h5 as a fresh ESXi stand-in of this release, or a skip saying why it cannot be one."""
@@ -469,7 +438,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield the_lab
     finally:
         the_lab.cli("down", "--purge")
-        assert [n for n in _lab_objects() if n.startswith(f"{PREFIX}-")] == []
+        assert left_over(PREFIX) == []
 
 
 def _one_pair_rate_ok(bps: float, goodput: float = GOODPUT_1500) -> None:
@@ -781,4 +750,4 @@ def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Pa
     assert (report / "sweep-forward.png").is_file()
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
     assert f"down {DEMO_PREFIX}: changed=true" in output  # the script took its lab down (no KEEP_LAB)
-    assert [n for n in _lab_objects() if n.startswith(f"{DEMO_PREFIX}-")] == []
+    assert left_over(DEMO_PREFIX) == []
