@@ -994,6 +994,23 @@ def _why_missing(report: Mapping[str, Any] | None, host: str, run: int) -> str:
     return f"{host} gave no report for this run (unreachable?)"
 
 
+def _server_start_error(
+    pair: Mapping[str, Any],
+    server_report: Mapping[str, Any] | None,
+    server_item: Mapping[str, Any] | None,
+    endpoint: str,
+    run: int,
+) -> str | None:
+    """Why the pair's server did not start (not run, connection lost, failed), or None when it started."""
+    if server_item is None:
+        return f"the server on {pair['server']} was not started: {_why_missing(server_report, pair['server'], run)}"
+    if server_item.get("unreachable"):
+        return f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
+    if server_item.get("failed"):
+        return f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
+    return None
+
+
 def _blank_record(
     pair: Mapping[str, Any], client: str, sender: str, receiver: str, server_item: Mapping[str, Any] | None
 ) -> PairRecord:
@@ -1052,14 +1069,9 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
             record["arrived_at"] = barrier.get("arrived_at")
         record["result"] = result_from(client_item.get("result"))
 
-    error: str | None = None
-    if server_item is None:
-        why = _why_missing(server_report, pair["server"], run)
-        error = f"the server on {pair['server']} was not started: {why}"
-    elif server_item.get("unreachable"):
-        error = f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
-    elif server_item.get("failed"):
-        error = f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
+    error = _server_start_error(pair, server_report, server_item, endpoint, run)
+    if error is not None:
+        pass
     elif client_item is None:
         why = _why_missing(client_report, pair["client"], run)
         error = f"the client on {pair['client']} did not run: {why}"
@@ -1117,13 +1129,9 @@ def _external_records(
             entry["command"] = server_item.get("command")
         return entry
 
-    error: str | None = None
-    if server_item is None:
-        error = f"the server on {pair['server']} was not started: {_why_missing(server_report, pair['server'], run)}"
-    elif server_item.get("unreachable"):
-        error = f"lost the connection to {pair['server']} while starting its server: {_message(server_item)}"
-    elif server_item.get("failed"):
-        error = f"the server on {pair['server']} ({endpoint}) failed to start: {_message(server_item)}"
+    error = _server_start_error(pair, server_report, server_item, endpoint, run)
+    if error is not None:
+        pass
     elif collect_item is None:
         why = _why_missing(server_report, pair["server"], run)
         error = f"the wait for the external clients on {pair['server']} did not run: {why}"
