@@ -27,7 +27,8 @@ options:
   _input:
     description:
       - The tests, as in the role variable C(paired_test_tests) - a list of dictionaries with C(name), C(pairs)
-        (C(server), C(client), C(address), C(client_address), C(port), or C(external) instead of C(client)) and
+        (C(server), C(client), C(address), C(client_address), C(port), C(external) instead of C(client), or
+        C(external.server=true) instead of C(server)) and
         optional per-test settings.
     type: list
     elements: dict
@@ -131,6 +132,10 @@ _value:
           asked to run) and C(one_off) true for one iperf3 client; the run has C(external) true (false otherwise),
           C(external_wait) (the longest deadline; null otherwise), no barrier, and a C(server_timeout) beyond the
           wait. See C(docs/external-peer.md).'
+        - 'A server outside the inventory (a pair''s C(external.server=true)): the pair''s C(server) and C(bind) are
+          null, its C(external_server) C({command}) (the server command line to run there; null for other pairs),
+          its C(sender) or C(receiver) V(external <address>); the run''s C(external_servers) is true when it has such
+          a pair, and its C(server_hosts) leave them out.'
       type: list
       elements: dict
     run_count:

@@ -168,9 +168,10 @@ _value:
           description: Why the pair failed (which host, which step, the tool's message); C(null) when ok.
           type: str
         raw:
-          description: The client's own output, kept when the pair failed.
+          description: The client's own output, kept when the pair failed, and always when the server is outside the
+            inventory.
           type: str
-          returned: when the pair failed and the client printed something
+          returned: when the pair failed (or its server is outside the inventory) and the client printed something
         tool_version:
           description: Version of the iperf binary run.
           type: str
@@ -200,10 +201,11 @@ _value:
         measured_by:
           description:
             - V(server) for a pair with external clients (its C(external) setting) - the result is the server's own
-              output (C(result.side=server)), the headline what the server received. Absent for other pairs (the
-              client's result).
+              output (C(result.side=server)), the headline what the server received. V(client) for a pair whose server
+              is outside the inventory (C(external.server=true)) - the client's result, as for other pairs, which
+              have no C(measured_by).
           type: str
-          returned: for a pair with external clients
+          returned: for a pair with an end outside the inventory
         external:
           description:
             - For a pair with external clients, one record per client test the server logged, then one failed record
@@ -213,8 +215,11 @@ _value:
               run), C(came) (how many came) and C(reason) (why the wait ended -
               V(all_came), V(server_exited), V(deadline)). C(client) is then V(external), C(sender)
               V(external <peer>).
+            - For a pair whose server is outside the inventory - C({server, address, port, command}) (C(server) true,
+              C(command) the server command line the play asked for). C(server) is then V(external), C(sender) or
+              C(receiver) V(external <address>), C(server_pid) and C(server_stop) null (nothing was started).
           type: dict
-          returned: for a pair with external clients
+          returned: for a pair with an end outside the inventory
     total_bits_per_second:
       description:
         - Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).

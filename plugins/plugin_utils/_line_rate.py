@@ -162,7 +162,7 @@ def run_line_rate(
     found: list[tuple[float, str]] = []
     for pair in pairs:
         for host, address in ((pair.get("server"), pair.get("address")), (pair.get("client"), pair.get("client_bind"))):
-            if not address:
+            if not address or not host:  # an end outside the inventory (external): its speed cannot be read
                 continue
             item = speeds.get(f"{host} {address}")
             speed = _number(item.get("speed_mbps")) if isinstance(item, Mapping) else None

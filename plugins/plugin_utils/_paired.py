@@ -81,10 +81,13 @@ TEST_KEYS = ("name", "pairs", *SETTINGS)
 PAIR_KEYS = tuple(PAIR_OPTIONS)
 # The labels that name a run and a pair: always set by the plan, never by a pair's labels.
 IDENTITY_LABELS = ("test", "run", "pair", "streams", "direction", "swapped", "repetition")
-# external: {count, deadline, from} - the clients of the pair are outside the inventory (see _read_external)
-EXTERNAL_KEYS = ("count", "deadline", "from")
+# external: {count, deadline, from} - the clients of the pair are outside the inventory (see _read_external);
+# external: {server: true} - its server is (see _read_external_server)
+EXTERNAL_KEYS = ("count", "deadline", "from", "server")
 # What a pair with external clients names as its client (sender) in records and reports.
 EXTERNAL_CLIENT = "external"
+# What a pair whose server is outside the inventory names as its server in records and reports.
+EXTERNAL_SERVER = "external"
 # How long a server may outlive its run before its guard kills it (beyond the test itself).
 SERVER_TIMEOUT_MARGIN = 120
 # Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
@@ -296,13 +299,14 @@ def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -
 @dataclass(frozen=True)
 class _Pair:
     index: int  # 1-based
-    server: str
+    server: str | None  # None: the server is outside the inventory (external_server)
     client: str | None  # None: the clients are outside the inventory (external)
     address: str | None
     client_address: str | None
     port: int | None
     labels: dict[str, Any]
     external: dict[str, Any] | None = None  # {count, deadline, from}
+    external_server: bool = False  # external: {server: true}
 
 
 def _read_external(value: Any, here: str) -> dict[str, Any]:
@@ -335,6 +339,49 @@ def _read_external(value: Any, here: str) -> dict[str, Any]:
     }
 
 
+def _read_external_server(value: Any, item: Mapping[str, Any], here: str, path: str) -> bool:
+    """Whether a pair's ``external`` is ``{server: true}`` - its server is outside the inventory - after checking the
+    pair fits that form: no ``server``, a ``client`` and an ``address``, no client-side keys of ``external``.
+    ``path`` is the pair's place in paired_test_tests (``paired_test_tests[0].pairs[1]``), ``here`` its name."""
+    if not isinstance(value, Mapping) or "server" not in value:
+        return False
+    flag = _coerce("bool", value["server"])
+    if not isinstance(flag, bool):
+        raise PairedTestError(
+            f"{path}.external.server ({here}) must be true or false, got {_kind_name(flag)} {value['server']!r}: true "
+            "- the pair's server is outside the inventory"
+        )
+    if not flag:
+        return False
+    _unknown_keys(value, EXTERNAL_KEYS, f"{path}.external ({here})")
+    both = [key for key in ("count", "deadline", "from") if key in value]
+    if both:
+        raise PairedTestError(
+            f"{path}.external ({here}) has server: true (the server is outside the inventory) and {', '.join(both)} "
+            "(for clients outside it): a pair with both ends outside the inventory has nothing to run - give "
+            "external: {server: true} with an inventory client, or external: {count, deadline} with an inventory "
+            "server"
+        )
+    if item.get("server") is not None:
+        raise PairedTestError(
+            f"{path}.server ({here}) is set, but external.server is true (the server is outside the inventory): a "
+            "pair names either a server host of the inventory (server) or a server outside it (external: {server: "
+            "true} with address and port) - remove one"
+        )
+    if item.get("client") is None:
+        raise PairedTestError(
+            f"{path}.client ({here}) is missing: the server is outside the inventory (external.server: true), so the "
+            "client must be an inventory host that runs iperf - give client: <inventory host>"
+        )
+    if item.get("address") is None:
+        raise PairedTestError(
+            f"{path}.address ({here}) is missing: the server is outside the inventory (external.server: true), so "
+            "its address cannot come from a host variable - give address: <the address the external server listens "
+            "on> (and port: when it is not port_base + the pair's index)"
+        )
+    return True
+
+
 def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
     """The pairs of the test at ``position`` (1-based) of paired_test_tests."""
     if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Sequence) or not raw:
@@ -347,9 +394,16 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
         if not isinstance(item, Mapping):
             raise PairedTestError(f"{here}: must be a dictionary with server, address and client, got {item!r}")
         _unknown_keys(item, PAIR_KEYS, here)
+        path = f"paired_test_tests[{position - 1}].pairs[{index - 1}]"
         external = item.get("external")
-        if "server" not in item:
-            raise PairedTestError(f"{here}: server is missing (an inventory host name)")
+        outside = _read_external_server(external, item, here, path)
+        if outside:
+            external = None
+        elif "server" not in item:
+            raise PairedTestError(
+                f"{here}: server is missing (an inventory host name); for a server outside the inventory (iperf3.exe "
+                "-s on a Windows box, an appliance) give external: {server: true} with its address and port instead"
+            )
         if external is None and "client" not in item:
             raise PairedTestError(
                 f"{here}: client is missing (an inventory host name); for clients outside the inventory (a Windows "
@@ -371,15 +425,14 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
         pairs.append(
             _Pair(
                 index=index,
-                server=_check_host(item["server"], here, "server"),
+                server=None if outside else _check_host(item["server"], here, "server"),
                 client=None if external is not None else _check_host(item["client"], here, "client"),
                 address=_check_address(item.get("address"), here, "address"),
                 client_address=_check_address(item.get("client_address"), here, "client_address"),
                 port=port,
-                labels=_check_pair_labels(
-                    item.get("labels"), f"paired_test_tests[{position - 1}].pairs[{index - 1}].labels ({here})"
-                ),
+                labels=_check_pair_labels(item.get("labels"), f"{path}.labels ({here})"),
                 external=None if external is None else _read_external(external, here),
+                external_server=outside,
             )
         )
     return pairs
@@ -412,9 +465,23 @@ def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], wher
 def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], where: str) -> None:
     """A test with external clients: every pair external, forward only, one stream count, no swapped roles,
     and a server guard that outlives the wait."""
+    outside = [p.index for p in pairs if p.external_server]
+    if outside and settings["swap_roles"]:
+        raise PairedTestError(
+            f"{where}: swap_roles=True cannot be used with a server outside the inventory (pair(s) {_join(outside)}): "
+            "the swapped run would need a server on the client host and a client on the external host, which nothing "
+            "here runs; leave swap_roles false (direction: both measures the other direction with the client's -R), "
+            "or put those pairs in a test of their own"
+        )
     external = [p for p in pairs if p.external is not None]
     if not external:
         return
+    if outside:
+        raise PairedTestError(
+            f"{where}: pair(s) {_join(outside)} have their server outside the inventory (an inventory client that "
+            f"starts with the others) and pair(s) {_join([p.index for p in external])} external clients (which come "
+            "when they come); put the external-client pairs in a test of their own"
+        )
     if len(external) != len(pairs):
         inside = ", ".join(str(p.index) for p in pairs if p.external is None)
         raise PairedTestError(
@@ -442,7 +509,7 @@ def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], wh
             raise PairedTestError(f"{where}: {name}={shown} cannot be used with external clients: {fix}")
     waits: dict[str, float] = {}
     for p in external:
-        if p.external is not None:  # a host waits for its external pairs one after the other
+        if p.external is not None and p.server is not None:  # a host waits for its external pairs one after the other
             waits[p.server] = waits.get(p.server, 0.0) + p.external["deadline"]
     longest = max(waits.values())
     timeout = settings["server_timeout"]
@@ -541,7 +608,7 @@ def build_plan(
 
         resolved: list[dict[str, Any]] = []
         for pair in pairs:
-            address = pair.address or host_addresses.get(pair.server)
+            address = pair.address or (host_addresses.get(pair.server) if pair.server else None)
             client_address = pair.client_address or (host_addresses.get(pair.client) if pair.client else None)
             port = pair.port if pair.port is not None else settings["port_base"] + pair.index - 1
             if port > 65535:
@@ -559,6 +626,7 @@ def build_plan(
                     "port": port,
                     "labels": pair.labels,
                     "external": pair.external,
+                    "external_server": pair.external_server,
                 }
             )
             _problems_for_pair(problems, where, pair, address, client_address, settings, address_var)
@@ -614,9 +682,7 @@ def build_plan(
             f"plays, or raise paired_test_max_runs to {planned} if you mean it"
         )
     _mark_nic_reads(runs)
-    hosts = sorted(
-        {p["server"] for r in runs for p in r["pairs"]} | {p["client"] for r in runs for p in r["pairs"] if p["client"]}
-    )
+    hosts = sorted({host for r in runs for p in r["pairs"] for host in (p["server"], p["client"]) if host})
     _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
     if forks is not None:
         needed = max((len(r["client_hosts"]) for r in runs), default=0)
@@ -636,7 +702,7 @@ def build_plan(
     for run in runs:
         for pair in run["pairs"]:
             for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_bind"])):
-                if address and address not in addresses_by_host.setdefault(host, []):
+                if host and address and address not in addresses_by_host.setdefault(host, []):
                     addresses_by_host[host].append(address)
     return {
         "tests": normalized,
@@ -688,7 +754,8 @@ def _problems_for_concurrency(
             clients.setdefault(pair[client_key], []).append(pair["pair"])
         if pair[address_key] is not None:
             endpoints.setdefault((pair[address_key], pair["port"]), []).append(pair["pair"])
-        ports.setdefault((pair[server_key], pair["port"]), []).append(pair["pair"])
+        if pair[server_key] is not None:  # a server outside the inventory is not a host of it
+            ports.setdefault((pair[server_key], pair["port"]), []).append(pair["pair"])
     for host, indexes in clients.items():
         if len(indexes) > 1:
             problems["busy_clients"].append(
@@ -785,8 +852,12 @@ def _make_run(
         if external is not None:
             client = None
             external = {**external, "command": external_command(settings, address, pair["port"], streams)}
+        outside = None
+        if pair.get("external_server"):  # never swapped (refused): the server is the pair's address
+            outside = {"command": external_server_command(settings, pair["port"])}
         shown = client if client is not None else EXTERNAL_CLIENT
-        sender, receiver = (shown, server) if direction == "forward" else (server, shown)
+        shown_server = server if outside is None else f"{EXTERNAL_SERVER} {address}"
+        sender, receiver = (shown, shown_server) if direction == "forward" else (shown_server, shown)
         run_pairs.append(
             {
                 "run": number,
@@ -795,11 +866,13 @@ def _make_run(
                 "client": client,
                 "address": address,
                 "port": pair["port"],
-                "bind": address if settings["server_bind"] else None,
+                "bind": address if settings["server_bind"] and outside is None else None,
                 "client_bind": source if settings["client_bind"] else None,
                 "sender": sender,
                 "receiver": receiver,
                 "external": external,
+                # the server is outside the inventory: nobody here starts it ({command}: what runs there)
+                "external_server": outside,
                 # an iperf3 server for one external client exits after its test (--one-off): its log is then
                 # complete (iperf3 before 3.1.5 buffers it) and no second client is served unseen
                 "one_off": external is not None and external["count"] == 1 and settings["tool"] == "iperf3",
@@ -858,6 +931,8 @@ def _make_run(
         # the external pairs one host serves, added up: it waits for them one after the other)
         "external": wait is not None,
         "external_wait": wait,
+        # some pairs' servers are outside the inventory: their clients connect to them, nobody starts them
+        "external_servers": any(p["external_server"] is not None for p in run_pairs),
         "start_delay": round(start_delay, 3),
         "start_delay_auto": auto_delay,
         "pairs": run_pairs,
@@ -868,7 +943,7 @@ def _make_run(
         "nic_before": False,
         "nic_after": False,
         "nic_addresses": _nic_addresses(pairs),
-        "server_hosts": sorted({p["server"] for p in run_pairs}),
+        "server_hosts": sorted({p["server"] for p in run_pairs if p["server"] is not None}),
         "client_hosts": sorted({p["client"] for p in run_pairs if p["client"] is not None}),
     }
     run["iperf_server"] = _iperf_arguments(run, "server")
@@ -894,7 +969,7 @@ def _nic_addresses(pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for pair in pairs:
         for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_address"])):
-            if address and address not in found.setdefault(host, []):
+            if host and address and address not in found.setdefault(host, []):
                 found[host].append(address)
     return {host: addresses for host, addresses in found.items() if addresses}
 
@@ -929,6 +1004,18 @@ def external_command(settings: Mapping[str, Any], address: str | None, port: int
         argv.append("-u")
     if settings["bandwidth"] is not None:
         argv += ["-b", str(settings["bandwidth"])]
+    return " ".join(argv)
+
+
+def external_server_command(settings: Mapping[str, Any], port: int) -> str:
+    """The server command line to run on a server outside the inventory (``iperf3.exe`` on Windows takes it as is):
+    the port, the window, and for iperf2 UDP ``-u`` (an iperf3 server learns the rest from its client)."""
+    iperf3 = settings["tool"] == "iperf3"
+    argv = ["iperf3" if iperf3 else "iperf", "-s", "-p", str(port)]
+    if settings["window"] is not None:
+        argv += ["-w", str(settings["window"])]
+    if not iperf3 and settings["protocol"] == "udp":
+        argv.append("-u")
     return " ".join(argv)
 
 
@@ -1043,7 +1130,11 @@ def _blank_record(
 
 
 def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]], run: int) -> PairRecord:
-    server_report = reports.get(pair["server"])
+    """The record of a pair whose client is in the inventory: the client's result. A server outside the inventory
+    (``external_server``) has no start and no stop; the record names it ``external`` and says ``measured_by:
+    client``."""
+    outside = pair.get("external_server")
+    server_report = None if outside else reports.get(pair["server"])
     client_report = reports.get(pair["client"])
     server_item = _find_item(server_report and server_report.get("servers"), run, pair["pair"])
     client_item = _find_item(client_report and client_report.get("clients"), run, pair["pair"])
@@ -1051,6 +1142,15 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
     endpoint = f"{pair['address']}:{pair['port']}"
 
     record = _blank_record(pair, pair["client"], pair["sender"], pair["receiver"], server_item)
+    if outside:
+        record["server"] = EXTERNAL_SERVER
+        record["measured_by"] = "client"
+        record["external"] = {
+            "server": True,
+            "address": pair["address"],
+            "port": pair["port"],
+            "command": outside.get("command"),
+        }
     if stop_item is not None:
         stopped = [s for s in stop_item.get("stopped") or [] if isinstance(s, Mapping)]
         if stop_item.get("unreachable"):
@@ -1069,7 +1169,7 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
             record["arrived_at"] = barrier.get("arrived_at")
         record["result"] = result_from(client_item.get("result"))
 
-    error = _server_start_error(pair, server_report, server_item, endpoint, run)
+    error = None if outside else _server_start_error(pair, server_report, server_item, endpoint, run)
     if error is not None:
         pass
     elif client_item is None:
@@ -1079,6 +1179,11 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         error = f"lost the connection to the client host {pair['client']} during the test: {_message(client_item)}"
     elif client_item.get("failed"):
         error = f"the client on {pair['client']} -> {endpoint} failed: {_message(client_item)}"
+        if outside:
+            error += (
+                f" - the server is outside the inventory: is it running and listening on {endpoint} "
+                f"({outside.get('command')} there), and does its firewall let port {pair['port']} in?"
+            )
     elif client_item.get("skipped"):
         error = f"the client on {pair['client']} was skipped: {_message(client_item)}"
     elif (result := record["result"]) is None:
@@ -1088,8 +1193,9 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         error = f"the result of the client on {pair['client']} has no throughput figure: {detail}"
     record["error"] = error
     record["ok"] = error is None
-    # Keep what the tool printed when the run failed: the normalized result may not hold it.
-    if error is not None and client_item is not None and client_item.get("raw"):
+    # Keep what the tool printed when the run failed: the normalized result may not hold it; and always when the
+    # server is outside the inventory - the client's output is the only one of the test anybody here has.
+    if (error is not None or outside) and client_item is not None and client_item.get("raw"):
         record["raw"] = client_item["raw"]
     return record
 
@@ -1201,6 +1307,16 @@ def _external_records(
         )
         records.append(missing)
     return records, warnings
+
+
+def _ends(pair: PairRecord) -> str:
+    """``client -> server`` of a pair record for messages; an external end named with its address."""
+    external = pair.get("external") or {}
+    if pair.get("measured_by") == "server":
+        return f"{pair['sender']} -> {pair['server']}"
+    if external.get("server"):
+        return f"{pair['client']} -> {EXTERNAL_SERVER} {external.get('address')}:{external.get('port')}"
+    return f"{pair['client']} -> {pair['server']}"
 
 
 def _headline(pair: PairRecord) -> float | None:
@@ -1349,8 +1465,7 @@ def build_record(
         )
     starts = [p["started_at"] for p in pairs if isinstance(p["started_at"], int | float)]
     spread = max(starts) - min(starts) if len(starts) == len(pairs) and len(pairs) > 1 else None
-    errors = [f"pair {p['pair']} ({p['sender' if p.get('measured_by') == 'server' else 'client']} -> {p['server']}): "
-              f"{p['error']}" for p in pairs if p["error"]]  # fmt: skip
+    errors = [f"pair {p['pair']} ({_ends(p)}): {p['error']}" for p in pairs if p["error"]]
     warnings: list[str] = list(external_warnings)
     arrivals = [p["arrived_at"] for p in pairs if isinstance(p["arrived_at"], int | float)]
     margin = round(start_at - max(arrivals), 6) if start_at is not None and arrivals else None

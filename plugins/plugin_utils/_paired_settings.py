@@ -391,19 +391,26 @@ class PairOption:
 
 
 PAIR_OPTIONS: dict[str, PairOption] = {
-    "server": PairOption("str", ("Inventory name of the host that runs the server.",), required=True),
+    "server": PairOption(
+        "str",
+        (
+            "Inventory name of the host that runs the server. Required, except in a pair whose server is outside "
+            "the inventory (C(external: {server: true})): give no C(server) then.",
+        ),
+    ),
     "client": PairOption(
         "str",
         (
-            "Inventory name of the host that runs the client. Required, except in a pair with C(external) (its "
-            "clients are outside the inventory: give no C(client) then).",
+            "Inventory name of the host that runs the client. Required, except in a pair with external clients "
+            "(C(external: {count, deadline, from}): they are outside the inventory, give no C(client) then).",
         ),
     ),
     "address": PairOption(
         "str",
         (
             "Address of the server host that the server listens on (C(-B)) and the client connects to.",
-            "Default the server host's variable named by O(paired_test_address_var).",
+            "Default the server host's variable named by O(paired_test_address_var). Required when the server is "
+            "outside the inventory (C(external: {server: true})): the address it listens on there.",
         ),
     ),
     "client_address": PairOption(
@@ -468,6 +475,21 @@ PAIR_OPTIONS: dict[str, PairOption] = {
             (
                 "Fewer clients than C(count) by the deadline: the results of those that came, a failed record per "
                 "missing client (no figure), and the run failed. See C(docs/external-peer.md)."
+            ),
+            (
+                "C({server: true}) - the other way round: the pair's server is outside the inventory (a Windows box "
+                "running C(iperf3.exe -s -p 5201), an appliance) and its client is the inventory host C(client). Give"
+                " no C(server); C(address) (required) and C(port) say where that server listens, and it must be "
+                "listening there when the run starts. Only the client runs (as for any pair, ESXi included); the "
+                "record names the server C(external) (C(receiver) or C(sender) V(external <address>)), C(measured_by="
+                "client), the headline from the client's own output. C(count), C(deadline) and C(from) do not go with "
+                "it (both ends outside the inventory: nothing would run)."
+            ),
+            (
+                "Such pairs may share a test with inventory pairs (their clients start together); C(direction) "
+                "V(reverse) or V(both) work (the client's C(-R)); C(swap_roles) does not (no server host to run a "
+                "client on). A server that is not there or not listening: a failed record without a figure, the "
+                "client's error kept, and the run failed."
             ),
         ),
     ),

@@ -234,7 +234,7 @@ class _PairRecordRequired(TypedDict):
 class PairRecord(_PairRecordRequired, total=False):
     """One pair of one paired run, as ``_paired._pair_record`` records it."""
 
-    raw: str  # the client's own output, kept when the pair failed
+    raw: str  # the client's own output, kept when the pair failed (always with a server outside the inventory)
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
     measured_by: str
     external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer, group}
