@@ -401,8 +401,9 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
             external = None
         elif "server" not in item:
             raise PairedTestError(
-                f"{here}: server is missing (an inventory host name); for a server outside the inventory (iperf3.exe "
-                "-s on a Windows box, an appliance) give external: {server: true} with its address and port instead"
+                f"{path}.server ({here}) is missing (an inventory host name); for a server outside the inventory "
+                "(iperf3.exe -s on a Windows box, an appliance) give external: {server: true} with its address and "
+                "port instead"
             )
         if external is None and "client" not in item:
             raise PairedTestError(

@@ -74,8 +74,8 @@ def plan(*pairs: dict[str, Any], **settings: Any) -> dict[str, Any]:
         ),
         (
             {"client": "h2", "address": "198.18.1.50"},
-            "server is missing (an inventory host name); for a server outside the inventory (iperf3.exe -s on a "
-            "Windows box, an appliance) give external: {server: true}",
+            "paired_test_tests[0].pairs[0].server (test 'win' pair 1) is missing (an inventory host name); for a "
+            "server outside the inventory (iperf3.exe -s on a Windows box, an appliance) give external: {server: true}",
         ),
     ],
 )
