@@ -196,7 +196,8 @@ def test_the_record_holds_what_the_client_measured() -> None:
     assert pair["external"] == {"server": True, "address": "198.18.1.50", "port": 5301, "command": "iperf3 -s -p 5301"}
     assert (pair["server_pid"], pair["server_stop"]) == (None, None)  # nothing was started or stopped
     assert pair["result"] is not None and pair["result"]["side"] == "client"
-    assert pair["result"]["bits_per_second"] == result["bits_per_second"] is not None
+    assert result["bits_per_second"] is not None
+    assert pair["result"]["bits_per_second"] == result["bits_per_second"]
     assert record["ok"] and record["total_bits_per_second"] == result["bits_per_second"]
     assert record["warnings"] == []
 
