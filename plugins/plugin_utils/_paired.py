@@ -30,7 +30,7 @@ import ipaddress
 import math
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -463,10 +463,24 @@ def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], wher
     return settings
 
 
-def _check_external_test(pairs: Sequence[_Pair], settings: Mapping[str, Any], where: str) -> None:
-    """A test with external clients: every pair external, forward only, one stream count, no swapped roles,
-    and a server guard that outlives the wait."""
+# What a test sets for the servers this role starts: meaningless when every server is outside the inventory.
+SERVER_ONLY_SETTINGS = ("server_extra_args", "server_timeout", "server_bind")
+
+
+def _check_external_test(
+    pairs: Sequence[_Pair], settings: Mapping[str, Any], where: str, given: Collection[str] = ()
+) -> None:
+    """A test with external peers. Servers outside the inventory: no swapped roles, no settings of a server this
+    role would start (``given``: the settings the test itself sets). External clients: every pair external, forward
+    only, one stream count, no swapped roles, and a server guard that outlives the wait."""
     outside = [p.index for p in pairs if p.external_server]
+    unused = [name for name in SERVER_ONLY_SETTINGS if name in given]
+    if outside and len(outside) == len(pairs) and unused:
+        raise PairedTestError(
+            f"{where}: {', '.join(unused)} set, but every pair of the test has its server outside the inventory, so "
+            "this role starts no server to give it to; remove it from the test (ask whoever runs the outside server "
+            "for the same on their command line - the play prints the command)"
+        )
     if outside and settings["swap_roles"]:
         raise PairedTestError(
             f"{where}: swap_roles=True cannot be used with a server outside the inventory (pair(s) {_join(outside)}): "
@@ -602,7 +616,7 @@ def build_plan(
             raise PairedTestError(f"{where}: pairs is missing (a list of {{server, address, client}})")
         pairs = _read_pairs(test["pairs"], where, position)
         settings = _resolve_settings(test, defaults, where)
-        _check_external_test(pairs, settings, where)
+        _check_external_test(pairs, settings, where, [name for name in SETTINGS if name in test])
         streams = settings["streams"]
         sweep = isinstance(streams, tuple)
         stream_values = streams if isinstance(streams, tuple) else (streams,)

@@ -108,6 +108,12 @@ def test_server_false_is_the_external_clients_form() -> None:
             "others) and pair(s) 1 external clients (which come when they come); put the external-client pairs in a "
             "test of their own",
         ),
+        (
+            [OUTSIDE, {**OUTSIDE, "client": "h3", "port": 5302}],
+            {"server_extra_args": ["-w", "4M"], "server_bind": False},
+            "test 'win': server_extra_args, server_bind set, but every pair of the test has its server outside the "
+            "inventory, so this role starts no server to give it to; remove it from the test",
+        ),
     ],
 )
 def test_a_test_with_the_server_outside_is_checked(
@@ -155,6 +161,8 @@ def test_the_server_command_asked_for_has_what_the_server_needs() -> None:
 
 def test_a_test_may_mix_inventory_pairs_and_servers_outside() -> None:
     made = plan({"server": "h1", "client": "h3"}, OUTSIDE)
+    # a server setting is for the inventory server of the test, so it is taken
+    assert plan({"server": "h1", "client": "h3"}, OUTSIDE, server_timeout=300)["problem_count"] == 0
     assert made["problem_count"] == 0, made["problems"]
     (run,) = made["runs"]
     assert (run["server_hosts"], run["client_hosts"], run["barrier"]) == (["h1"], ["h2", "h3"], True)
