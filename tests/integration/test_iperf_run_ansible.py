@@ -81,6 +81,14 @@ def _our_processes(ports: range | tuple[int, ...] = PORTS) -> list[tuple[int, st
     return found
 
 
+def _tcp_listens(port: int) -> bool:
+    """Something listens on 127.0.0.1:port (ss, as the module itself looks)."""
+    out = subprocess.run(
+        ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout
+    return bool(out.strip())
+
+
 def _kill_leftovers() -> list[tuple[int, str]]:
     """Kill (by pid) what is still there after a grace for processes that are ending anyway."""
     deadline = time.monotonic() + 5
@@ -334,7 +342,12 @@ def flow(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Itera
     )
     silent = _Silent(15459)
     try:
-        time.sleep(0.3)
+        # the play's "Port held by a process this module did not start" needs it listening: wait for the
+        # socket, not for a fixed time (a process start can take longer on a loaded machine)
+        deadline = time.monotonic() + 30
+        while not _tcp_listens(15453):
+            assert foreign.poll() is None and time.monotonic() < deadline, "the foreign iperf3 on 15453 never listened"
+            time.sleep(0.05)
         before = time.time()
         proc, results = _playbook(env, tmp_path_factory.mktemp("flow"), FLOW, args=LOCAL)
         results["_before"] = before
