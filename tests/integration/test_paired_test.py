@@ -18,6 +18,14 @@ Expected goodput on a tbf-shaped link: tbf charges the skb length, which for a f
 segment is the frame without preamble/FCS - MTU + 14 bytes - while TCP carries MTU - 52
 payload bytes (IP 20, TCP 20, timestamps 12). So goodput = rate x 1448/1514 at MTU 1500 and
 rate x 8948/9014 at MTU 9000.
+
+The links are shaped to 100 Mbit/s, not 1 Gbit/s, so that the shaper and not the CPU decides the
+goodput: on a busy 2-core CI machine a 1 Gbit/s flow through veth, bridge and tbf is CPU-bound
+(measured under load: 856-943 Mbit/s for the four pairs of the ring; in CI 893 for one pair at
+MTU 1500; against 956 expected), and a CPU-bound run misses the formula by more than any tolerance
+that still tells MTU 1500 from 9000 (3.8 %). At 100 Mbit/s the ring moves 400 Mbit/s in all, a
+tenth of the packets the ring moved at 1 Gbit/s; the tbf queue (1 MiB, 84 ms at 100 Mbit/s) keeps
+the link busy through a sender's scheduling gaps. The tolerances below stay as they were.
 """
 
 from __future__ import annotations
@@ -48,9 +56,9 @@ SUBNET = os.environ.get("ESXILAB_PAIRED_SUBNET", "198.19.242")
 HOSTS = ("h1", "h2", "h3", "h4")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 5)}
 DEAD_ADDRESS = f"{SUBNET}.250"  # in the lab subnet, held by no host: ARP gets no answer
-RATE = 1_000_000_000
-GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
-GOODPUT_9000 = RATE * 8948 / 9014  # 992.68 Mbit/s
+RATE = 100_000_000  # bit/s; see the module docstring for why not 1 Gbit/s
+GOODPUT_1500 = RATE * 1448 / 1514  # 95.641 Mbit/s
+GOODPUT_9000 = RATE * 8948 / 9014  # 99.268 Mbit/s
 PORT_BASE = 25301
 PLAY_TIMEOUT = 150
 
@@ -104,7 +112,7 @@ def _tx_bytes(host: str) -> int:
 
 class Lab(labkit.Lab):
     def up(self, *host_mtu: str) -> None:
-        args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
+        args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", f"{RATE // 1_000_000}mbit"]
         for item in host_mtu:
             args += ["--host-mtu", item]
         self.cli("up", *args)
@@ -206,7 +214,7 @@ RING = [_pair("h1", "h2"), _pair("h2", "h3"), _pair("h3", "h4"), _pair("h4", "h1
 # --------------------------------------------------------------------------------------------
 
 
-def test_goodput_on_a_1gbit_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path: Path) -> None:
+def test_goodput_on_a_shaped_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path: Path) -> None:
     lab.up()
     outcome = _play(lab, tmp_path, [{"name": "one", "pairs": [_pair("h1", "h2")], "duration": 3}])
     assert outcome.rc == 0, outcome.output[-3000:]
