@@ -64,6 +64,13 @@ PLAY_TIMEOUT = 150
 # A client aimed at an address nobody holds fails when ARP gives up, ~3 s after it starts; the defects this
 # catches wait for the client's timeout (duration + 30 s) or TCP's SYN retries (over 2 min)
 DEAD_CLIENT_SECONDS = 15
+# A host that sends one flow and receives another (the ring, RING[:2]) also sends the ACKs of the flow it
+# receives through its own tbf, and those ACKs wait behind up to 84 ms of its data, which slows the other
+# flow's ramp: measured at load average 3, h1 <-> h2 at once got 90.6 and 93.6 Mbit/s (-5.3 %, -2.2 %)
+# where one flow alone gets 95.64 (0.0 %); load takes more (to -15 % at load average 17). A link shared by
+# two pairs - the defect these tests look for - gives each at most half: SHARED_LINK_CUT sits between.
+# The upper bound stays 5 % over the goodput (an iperf2 client counts what it wrote).
+SHARED_LINK_CUT = 0.75
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,9 +297,10 @@ def test_four_concurrent_pairs_start_together_and_are_summed(lab: Lab, tmp_path:
     assert all(p["started_at"] >= run["start_at"] for p in run["pairs"])
     rates = [p["result"]["bits_per_second"] for p in run["pairs"]]
     assert run["total_bits_per_second"] == math.fsum(rates)
-    # every host sends one flow and receives one: no link is shared, each pair gets the goodput
+    # every host sends one flow and receives one: no two pairs share a link, each pair gets the goodput
+    # less what the ACKs of the flow its sender receives take (see SHARED_LINK_CUT)
     for rate in rates:
-        assert abs(rate / GOODPUT_1500 - 1) < 0.05, rates
+        assert SHARED_LINK_CUT * GOODPUT_1500 < rate < 1.05 * GOODPUT_1500, rates
     # the tests ran over the four distinct pairs of hosts and ports
     assert [(p["server"], p["client"], p["port"]) for p in run["pairs"]] == [
         ("h1", "h2", PORT_BASE), ("h2", "h3", PORT_BASE + 1), ("h3", "h4", PORT_BASE + 2), ("h4", "h1", PORT_BASE + 3),
@@ -349,7 +357,9 @@ def test_iperf2_and_iperf3(lab: Lab, tmp_path: Path, tool: str, version: str) ->
     (run,) = outcome.results
     for pair in run["pairs"]:
         assert (pair["result"]["tool"], pair["tool_version"], pair["result"]["side"]) == (tool, version, "client")
-        assert abs(pair["result"]["bits_per_second"] / GOODPUT_1500 - 1) < 0.05, pair["result"]["bits_per_second"]
+        # h2 serves one pair and is the client of the other: see SHARED_LINK_CUT
+        rate = pair["result"]["bits_per_second"]
+        assert SHARED_LINK_CUT * GOODPUT_1500 < rate < 1.05 * GOODPUT_1500, rate
     assert run["total_bits_per_second"] == math.fsum(p["result"]["bits_per_second"] for p in run["pairs"])
     assert run["start_spread"] < 0.1
     _assert_clean(outcome)
