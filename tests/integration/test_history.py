@@ -8,10 +8,15 @@ temp dir, password authentication) for the schema, migrations, the comparable-ru
 killed mid-transaction, and ``run_gate`` with the password given apart from the URL.
 
 The lab (prefix ``fhs``, 198.19.104.0/24, 2 hosts): the same paired test (one pair, 3 repetitions
-of 2 s) at ``--rate 1gbit``, then at ``800mbit`` (the lab converged to the new rate), then again at
-800mbit. The second run finds the first as its baseline in SQLite (the report role's default file
+of 2 s) at ``--rate 100mbit``, then at ``80mbit`` (the lab converged to the new rate), then again at
+80mbit. The second run finds the first as its baseline in SQLite (the report role's default file
 beside the reports) and in PostgreSQL, and the gate (``report_max_drop_percent: 5``) fails the
 play naming the test, the figures and an interval that excludes zero; the unchanged rerun passes.
+
+100 Mbit/s, not 1 Gbit/s: on a busy 2-core machine a 1 Gbit/s flow through veth, bridge and tbf is
+CPU-bound (measured under load: up to 10 % under its goodput), so each figure would follow the load
+of its moment: the drop from the first run to the second would not be the 20 % the shaper made, and
+the unchanged rerun could breach the 5 % gate. At 100 Mbit/s the shaper sets every figure.
 """
 
 from __future__ import annotations
@@ -201,21 +206,21 @@ def test_lab_rate_drop_fails_the_gate_and_an_unchanged_rerun_passes(
     lab_state: Path, tmp_path: Path, pg_url: str
 ) -> None:
     (tmp_path / "remote").mkdir()
-    _up(lab_state, "1gbit")
+    _up(lab_state, "100mbit")
     rc, output, first = _play(lab_state, tmp_path, pg_url)
     assert rc == 0, output[-4000:]
     assert first["baseline"]["comparisons"][0]["verdict"] == "no baseline"
     fast = first["baseline"]["comparisons"][0]["now"]["mean"]
     assert pg_cluster.PASSWORD not in output
 
-    _up(lab_state, "800mbit")
+    _up(lab_state, "80mbit")
     rc, output, second = _play(lab_state, tmp_path, pg_url)
     print(output[output.find("TASK [esxilab.iperf.report : Print baseline vs now") :][:3000])
     assert rc != 0, output[-4000:]
     (comparison,) = second["baseline"]["comparisons"]  # the PostgreSQL gate's, written last
     assert comparison["verdict"] == "significant" and comparison["ci95_percent"]["high"] < 0
     assert comparison["baseline"]["samples"] == first["baseline"]["comparisons"][0]["now"]["samples"]
-    assert -25 < comparison["difference_percent"] < -15  # 800/1000 of the goodput, give or take the load
+    assert -25 < comparison["difference_percent"] < -15  # 80/100 of the goodput (the shaper sets both)
     assert second["gate"]["passed"] is False
     failures = [line for line in output.splitlines() if "regression gate failed: one-pair forward, 1 stream" in line]
     assert len(failures) >= 2, output[-4000:]  # the role's (SQLite) and the PostgreSQL task's

@@ -81,6 +81,14 @@ def _our_processes(ports: range | tuple[int, ...] = PORTS) -> list[tuple[int, st
     return found
 
 
+def _tcp_listens(port: int) -> bool:
+    """Something listens on 127.0.0.1:port (ss, as the module itself looks)."""
+    out = subprocess.run(
+        ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout
+    return bool(out.strip())
+
+
 def _kill_leftovers() -> list[tuple[int, str]]:
     """Kill (by pid) what is still there after a grace for processes that are ending anyway."""
     deadline = time.monotonic() + 5
@@ -334,7 +342,12 @@ def flow(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Itera
     )
     silent = _Silent(15459)
     try:
-        time.sleep(0.3)
+        # the play's "Port held by a process this module did not start" needs it listening: wait for the
+        # socket, not for a fixed time (a process start can take longer on a loaded machine)
+        deadline = time.monotonic() + 30
+        while not _tcp_listens(15453):
+            assert foreign.poll() is None and time.monotonic() < deadline, "the foreign iperf3 on 15453 never listened"
+            time.sleep(0.05)
         before = time.time()
         proc, results = _playbook(env, tmp_path_factory.mktemp("flow"), FLOW, args=LOCAL)
         results["_before"] = before
@@ -694,6 +707,10 @@ def test_esxi_standin(env: dict[str, str], tmp_path: Path) -> None:
 
 LAB_NAME = os.environ.get("ESXILAB_RUN_PREFIX", "elrun")  # own prefix and subnet: not the shared lab nor test_lab.py's
 LAB_SUBNET = os.environ.get("ESXILAB_RUN_SUBNET", "198.19.247.0/24")
+# seconds from the clients' logins to their common start (see LAB_FLOW): one module start each over an
+# open SSH connection, which took under 1 s at load average 17 (the clients reached the barrier 9 s early
+# with a lead of 10 s)
+BARRIER_LEAD = 5
 
 LAB_FLOW = """
 - name: Server on h1
@@ -712,6 +729,17 @@ LAB_FLOW = """
   vars:
     ports: {h2: 15470, h3: 15471}
   tasks:
+    # The barrier is set here, once the logins to the clients are done, not before ansible-playbook
+    # starts: a loaded machine can spend more than any fixed lead on Ansible's start-up, the
+    # servers on h1 and the logins (measured at load 14: 16.5 s), and a barrier already past when a
+    # client arrives starts it at once - late_by measures the load, not the barrier.
+    - name: Log in to the clients before the barrier is set (raw - the hosts have no Python here)
+      ansible.builtin.raw: "true"
+      changed_when: false
+    - name: Set one barrier for both clients, barrier_lead seconds from now (the hosts share this clock)
+      ansible.builtin.set_fact:
+        barrier_at: "{{ lookup('ansible.builtin.pipe', 'date +%s.%N') | float + barrier_lead | float }}"
+      run_once: true
     - name: Test against h1 at the same moment
       esxilab.iperf.iperf_run:
         mode: client
@@ -762,8 +790,8 @@ def _private_lab(state: Path, name: str, *up_args: str) -> Iterator[Path]:
 
 @pytest.mark.lab
 def test_lab_pair_over_ssh(env: dict[str, str], lab_inventory: Path, tmp_path: Path) -> None:
-    barrier = time.time() + 10
-    extra = json.dumps({"barrier_at": barrier, "ansible_python_interpreter": "/nonexistent"})
+    # the lead covers one start of the module on each client over an open SSH connection
+    extra = json.dumps({"barrier_lead": BARRIER_LEAD, "ansible_python_interpreter": "/nonexistent"})
     proc, results = _playbook(
         env, tmp_path / "play", LAB_FLOW, args=["-i", str(lab_inventory), "-e", extra], timeout=180
     )
@@ -777,6 +805,7 @@ def test_lab_pair_over_ssh(env: dict[str, str], lab_inventory: Path, tmp_path: P
         reg = results[host]
         result = _result(reg)
         assert result["labels"] == {"client": host}
+        print(f"{host}: reached the barrier {reg['barrier']['start_at'] - reg['barrier']['arrived_at']:.2f} s early")
         assert reg["barrier"]["late_by"] is not None and 0.0 <= reg["barrier"]["late_by"] < 0.2
         started.append(reg["started_at"])
         rates.append(result["bits_per_second"])

@@ -38,6 +38,7 @@ HOST = "127.0.0.1"
 SERVER_TIME = 2.5  # seconds the server listens and receives (-t), then exits by itself
 CLIENT_TIMEOUT = 15
 TEXT_ROUNDING = 0.006  # "2.34 GBytes": 3 significant digits
+CSV_SECONDS_ROUNDING = 0.05  # CSV intervals have one decimal: "0.0-1.0"
 UDP_PAYLOAD = 1470
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA.read_text()))
 
@@ -133,13 +134,27 @@ def csv(output: str, side: Literal["client", "server"] | None = None) -> dict[st
     return valid(parse_iperf2_csv(output, side=side))
 
 
-def plausible(totals: dict[str, Any] | None, *, low: float = 1e6, high: float = 1e12) -> None:
+def plausible(
+    totals: dict[str, Any] | None, *, low: float = 1e6, high: float = 1e12, csv_seconds: bool = False
+) -> None:
+    """Totals that hang together; ``csv_seconds``: parsed from CSV, whose interval has one decimal."""
     assert totals is not None
     assert totals["bytes"] > 0
     assert 0.5 < totals["seconds"] < 3.0
     assert low < totals["bits_per_second"] < high
-    # iperf's rate is bytes * 8 / seconds (within the rounding of the printed figures)
-    assert totals["bits_per_second"] == pytest.approx(totals["bytes"] * 8 / totals["seconds"], rel=0.02)
+    if csv_seconds:
+        # CSV: exact bytes and bit/s, but the interval printed to 0.1 s ("0.0-1.0"); iperf divided by its
+        # true duration, which lies within 0.05 s of the printed end. A 1 s test that a loaded machine
+        # ends at 1.043 s prints 1.0 and a rate 4 % below bytes * 8 / 1.0 (measured: 634 vs 662 Mbit/s).
+        rounding = CSV_SECONDS_ROUNDING
+        implied = (
+            totals["bytes"] * 8 / (totals["seconds"] + rounding),
+            totals["bytes"] * 8 / (totals["seconds"] - rounding),
+        )
+        assert implied[0] <= totals["bits_per_second"] <= implied[1], (totals, implied)
+    else:
+        # text: seconds to 4 decimals; iperf's rate is bytes * 8 / seconds within the rounding of the printed figures
+        assert totals["bits_per_second"] == pytest.approx(totals["bytes"] * 8 / totals["seconds"], rel=0.02)
 
 
 def same_bytes(printed: dict[str, Any], exact: dict[str, Any], *, lost: int = 0) -> None:
@@ -179,12 +194,20 @@ def test_parallel_three_streams() -> None:
     client, server = text(run.client), text(run.server)
     assert client["streams"] == server["streams"] == 3
     assert len(client["per_stream"]) == len(server["per_stream"]) == 3
-    plausible(client["sent"])
-    if server["received"] is None:  # an iperf 2.1 server under load may print no final [SUM] line
+    # under load iperf 2.1 may print no final [SUM] line, or end it more than the parser's slack (50 ms)
+    # before the streams' own totals - on either side (seen on the client at load average 13; its
+    # streams' totals ended up to 80 ms apart): the parser then leaves the total unknown and says so
+    if client["sent"] is None:
+        assert any("no final [SUM] line" in w for w in client["warnings"]), client["warnings"]
+        assert all(item["sent"] for item in client["per_stream"])
+    else:
+        plausible(client["sent"])
+    if server["received"] is None:
         assert any("no final [SUM] line" in w for w in server["warnings"]), server["warnings"]
         assert all(item["received"] for item in server["per_stream"])
     else:
         plausible(server["received"])
+    if client["sent"] is not None and server["received"] is not None:
         same_bytes(client["sent"], server["received"])
     assert len(client["intervals"]) >= 2  # [SUM] lines every 0.5 s
     assert all(iv["end"] > iv["start"] for iv in client["intervals"])
@@ -231,7 +254,7 @@ def test_csv_tcp_client_against_text_server() -> None:
     run = run_pair(port, [], ["-t", "1", "-y", "C", "-i", "0.5"])
     client, server = csv(run.client, side="client"), text(run.server)
     assert client["protocol"] == "tcp"
-    plausible(client["sent"])
+    plausible(client["sent"], csv_seconds=True)
     assert client["complete"] is True
     assert len(client["intervals"]) == 2
     assert client["timestamp_local"] is not None
@@ -244,7 +267,7 @@ def test_text_client_against_csv_server() -> None:
     run = run_pair(port, ["-y", "C"], ["-t", "1"])
     client, server = text(run.client), csv(run.server, side="server")
     assert server["side"] == "server"
-    plausible(server["received"])
+    plausible(server["received"], csv_seconds=True)
     assert server["sent"] is None
     same_bytes(client["sent"], server["received"])
 
@@ -264,7 +287,7 @@ def test_csv_enhanced_tcp_client() -> None:
     port = 15308
     run = run_pair(port, ["-e"], ["-t", "1", "-e", "-y", "C", "-i", "0.5"])
     client, server = csv(run.client, side="client"), text(run.server)
-    plausible(client["sent"])
+    plausible(client["sent"], csv_seconds=True)
     # 2.1.8 -e CSV: 9 fields, time stamps with milliseconds and no zone
     assert client["timestamp"] is None
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}", client["timestamp_local"])
@@ -301,7 +324,10 @@ def test_csv_same_run_client_and_server() -> None:
     client, server = csv(run.client, side="client"), csv(run.server, side="server")
     # CSV byte counts are exact: a TCP sender's bytes are the receiver's bytes
     assert client["sent"]["bytes"] == server["received"]["bytes"]
-    assert client["sent"]["seconds"] == server["received"]["seconds"] == 1.0
+    # each end's own interval, to 0.1 s: a 1 s test lasts at least 1 s; how much longer (the end of the
+    # client's last write, the server's read of the end) depends on the scheduler (measured: 1.1 under load)
+    for totals in (client["sent"], server["received"]):
+        assert 1.0 <= totals["seconds"] < 3.0 and round(totals["seconds"], 1) == totals["seconds"], totals
 
 
 # ----------------------------------------------------------------------------- both directions

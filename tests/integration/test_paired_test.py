@@ -18,6 +18,14 @@ Expected goodput on a tbf-shaped link: tbf charges the skb length, which for a f
 segment is the frame without preamble/FCS - MTU + 14 bytes - while TCP carries MTU - 52
 payload bytes (IP 20, TCP 20, timestamps 12). So goodput = rate x 1448/1514 at MTU 1500 and
 rate x 8948/9014 at MTU 9000.
+
+The links are shaped to 100 Mbit/s, not 1 Gbit/s, so that the shaper and not the CPU decides the
+goodput: on a busy 2-core CI machine a 1 Gbit/s flow through veth, bridge and tbf is CPU-bound
+(measured under load: 856-943 Mbit/s for the four pairs of the ring; in CI 893 for one pair at
+MTU 1500; against 956 expected), and a CPU-bound run misses the formula by more than any tolerance
+that still tells MTU 1500 from 9000 (3.8 %). At 100 Mbit/s the ring moves 400 Mbit/s in all, a
+tenth of the packets the ring moved at 1 Gbit/s; the tbf queue (1 MiB, 84 ms at 100 Mbit/s) keeps
+the link busy through a sender's scheduling gaps. The tolerances below stay as they were.
 """
 
 from __future__ import annotations
@@ -48,11 +56,21 @@ SUBNET = os.environ.get("ESXILAB_PAIRED_SUBNET", "198.19.242")
 HOSTS = ("h1", "h2", "h3", "h4")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 5)}
 DEAD_ADDRESS = f"{SUBNET}.250"  # in the lab subnet, held by no host: ARP gets no answer
-RATE = 1_000_000_000
-GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
-GOODPUT_9000 = RATE * 8948 / 9014  # 992.68 Mbit/s
+RATE = 100_000_000  # bit/s; see the module docstring for why not 1 Gbit/s
+GOODPUT_1500 = RATE * 1448 / 1514  # 95.641 Mbit/s
+GOODPUT_9000 = RATE * 8948 / 9014  # 99.268 Mbit/s
 PORT_BASE = 25301
 PLAY_TIMEOUT = 150
+# A client aimed at an address nobody holds fails when ARP gives up, ~3 s after it starts; the defects this
+# catches wait for the client's timeout (duration + 30 s) or TCP's SYN retries (over 2 min)
+DEAD_CLIENT_SECONDS = 15
+# A host that sends one flow and receives another (the ring, RING[:2]) also sends the ACKs of the flow it
+# receives through its own tbf, and those ACKs wait behind up to 84 ms of its data, which slows the other
+# flow's ramp: measured at load average 3, h1 <-> h2 at once got 90.6 and 93.6 Mbit/s (-5.3 %, -2.2 %)
+# where one flow alone gets 95.64 (0.0 %); load takes more (to -15 % at load average 17). A link shared by
+# two pairs - the defect these tests look for - gives each at most half: SHARED_LINK_CUT sits between.
+# The upper bound stays 5 % over the goodput (an iperf2 client counts what it wrote).
+SHARED_LINK_CUT = 0.75
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,7 +122,7 @@ def _tx_bytes(host: str) -> int:
 
 class Lab(labkit.Lab):
     def up(self, *host_mtu: str) -> None:
-        args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
+        args = ["--hosts", "4", "--subnet", f"{SUBNET}.0/24", "--rate", f"{RATE // 1_000_000}mbit"]
         for item in host_mtu:
             args += ["--host-mtu", item]
         self.cli("up", *args)
@@ -206,7 +224,7 @@ RING = [_pair("h1", "h2"), _pair("h2", "h3"), _pair("h3", "h4"), _pair("h4", "h1
 # --------------------------------------------------------------------------------------------
 
 
-def test_goodput_on_a_1gbit_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path: Path) -> None:
+def test_goodput_on_a_shaped_link_is_rate_times_mss_over_frame(lab: Lab, tmp_path: Path) -> None:
     lab.up()
     outcome = _play(lab, tmp_path, [{"name": "one", "pairs": [_pair("h1", "h2")], "duration": 3}])
     assert outcome.rc == 0, outcome.output[-3000:]
@@ -279,9 +297,10 @@ def test_four_concurrent_pairs_start_together_and_are_summed(lab: Lab, tmp_path:
     assert all(p["started_at"] >= run["start_at"] for p in run["pairs"])
     rates = [p["result"]["bits_per_second"] for p in run["pairs"]]
     assert run["total_bits_per_second"] == math.fsum(rates)
-    # every host sends one flow and receives one: no link is shared, each pair gets the goodput
+    # every host sends one flow and receives one: no two pairs share a link, each pair gets the goodput
+    # less what the ACKs of the flow its sender receives take (see SHARED_LINK_CUT)
     for rate in rates:
-        assert abs(rate / GOODPUT_1500 - 1) < 0.05, rates
+        assert SHARED_LINK_CUT * GOODPUT_1500 < rate < 1.05 * GOODPUT_1500, rates
     # the tests ran over the four distinct pairs of hosts and ports
     assert [(p["server"], p["client"], p["port"]) for p in run["pairs"]] == [
         ("h1", "h2", PORT_BASE), ("h2", "h3", PORT_BASE + 1), ("h3", "h4", PORT_BASE + 2), ("h4", "h1", PORT_BASE + 3),
@@ -338,7 +357,9 @@ def test_iperf2_and_iperf3(lab: Lab, tmp_path: Path, tool: str, version: str) ->
     (run,) = outcome.results
     for pair in run["pairs"]:
         assert (pair["result"]["tool"], pair["tool_version"], pair["result"]["side"]) == (tool, version, "client")
-        assert abs(pair["result"]["bits_per_second"] / GOODPUT_1500 - 1) < 0.05, pair["result"]["bits_per_second"]
+        # h2 serves one pair and is the client of the other: see SHARED_LINK_CUT
+        rate = pair["result"]["bits_per_second"]
+        assert SHARED_LINK_CUT * GOODPUT_1500 < rate < 1.05 * GOODPUT_1500, rate
     assert run["total_bits_per_second"] == math.fsum(p["result"]["bits_per_second"] for p in run["pairs"])
     assert run["start_spread"] < 0.1
     _assert_clean(outcome)
@@ -415,9 +436,16 @@ def test_preflight_stops_before_anything_runs(
 def test_client_aimed_at_a_dead_address_fails_clearly_and_quickly(lab: Lab, tmp_path: Path) -> None:
     lab.up()
     tests = [{"name": "dead", "pairs": [_pair("h1", "h2", address=DEAD_ADDRESS)], "duration": 3}]
-    outcome = _play(lab, tmp_path, tests, paired_test_server_bind=False)
+    proc, started = _start_play(lab, tmp_path, tests, paired_test_server_bind=False)
+    try:
+        lived = _client_lifetime(proc, "h2")
+    finally:
+        outcome = _finish_play(proc, tmp_path, started)
     assert outcome.rc == 2
-    assert outcome.seconds < 20, outcome.seconds
+    # quickly: the client gives up when ARP does (3 unanswered probes 1 s apart, kernel timers), not at its
+    # timeout (duration + 30 s = 33 s) nor TCP's SYN timeout; its own lifetime says so, the play's time does
+    # not (Ansible around it took 61 s at load average 17)
+    assert lived is not None and lived < DEAD_CLIENT_SECONDS, (lived, outcome.seconds)
     text = " ".join(outcome.output.split())
     assert (
         "Run 1 of 1 (dead, 1 stream(s), forward, repetition 1) failed - pair 1 (h2 -> h1): the client on h2 -> "
@@ -432,8 +460,10 @@ def test_client_aimed_at_a_dead_address_fails_clearly_and_quickly(lab: Lab, tmp_
     _assert_clean(outcome)
 
 
-def _start_play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]]) -> tuple[subprocess.Popen[str], float]:
-    argv = _playbook_argv(lab, tmp, tests)
+def _start_play(
+    lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any
+) -> tuple[subprocess.Popen[str], float]:
+    argv = _playbook_argv(lab, tmp, tests, **settings)
     log = (tmp / "play.log").open("w")
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, text=True, env=_env())
     return proc, time.monotonic()
@@ -449,17 +479,41 @@ def _finish_play(proc: subprocess.Popen[str], tmp: Path, started: float) -> Outc
     return _outcome(tmp, rc, (tmp / "play.log").read_text(), time.monotonic() - started)
 
 
-def _wait_for_client(host: str, timeout: float = 30) -> int:
-    """The pid of the iperf3 client on ``host`` once it has run for a second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for pid in _netns_pids(host):
-            cmdline = _cmdline(pid)
-            if cmdline and cmdline.split(" ", 1)[0].endswith("iperf3") and " -c " in cmdline:
-                time.sleep(1.0)
-                return pid
+def _clients(host: str) -> list[int]:
+    """The pids of the iperf3 clients running on ``host``."""
+    found = []
+    for pid in _netns_pids(host):
+        cmdline = _cmdline(pid)
+        if cmdline and cmdline.split(" ", 1)[0].endswith("iperf3") and " -c " in cmdline:
+            found.append(pid)
+    return found
+
+
+def _wait_for_client(proc: subprocess.Popen[str], host: str) -> int:
+    """The pid of the iperf3 client on ``host`` once it has run for a second.
+
+    Waits as long as the play may run (PLAY_TIMEOUT), not a fixed time: Ansible's start-up, the
+    preflight and the server start come first, and took more than 30 s at load average 17.
+    """
+    deadline = time.monotonic() + PLAY_TIMEOUT
+    while time.monotonic() < deadline and proc.poll() is None:
+        for pid in _clients(host):
+            time.sleep(1.0)
+            return pid
         time.sleep(0.1)
-    raise AssertionError(f"no iperf3 client appeared on {host} within {timeout} s")
+    raise AssertionError(f"no iperf3 client appeared on {host} (play ended: rc {proc.poll()})")
+
+
+def _client_lifetime(proc: subprocess.Popen[str], host: str) -> float | None:
+    """Seconds from the first to the last sighting of an iperf3 client on ``host`` while the play runs."""
+    first = last = None
+    deadline = time.monotonic() + PLAY_TIMEOUT
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _clients(host):
+            last = time.monotonic()
+            first = first or last
+        time.sleep(0.1)
+    return None if first is None or last is None else last - first
 
 
 TWO_PAIRS = [{"name": "long", "pairs": [_pair("h1", "h2"), _pair("h3", "h4")], "duration": 8}]
@@ -469,7 +523,7 @@ def test_client_killed_mid_test(lab: Lab, tmp_path: Path) -> None:
     lab.up()
     proc, started = _start_play(lab, tmp_path, TWO_PAIRS)
     try:
-        os.kill(_wait_for_client("h2"), signal.SIGKILL)
+        os.kill(_wait_for_client(proc, "h2"), signal.SIGKILL)
     finally:
         outcome = _finish_play(proc, tmp_path, started)
     assert outcome.rc == 2
@@ -488,7 +542,7 @@ def test_ssh_connection_cut_mid_test(lab: Lab, tmp_path: Path) -> None:
     listener = int((lab.state_dir / "hosts" / "h2" / "sshd.pid").read_text().split()[0])
     proc, started = _start_play(lab, tmp_path, TWO_PAIRS)
     try:
-        _wait_for_client("h2")
+        _wait_for_client(proc, "h2")
         sessions = [p for p in _netns_pids("h2") if p != listener and (_cmdline(p) or "").startswith("sshd")]
         assert sessions, "no ssh session to h2"
         for pid in sessions:
