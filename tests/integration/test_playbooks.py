@@ -40,6 +40,7 @@ rates are what 1 Gbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at MT
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -590,6 +591,159 @@ def test_external_peer_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None
     (served,) = [c for c in lab.calls() if c.startswith(f"exec {copy} -s -p 5201 ")]
     assert " -1 " in f"{served} " and served.endswith(f"-B {ADDRESS['h5']}"), served
     assert lab.standin_value("fw_enabled") == "true"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+
+def _outside_server(host: str, port: int, output: Path) -> subprocess.Popen[bytes]:
+    """The person at the Windows box with ``iperf3.exe -s``: a one-off iperf3 server in ``host``'s namespace, outside
+    Ansible (``-J``: its own measurement), bounded by ``timeout``; returned once it listens."""
+    server = ADDRESS[host]
+    command = ["iperf3", "-s", "-B", server, "-p", str(port), "-1", "-J"]
+    argv = ["timeout", "-k", "2", "150", "ip", "netns", "exec", f"{PREFIX}-{host}", *command]
+    with output.open("w") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        listening = subprocess.run(
+            ["ip", "netns", "exec", f"{PREFIX}-{host}", "ss", "-ltn"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if re.search(rf"{re.escape(server)}:{port}\s", listening.stdout):
+            return process
+        time.sleep(0.1)
+    process.kill()
+    process.wait(timeout=10)
+    raise AssertionError(f"the outside iperf3 server on {host} did not listen: {output.read_text()[-500:]}")
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """An outside server ended: a one-off server exits after its test (time to write its JSON), else stop it."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    if process.poll() is None:
+        process.terminate()  # timeout passes SIGTERM on to the server
+        process.wait(timeout=10)
+
+
+def test_external_peer_side_server_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None:
+    """playbooks/external-peer.yml with esxilab_external_side=server: "ESXi" (h5) is the client, bound to each
+    network's "vmk" address (a second address of h5); each network's server is outside the inventory (iperf3 -s -1
+    -J in h2's and h3's namespaces, started here). The record is what the ESXi client measured, equal to the outside
+    server's own figure."""
+    lab.esxi("7.0")
+    outside = {"1G": ("h2", 5201), "5G": ("h3", 5202)}
+    # the "vmk" of the test networks: a second address of h5, so that the bind (-B) is not the address Ansible reaches
+    vmk = f"{SUBNET}.25"
+    h5_addr = ["ip", "netns", "exec", f"{PREFIX}-h5", "ip", "addr"]
+    subprocess.run([*h5_addr, "add", f"{vmk}/24", "dev", "eth0"], check=True, timeout=10)
+    paths = [
+        {"network": network, "address": vmk, "server_address": ADDRESS[host], "link_speed_mbps": 1000}
+        | ({"port": port} if port != 5201 else {})  # no port: the playbook's default, 5201
+        for network, (host, port) in outside.items()
+    ]
+    variables = {
+        "esxilab_external_esxi": "h5",
+        "esxilab_external_side": "server",
+        "esxilab_external_direction": "forward",
+        "esxilab_external_paths": paths,
+        "esxilab_external_duration": 2,
+        "esxilab_external_streams": 2,
+    }
+    servers = {network: tmp_path / f"outside-{network}.json" for network in outside}
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for network, (host, port) in outside.items():
+            started.append(_outside_server(host, port, servers[network]))
+        play = lab.play("external-peer", tmp_path, variables, esxi=True)
+    finally:
+        for process in started:
+            _end(process)
+        subprocess.run([*h5_addr, "del", f"{vmk}/24", "dev", "eth0"], check=True, timeout=10)
+    play.ok()
+    said = " ".join(play.output.split())
+    for host, port in outside.values():
+        assert f"the client on h5 connects to {ADDRESS[host]}:{port}, a server outside the inventory" in said
+        assert f"iperf3 -s -p {port}" in said  # what must run there
+    doc = play.report("external-peer")
+    assert [r["test"] for r in doc["runs"]] == ["1G", "5G"]  # one run, one record per network
+    assert [r["labels"]["network"] for r in doc["results"]] == ["1G", "5G"]
+    for result in doc["results"]:
+        (host, port) = outside[result["labels"]["network"]]
+        record = result["record"]
+        assert (result["server"], result["client"], result["port"], record["measured_by"]) == (
+            "external",
+            "h5",
+            port,
+            "client",
+        )
+        assert record["external"]["server"] is True and record["external"]["address"] == ADDRESS[host]
+        assert (record["sender"], record["receiver"]) == ("h5", f"external {ADDRESS[host]}")
+        assert (result["result"]["side"], result["result"]["streams"]) == ("client", 2)
+        # the outside server's own measurement (-J): what it received
+        measured = json.loads(servers[result["labels"]["network"]].read_text())
+        assert {c["remote_host"] for c in measured["start"]["connected"]} == {vmk}  # the client came from the vmk
+        received = measured["end"]["sum_received"]
+        assert result["result"]["bits_per_second"] == pytest.approx(received["bits_per_second"], rel=0.05)
+        assert result["result"]["received"]["bytes"] == pytest.approx(received["bytes"], rel=0.02)
+        _one_pair_rate_ok(result["result"]["bits_per_second"])
+        print(
+            f"{result['labels']['network']}: record {result['result']['bits_per_second']:.6g} bit/s (measured by the"
+            f" client), outside server {received['bits_per_second']:.6g} bit/s"
+        )
+    # on "ESXi": iperf3.copy made, no server started, the client bound to the vmk address (-B) inside the
+    # firewall window (off from before the first client to after the last); all put back
+    copy = "/usr/lib/vmware/vsan/bin/iperf3.copy"
+    calls = lab.calls()
+    assert not [c for c in calls if c.startswith(f"exec {copy} -s")], calls
+    clients = [i for i, c in enumerate(calls) if c.startswith(f"exec {copy} -c ")]
+    for (host, port), index in zip(outside.values(), clients, strict=True):
+        assert calls[index].startswith(f"exec {copy} -c {ADDRESS[host]} -p {port} "), calls[index]
+        assert f" -B {vmk} " in f"{calls[index]} ", calls[index]
+    sets = [i for i, c in enumerate(calls) if c.startswith("esxcli network firewall set")]
+    assert [calls[i] for i in sets] == [
+        "esxcli network firewall set --enabled false",
+        "esxcli network firewall set --enabled true",
+    ]
+    assert sets[0] < clients[0] and clients[-1] < sets[1], calls
+    assert lab.standin_value("fw_enabled") == "true"
+    assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"esxilab_external_side": "both"}, "esxilab_external_side=both is neither client nor server. Set client"),
+        (
+            {"esxilab_external_side": "server"},
+            "esxilab_external_paths[0] (network 1G) with esxilab_external_side=server: it has no server_address - add"
+            " server_address:",
+        ),
+        (
+            {"esxilab_external_side": "server", "esxilab_external_direction": "sideways", "server_address": True},
+            "esxilab_external_direction=sideways is not forward, reverse or both: set forward",
+        ),
+        (
+            {"esxilab_external_direction": "reverse"},
+            "esxilab_external_direction=reverse is for esxilab_external_side=server: with side client the client"
+            " outside the inventory chooses the direction",
+        ),
+    ],
+)
+def test_external_peer_refuses_bad_settings_before_the_host_changes(
+    lab: Lab, tmp_path: Path, settings: dict[str, Any], message: str
+) -> None:
+    lab.esxi("7.0")
+    path = {"network": "1G", "address": ADDRESS["h5"]}
+    if settings.pop("server_address", False):
+        path["server_address"] = ADDRESS["h2"]
+    variables = {"esxilab_external_esxi": "h5", "esxilab_external_paths": [path], **settings}
+    play = lab.play("external-peer", tmp_path, variables, esxi=True)
+    assert play.rc != 0, play.output[-3000:]
+    assert message in " ".join(play.output.split()), play.output[-3000:]
+    assert lab.calls() == []  # nothing ran on "ESXi": no iperf3.copy, no firewall window
     assert not (lab.vmware_dir / "vsan" / "bin" / "iperf3.copy").exists()
 
 
