@@ -726,6 +726,11 @@ def test_external_peer_side_server_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: P
             "esxilab_external_direction=sideways is not forward, reverse or both: set forward",
         ),
         (
+            {"esxilab_external_side": "server", "server_address": True, "client_address": True},
+            "client_address and client_name describe a client outside the inventory (esxilab_external_side=client);"
+            " here the client is the ESXi host",
+        ),
+        (
             {"esxilab_external_direction": "reverse"},
             "esxilab_external_direction=reverse is for esxilab_external_side=server: with side client the client"
             " outside the inventory chooses the direction",
@@ -739,6 +744,8 @@ def test_external_peer_refuses_bad_settings_before_the_host_changes(
     path = {"network": "1G", "address": ADDRESS["h5"]}
     if settings.pop("server_address", False):
         path["server_address"] = ADDRESS["h2"]
+    if settings.pop("client_address", False):
+        path["client_address"] = ADDRESS["h3"]
     variables = {"esxilab_external_esxi": "h5", "esxilab_external_paths": [path], **settings}
     play = lab.play("external-peer", tmp_path, variables, esxi=True)
     assert play.rc != 0, play.output[-3000:]
