@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,43 @@ def left_over(prefix: str) -> list[str]:
     names = [str(n["name"]) for n in ip_json("netns", "list")]
     names += [str(n["ifname"]) for n in ip_json("link", "show")]
     return sorted(name for name in names if name.startswith(f"{prefix}-"))
+
+
+def netns_pids(netns: str) -> list[int]:
+    """The pids in a network namespace (``ip netns pids``; [] when it is gone)."""
+    proc = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, timeout=10, check=False)
+    return [int(p) for p in proc.stdout.split()]
+
+
+def live_cmdline(pid: int) -> str | None:
+    """The command line of a live (not zombie) process, or None."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except (OSError, IndexError):
+        return None
+    return None if state == "Z" else cmdline
+
+
+def iperf_processes(prefix: str, hosts: Sequence[str]) -> list[str]:
+    """Every live iperf process in the namespaces ``PREFIX-HOST`` of a lab, as ``HOST pid PID: CMDLINE``."""
+    found = []
+    for host in hosts:
+        for pid in netns_pids(f"{prefix}-{host}"):
+            cmdline = live_cmdline(pid)
+            if cmdline and "iperf" in cmdline.split(" ", 1)[0]:
+                found.append(f"{host} pid {pid}: {cmdline}")
+    return found
+
+
+def wait_no_iperf(prefix: str, hosts: Sequence[str], timeout: float = 10) -> list[str]:
+    """:func:`iperf_processes` once none is left or ``timeout`` s have passed (what is left then)."""
+    deadline = time.monotonic() + timeout
+    left = iperf_processes(prefix, hosts)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = iperf_processes(prefix, hosts)
+    return left
 
 
 def ssh_argv(state_dir: Path, address: str, command: str) -> list[str]:

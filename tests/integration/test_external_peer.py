@@ -38,6 +38,7 @@ from tests.integration.labkit import (
     paired_test_vars,
     run_playbook,
     skip_if,
+    wait_no_iperf,
 )
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -59,31 +60,6 @@ def _run(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str
 
 def _netns(host: str) -> str:
     return f"{PREFIX}-{host}"
-
-
-def _iperf_processes() -> list[str]:
-    """Every live iperf process in a lab namespace."""
-    found = []
-    for host in HOSTS:
-        pids = _run(["ip", "netns", "pids", _netns(host)], 10).stdout.split()
-        for pid in pids:
-            try:
-                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-            except (OSError, IndexError):
-                continue
-            if state != "Z" and "iperf" in cmdline.split(" ", 1)[0]:
-                found.append(f"{host} pid {pid}: {cmdline}")
-    return found
-
-
-def _wait_no_iperf(timeout: float = 10) -> list[str]:
-    end = time.monotonic() + timeout
-    left = _iperf_processes()
-    while left and time.monotonic() < end:
-        time.sleep(0.1)
-        left = _iperf_processes()
-    return left
 
 
 @pytest.fixture(scope="module")
@@ -230,7 +206,7 @@ def _external_test(
 
 
 def _assert_stopped(outcome: Outcome) -> None:
-    assert _wait_no_iperf() == [], "an iperf process of ours is still running"
+    assert wait_no_iperf(PREFIX, HOSTS) == [], "an iperf process of ours is still running"
     assert sorted(p.name for p in outcome.state_dir.rglob("*.pid")) == []
 
 

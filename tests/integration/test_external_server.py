@@ -39,6 +39,7 @@ from tests.integration.labkit import (
     paired_test_vars,
     run_playbook,
     skip_if,
+    wait_no_iperf,
 )
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -61,30 +62,6 @@ def _run(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str
 
 def _netns(host: str) -> str:
     return f"{PREFIX}-{host}"
-
-
-def _iperf_processes() -> list[str]:
-    """Every live iperf process in a lab namespace."""
-    found = []
-    for host in HOSTS:
-        for pid in _run(["ip", "netns", "pids", _netns(host)], 10).stdout.split():
-            try:
-                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-            except (OSError, IndexError):
-                continue
-            if state != "Z" and "iperf" in cmdline.split(" ", 1)[0]:
-                found.append(f"{host} pid {pid}: {cmdline}")
-    return found
-
-
-def _wait_no_iperf(timeout: float = 10) -> list[str]:
-    end = time.monotonic() + timeout
-    left = _iperf_processes()
-    while left and time.monotonic() < end:
-        time.sleep(0.1)
-        left = _iperf_processes()
-    return left
 
 
 def _listening(port: int) -> bool:
@@ -192,7 +169,7 @@ def _play(lab: Lab, tmp: Path, test: dict[str, Any], limit: str = "h2") -> Outco
 
 
 def _assert_nothing_left(outcome: Outcome) -> None:
-    assert _wait_no_iperf() == [], "an iperf process is still running"
+    assert wait_no_iperf(PREFIX, HOSTS) == [], "an iperf process is still running"
     assert sorted(p.name for p in outcome.state_dir.rglob("*.pid")) == []
 
 

@@ -46,7 +46,15 @@ from typing import Any
 import pytest
 
 from tests.integration import labkit
-from tests.integration.labkit import ANSIBLE_PLAYBOOK, ip_json, paired_test_vars, skip_if
+from tests.integration.labkit import (
+    ANSIBLE_PLAYBOOK,
+    ip_json,
+    live_cmdline,
+    netns_pids,
+    paired_test_vars,
+    skip_if,
+    wait_no_iperf,
+)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -76,43 +84,6 @@ SHARED_LINK_CUT = 0.75
 # --------------------------------------------------------------------------------------------
 # The lab
 # --------------------------------------------------------------------------------------------
-
-
-def _netns_pids(host: str) -> list[int]:
-    proc = subprocess.run(
-        ["ip", "netns", "pids", f"{PREFIX}-{host}"], capture_output=True, text=True, timeout=10, check=False
-    )
-    return [int(p) for p in proc.stdout.split()]
-
-
-def _cmdline(pid: int) -> str | None:
-    """The command line of a live (not zombie) process, or None."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except (OSError, IndexError):
-        return None
-    return None if state == "Z" else cmdline
-
-
-def _iperf_processes() -> list[str]:
-    """Every live iperf process on a lab host."""
-    found = []
-    for host in HOSTS:
-        for pid in _netns_pids(host):
-            cmdline = _cmdline(pid)
-            if cmdline and "iperf" in cmdline.split(" ", 1)[0]:
-                found.append(f"{host} pid {pid}: {cmdline}")
-    return found
-
-
-def _wait_no_iperf(timeout: float = 10) -> list[str]:
-    deadline = time.monotonic() + timeout
-    left = _iperf_processes()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.1)
-        left = _iperf_processes()
-    return left
 
 
 def _tx_bytes(host: str) -> int:
@@ -202,7 +173,7 @@ def _play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any)
 
 def _assert_clean(outcome: Outcome) -> None:
     """No iperf left on any lab host, no pidfile left, every server stopped by the always: step."""
-    assert _wait_no_iperf() == []
+    assert wait_no_iperf(PREFIX, HOSTS) == []
     # iperf_run keeps its pidfiles in a private esxilab-iperf-<uid> directory inside the state dir
     assert sorted(p.name for p in outcome.state_dir.rglob("*.pid")) == []
     for run in outcome.results:
@@ -482,8 +453,8 @@ def _finish_play(proc: subprocess.Popen[str], tmp: Path, started: float) -> Outc
 def _clients(host: str) -> list[int]:
     """The pids of the iperf3 clients running on ``host``."""
     found = []
-    for pid in _netns_pids(host):
-        cmdline = _cmdline(pid)
+    for pid in netns_pids(f"{PREFIX}-{host}"):
+        cmdline = live_cmdline(pid)
         if cmdline and cmdline.split(" ", 1)[0].endswith("iperf3") and " -c " in cmdline:
             found.append(pid)
     return found
@@ -543,7 +514,8 @@ def test_ssh_connection_cut_mid_test(lab: Lab, tmp_path: Path) -> None:
     proc, started = _start_play(lab, tmp_path, TWO_PAIRS)
     try:
         _wait_for_client(proc, "h2")
-        sessions = [p for p in _netns_pids("h2") if p != listener and (_cmdline(p) or "").startswith("sshd")]
+        on_h2 = netns_pids(f"{PREFIX}-h2")
+        sessions = [p for p in on_h2 if p != listener and (live_cmdline(p) or "").startswith("sshd")]
         assert sessions, "no ssh session to h2"
         for pid in sessions:
             os.kill(pid, signal.SIGKILL)
