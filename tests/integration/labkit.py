@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import ssl
 import subprocess
@@ -119,6 +120,14 @@ def live_cmdline(pid: int) -> str | None:
     except (OSError, IndexError):
         return None
     return None if state == "Z" else cmdline
+
+
+def listening(netns: str, port: int, protocol: str = "tcp") -> bool:
+    """Whether a socket listens on ``port`` (``tcp`` or ``udp``) in the network namespace ``netns`` (``ss -l``)."""
+    flag = "-ltn" if protocol == "tcp" else "-lun"
+    argv = ["ip", "netns", "exec", netns, "ss", flag]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False).stdout
+    return re.search(rf"[:.]{port}\s", out) is not None
 
 
 def iperf_processes(prefix: str, hosts: Sequence[str]) -> list[str]:

@@ -35,6 +35,7 @@ from tests.integration.labkit import (
     PAIRED_TEST_PLAYBOOK,
     Lab,
     lab_unavailable,
+    listening,
     paired_test_vars,
     run_playbook,
     skip_if,
@@ -75,12 +76,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 # --------------------------------------------------------------------------------------------
 
 
-def _listening(port: int, protocol: str = "tcp") -> bool:
-    flag = "-ltn" if protocol == "tcp" else "-lun"
-    out = _run(["ip", "netns", "exec", _netns("h1"), "ss", flag], 10).stdout
-    return re.search(rf"[:.]{port}\s", out) is not None
-
-
 @dataclass
 class Person:
     """Runs ``count`` clients from h2, one after the other, once the server on h1 listens; or, with
@@ -114,9 +109,9 @@ class Person:
 
     def _work(self) -> None:
         end = time.monotonic() + LISTEN_WAIT
-        while not _listening(PORT) and time.monotonic() < end:
+        while not listening(_netns("h1"), PORT) and time.monotonic() < end:
             time.sleep(0.2)
-        if not _listening(PORT):
+        if not listening(_netns("h1"), PORT):
             self.problems.append(f"the server never listened on {ADDRESS['h1']}:{PORT} within {LISTEN_WAIT} s")
             return
         if self.together:

@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import json
 import os
-import re
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
@@ -36,6 +35,7 @@ from tests.integration.labkit import (
     PAIRED_TEST_PLAYBOOK,
     Lab,
     lab_unavailable,
+    listening,
     paired_test_vars,
     run_playbook,
     skip_if,
@@ -64,11 +64,6 @@ def _netns(host: str) -> str:
     return f"{PREFIX}-{host}"
 
 
-def _listening(port: int) -> bool:
-    out = _run(["ip", "netns", "exec", _netns("h1"), "ss", "-ltn"], 10).stdout
-    return re.search(rf"[:.]{port}\s", out) is not None
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     skip_if(lab_unavailable(("ip", "tc", "ss", "ssh", "iperf3", "iperf", "timeout")))
@@ -95,9 +90,9 @@ def outside_server(tool: str, output: Path) -> Iterator[Path]:
         process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
     try:
         end = time.monotonic() + LISTEN_WAIT
-        while not _listening(PORT) and time.monotonic() < end:
+        while not listening(_netns("h1"), PORT) and time.monotonic() < end:
             time.sleep(0.1)
-        assert _listening(PORT), f"the outside {tool} server did not listen: {output.read_text()[-500:]}"
+        assert listening(_netns("h1"), PORT), f"the outside {tool} server did not listen: {output.read_text()[-500:]}"
         yield output
     finally:
         if tool == "iperf3":  # -1: it exits after its test; give it the time to write its JSON
@@ -215,7 +210,7 @@ def test_the_client_measures_against_a_server_outside_the_inventory(
 
 
 def test_a_server_that_is_not_there_gives_a_failed_record_without_a_figure(lab: Lab, tmp_path: Path) -> None:
-    assert not _listening(PORT)
+    assert not listening(_netns("h1"), PORT)
     started = time.monotonic()
     outcome = _play(lab, tmp_path, _test("iperf3", "forward"))
     assert time.monotonic() - started < PLAY_TIMEOUT
