@@ -194,9 +194,9 @@ def test_parallel_three_streams() -> None:
     client, server = text(run.client), text(run.server)
     assert client["streams"] == server["streams"] == 3
     assert len(client["per_stream"]) == len(server["per_stream"]) == 3
-    # under load iperf 2.1 may print no final [SUM] line, or end it more than the parser's slack (50 ms)
-    # before the streams' own totals - on either side (seen on the client at load average 13; its
-    # streams' totals ended up to 80 ms apart): the parser then leaves the total unknown and says so
+    # under load iperf 2.1 may print no final [SUM] line (seen on the server: 3 of 250 runs at load average
+    # 10-17); the parser then leaves the total unknown and says so. A final [SUM] that ends early (the
+    # client's, up to 0.27 s before every stream's total) is still the total (iperf2_text._sum_total)
     if client["sent"] is None:
         assert any("no final [SUM] line" in w for w in client["warnings"]), client["warnings"]
         assert all(item["sent"] for item in client["per_stream"])

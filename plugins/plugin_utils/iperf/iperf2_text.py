@@ -134,8 +134,9 @@ _CT_RE = re.compile(
     rf"^\[\s*CT\]\s+final connect times \(min/avg/max/stdev\) = (?P<min>{_NUM})/(?P<avg>{_NUM})/"
     rf"(?P<max>{_NUM})/(?P<stdev>{_NUM}) ms(?: \(tot/err\) = (?P<tot>\d+)/(?P<err>\d+))?"
 )
-#: How much earlier than the streams' own totals a [SUM] line may end and still be the summed total
-#: (iperf2 ends the sum at the last stream's report, e.g. 0.9989 s for streams ending 0.9987-1.0008 s).
+#: How much earlier than the streams' own totals the only [SUM] line from 0 may end and still be the summed
+#: total when the streams printed intervals too (see ``_sum_total``; e.g. 0.9989 s for streams ending
+#: 0.9987-1.0008 s).
 _SUM_END_SLACK = 0.05
 _HEADER_RE = re.compile(r"^\[\s*(?:ID|SUM-cnt)\]")
 _IGNORED_ARG_RE = re.compile(r"^iperf: ignoring extra argument.*$")
@@ -176,6 +177,30 @@ class _Line(SpanLine):
     omitted: bool = False
     udp: UdpFigures | None = None
     bb: dict[str, Any] | None = None
+
+
+def _sum_total(sums: list[_Line], transfers: list[_Transfer]) -> _Line | None:
+    """The summed total of a multi-stream test: its last ``[SUM]`` line, never a ``[SUM]`` interval line.
+
+    The last ``[SUM]`` line must start at 0 and reach the latest end (``final_of``). Only the first interval
+    starts at 0, so that line is the total when an earlier ``[SUM]`` line starts at 0 too, or when no stream
+    printed an interval line (no ``-i``: the only ``[SUM]`` is the total), however early it ends: under load
+    iperf 2.1.8 ends it up to 0.1 s before every stream's own total (recorded: ``[SUM] 0.0000-1.0461 sec
+    214 MBytes`` = the sum of totals ending 1.1101-1.2158 s). Otherwise it is the only ``[SUM]`` from 0 while
+    the streams printed intervals: the first interval (iperf2 printed no summed total, as 2.1 servers under
+    load sometimes do) unless it ends within ``_SUM_END_SLACK`` of the streams' own totals.
+    """
+    last = final_of(sums)
+    if last is None:
+        return None
+    if any(abs(ln.start) <= 1e-9 for ln in sums[:-1]):
+        return last
+    if transfers and all(len(tr.lines) == 1 and tr.final() is not None for tr in transfers):
+        return last
+    stream_ends = [fin.end for fin in (tr.final() for tr in transfers) if fin is not None]
+    if stream_ends and last.end + _SUM_END_SLACK < min(stream_ends):
+        return None
+    return last
 
 
 @dataclass
@@ -579,12 +604,7 @@ class _Parser:
                 notes.append(f"stream {item['id']}: no Server Report{why}, the receiver's figures are unknown")
             if tr.no_ack is not None:
                 complete = False
-        sum_final = final_of(sums)
-        stream_ends = [fin.end for fin in (tr.final() for tr in transfers) if fin is not None]
-        if sum_final is not None and stream_ends and sum_final.end + _SUM_END_SLACK < min(stream_ends):
-            # a [SUM] interval line (the streams' own totals reach further): iperf2 printed no summed total,
-            # as 2.1 servers under load sometimes do; never take an interval for the whole test
-            sum_final = None
+        sum_final = _sum_total(sums, transfers)
         total_line: _Line | None
         if len(transfers) > 1 or (not transfers and sums):
             total_line = sum_final

@@ -12,6 +12,7 @@ printed (``"6.47 GBytes"``, ``"926 Mbits/sec"``) and converted here by the unit 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -440,6 +441,48 @@ CASES = [
         timestamp="2026-12-02T03:52:17+00:00",
     ),
     Case(
+        # recorded under load (load average 10-17 on 2 cores): the final [SUM] (85.6 MBytes = 26.3 + 30.3 +
+        # 29.1) ends at 1.0442 s, 0.27 s before every stream's own total (1.3134-1.3488 s); it is the second
+        # [SUM] line from 0, and only the first interval starts at 0, so it is the total (not an interval)
+        "iperf2-2.1.8-text-client-tcp-P3-i05-late-sum-under-load-locallab.txt",
+        side="client",
+        protocol="tcp",
+        streams=3,
+        complete=True,
+        sent=tot("85.6 MBytes", "688 Mbits/sec", 1.0442),
+        received=None,
+        n_intervals=2,
+        intervals=[
+            (0, 0.0, 0.5, "48.4 MBytes", "812 Mbits/sec", None),
+            (1, 0.5, 1.0, "36.9 MBytes", "619 Mbits/sec", None),
+        ],
+        per_stream=[
+            (3, tot("26.3 MBytes", "165 Mbits/sec", 1.3337), None),
+            (2, tot("30.3 MBytes", "193 Mbits/sec", 1.3134), None),
+            (1, tot("29.1 MBytes", "181 Mbits/sec", 1.3488), None),
+        ],
+    ),
+    Case(
+        # recorded under load: the server printed the first [SUM] interval only, no summed total; the
+        # streams' own totals end at 0.97-1.04 s, so the 0-0.5 s [SUM] is an interval and the total is unknown
+        "iperf2-2.1.8-text-server-tcp-P3-i05-no-final-sum-under-load-locallab.txt",
+        side="server",
+        protocol="tcp",
+        streams=3,
+        complete=False,
+        sent=None,
+        received=None,
+        n_intervals=1,
+        intervals=[(0, 0.0, 0.5, "81.3 MBytes", "1.36 Gbits/sec", None)],
+        per_stream=[
+            (1, None, tot("66.8 MBytes", "561 Mbits/sec", 0.9983)),
+            (3, None, tot("64.8 MBytes", "558 Mbits/sec", 0.9741)),
+            (2, None, tot("53.0 MBytes", "429 Mbits/sec", 1.0367)),
+        ],
+        extra={"bits_per_second": None, "duration": None},
+        warnings=["no final [SUM] line: the total is unknown"],
+    ),
+    Case(
         "iperf2-2.1.9-text-client-tcp-e-fb-i2-P2-pscheduler.txt",
         side="client",
         protocol="tcp",
@@ -683,7 +726,7 @@ CASES = [
 def test_every_iperf2_text_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" not in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 29
+    assert len(on_disk) == 31
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -1299,6 +1342,33 @@ def test_server_parallel_without_a_final_sum_never_takes_an_interval_for_the_tot
     assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 0.5)]
     received = [item["received"] for item in result["per_stream"]]
     assert len(received) == 3 and all(r is not None and (r["bytes"] or 0) > 0 for r in received)
+
+
+_LATE_SUM = "iperf2-2.1.8-text-client-tcp-P3-i05-late-sum-under-load-locallab.txt"
+
+
+def test_late_final_sum_without_interval_lines_is_the_total() -> None:
+    # the recorded output without its interval lines (as a run without -i prints it): the only [SUM] line is
+    # the total, however early iperf ends it (1.0442 s, streams' totals 1.3134-1.3488 s)
+    lines = (FIXTURES / _LATE_SUM).read_text().splitlines(keepends=True)
+    text = "".join(line for line in lines if not re.match(r"\[[^\]]+\] (?:0\.0000-0\.5000|0\.5000-|1\.0000-)", line))
+    assert text.count("[SUM]") == 1 and text.count(" sec ") == 4
+    result = valid(parse_iperf2_text(text))
+    assert result["sent"] is not None
+    assert result["sent"]["bytes"] == nbytes("85.6 MBytes")
+    assert result["sent"]["seconds"] == pytest.approx(1.0442)
+    assert result["complete"] is True
+    assert result["intervals"] == []
+
+
+def test_late_output_cut_before_its_final_sum_never_takes_an_interval() -> None:
+    # without its last line the recorded output's last [SUM] is the 0.5-1.0 s interval: no total
+    text = "".join((FIXTURES / _LATE_SUM).read_text().splitlines(keepends=True)[:-1])
+    result = valid(parse_iperf2_text(text))
+    assert result["sent"] is None
+    assert result["complete"] is False
+    assert any("no final [SUM] line" in w for w in result["warnings"])
+    assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 0.5), (0.5, 1.0)]
 
 
 def test_summed_server_reports_equal_the_servers_own_lines_of_the_same_run() -> None:
