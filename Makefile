@@ -26,12 +26,13 @@ export MPLCONFIGDIR := $(abspath build/matplotlib)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help deps deps-demo venv venv-demo demo test lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
+.PHONY: help deps deps-demo venv venv-demo demo test lock lint unit integration sanity galaxy ansible-lint changelog-lint bench clean
 
 help:
 	@echo "make demo   - real iperf runs on this machine, parsed and printed as a table"
 	@echo "make test   - every gate: ruff, mypy, pytest (unit+live+lab), ansible-test sanity,"
 	@echo "              ansible-lint, changelog lint, galaxy build + ansible-doc of every plugin"
+	@echo "make lock   - refresh requirements*.lock from the ranges in requirements*.txt (then make test, commit)"
 	@echo "make bench  - benchmarks (printed as ratios; not part of make test)"
 	@echo "             BENCH_ARGS=--quick: pairs 1,2,4 and the sweep only (see tests/bench/bench_overhead.py)"
 
@@ -47,16 +48,35 @@ deps-demo:
 deps:
 	@$(call APT_INSTALL_MISSING,$(APT_PACKAGES))
 
-# The venv with the collection's own requirements (all the demo needs), then the dev toolchain.
-$(BIN)/activate: requirements.txt
+# Python packages come only from the committed locks (exact versions with hashes, `pip --require-hashes`):
+# requirements.lock for the demo, requirements-dev.lock (a superset at the same versions) for the tests,
+# requirements-sanity.lock for ansible-test's venv. `make lock` makes them from the ranges in
+# requirements*.txt; the venv's own pip (the one Python ships) installs them, nothing is upgraded on the side.
+PIP_LOCKED = pip install -q --require-hashes --no-deps
+$(BIN)/activate: requirements.lock
 	$(PYTHON) -m venv $(VENV) || { apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/$(PIP_LOCKED) -r requirements.lock
 	touch $@
 
-$(VENV)/.requirements-dev: $(BIN)/activate requirements-dev.txt
-	$(BIN)/pip install -q -r requirements-dev.txt
+$(VENV)/.requirements-dev: $(BIN)/activate requirements-dev.lock
+	$(BIN)/$(PIP_LOCKED) -r requirements-dev.lock
 	touch $@
+
+# The locks: every package the ranges pull in, pinned with the hashes of its files, resolved for the
+# machine's Python by uv (itself pinned) from the package index. `make lock` refreshes them to the newest
+# versions the ranges allow; run it when a range changes, then `make test`, and commit the three files.
+UV_VERSION := 0.13.8
+LOCK_TOOLS := build/lock-tools
+UV_COMPILE = $(LOCK_TOOLS)/bin/uv pip compile -q --upgrade --generate-hashes --no-config \
+	--python-version $$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])') --custom-compile-command 'make lock'
+$(LOCK_TOOLS)/bin/uv:
+	$(PYTHON) -m venv $(LOCK_TOOLS)
+	$(LOCK_TOOLS)/bin/pip install -q uv==$(UV_VERSION)
+
+lock: $(LOCK_TOOLS)/bin/uv
+	$(UV_COMPILE) -o requirements.lock requirements.txt
+	$(UV_COMPILE) -o requirements-dev.lock -c requirements.lock requirements-dev.txt
+	grep -m1 '^ansible-core' requirements.txt | $(UV_COMPILE) -o requirements-sanity.lock -c requirements.lock -
 
 # The checkout as Ansible and mypy see it: build/checkout/ansible_collections/esxilab/iperf is a
 # link to this directory (ansible.cfg's collections_path), so playbooks run the code being edited.
@@ -80,10 +100,10 @@ lint: venv
 	MYPYPATH=build/checkout $(BIN)/mypy tests hacking lab
 
 unit: venv
-	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -q --durations=10 $(PYTEST_ARGS)
 
 integration: deps venv
-	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
+	$(BIN)/pytest tests/integration -q --durations=25 $(PYTEST_ARGS)
 
 # The collection as Ansible sees it: a copy at build/collections/ansible_collections/esxilab/iperf.
 $(COLLECTION_DIR): FORCE venv
@@ -99,10 +119,9 @@ FORCE:
 SANITY_VENV := $(VENV)-sanity
 # ansible-test keeps its get-pip cache under ~/.ansible/test: a home of its own inside build/.
 SANITY_HOME := $(abspath build/sanity-home)
-$(SANITY_VENV)/bin/activate: requirements.txt
+$(SANITY_VENV)/bin/activate: requirements-sanity.lock
 	$(PYTHON) -m venv $(SANITY_VENV)
-	$(SANITY_VENV)/bin/pip install -q --upgrade pip
-	$(SANITY_VENV)/bin/pip install -q "$$(grep -m1 '^ansible-core' requirements.txt)"
+	$(SANITY_VENV)/bin/$(PIP_LOCKED) -r requirements-sanity.lock
 	touch $@
 
 sanity: $(COLLECTION_DIR) $(SANITY_VENV)/bin/activate
@@ -126,7 +145,14 @@ ansible-lint: venv
 changelog-lint: venv
 	$(BIN)/antsibull-changelog lint
 
-test: deps venv lint changelog-lint unit integration sanity galaxy ansible-lint
+# Every gate in turn, each with its wall time, so the cost stays in view (issue: 20 minutes for make test).
+GATES := lint changelog-lint unit integration sanity galaxy ansible-lint
+test: deps venv
+	@for gate in $(GATES); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$gate || { echo "make test: gate $$gate FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+	  echo "make test: gate $$gate passed in $$(( $$(date +%s) - start )) s"; \
+	done
 	@echo "make test: all gates passed"
 
 bench: deps venv

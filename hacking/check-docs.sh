@@ -20,13 +20,23 @@ if [ -n "$deprecated" ]; then
   expected="$expected|^\[DEPRECATION WARNING\]: (Filter \")?esxilab\.iperf\.($deprecated)\"? has been deprecated\. "
 fi
 
+# A Python warning raised inside a dependency (a file under site-packages or dist-packages, and the
+# source line Python prints under it) is the dependency's notice, not ours: shown, never failing.
+# requirements.lock keeps the set that prints none (tests/unit/test_locks.py); what this script
+# fails on is what the collection's own plugins print.
+third_party_warning='^[^ ]*/(site|dist)-packages/[^ ]*:[0-9]+: [A-Za-z]*Warning: '
+
 # ansible-doc with the given arguments; stdout passes through. A non-zero exit or any stderr
-# output other than the expected deprecations stops the script (also when called inside $(...):
-# set -e sees the failed assignment).
+# output other than the expected deprecations and third-party Python warnings stops the script
+# (also when called inside $(...): set -e sees the failed assignment).
 doc() {
   local rc=0
   ansible-doc "$@" 2>"$errfile" || rc=$?
-  grep -Ev "$expected" "$errfile" >"$keptfile" || true
+  awk -v tp="$third_party_warning" '
+    skip && /^[ \t]/ { skip = 0; next }
+    { skip = 0 }
+    $0 ~ tp { print "note: a dependency warned (not failing): " $0 > "/dev/stderr"; skip = 1; next }
+    { print }' "$errfile" | grep -Ev "$expected" >"$keptfile" || true
   if [ "$rc" -ne 0 ] || [ -s "$keptfile" ]; then
     {
       echo "FAILED: ansible-doc $* (exit $rc) wrote on stderr:"

@@ -19,7 +19,7 @@ import pytest
 
 from tests.collection_path import REPO
 
-CI_ONLY = ("golang", "govmomi", "shellcheck", "busybox", "requirements-dev.txt", "ansible-lint", "pytest")
+CI_ONLY = ("golang", "govmomi", "shellcheck", "busybox", "requirements-dev.lock", "ansible-lint", "pytest")
 
 
 def _dry_run(target: str) -> str:
@@ -42,7 +42,7 @@ def _apt_packages(dry_run: str) -> set[str]:
 def test_make_demo_installs_only_what_the_demo_needs() -> None:
     dry_run = _dry_run("demo")
     assert _apt_packages(dry_run) == {"iperf3", "iperf", "openssh-server", "openssh-client", "iproute2", "procps"}
-    assert "pip install -q -r requirements.txt" in dry_run
+    assert "pip install -q --require-hashes --no-deps -r requirements.lock" in dry_run
     assert [word for word in CI_ONLY if word in dry_run] == []
     assert "hacking/demo_lab.py" in dry_run
 
@@ -50,7 +50,7 @@ def test_make_demo_installs_only_what_the_demo_needs() -> None:
 def test_make_test_installs_everything() -> None:
     dry_run = _dry_run("test")
     assert {"iperf3", "golang-go", "golang-github-vmware-govmomi-dev", "shellcheck"} <= _apt_packages(dry_run)
-    assert "pip install -q -r requirements-dev.txt" in dry_run
+    assert "pip install -q --require-hashes --no-deps -r requirements-dev.lock" in dry_run
 
 
 @pytest.mark.parametrize("target", ["demo", "test"])
