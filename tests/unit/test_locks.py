@@ -34,7 +34,7 @@ LOCKS = {
     "requirements-sanity.lock": [],
 }
 #: What a venv has that no lock names: the installer Python puts into every venv.
-INSTALLER = {"pip", "setuptools"}
+INSTALLER = {canonicalize_name("pip"), canonicalize_name("setuptools")}
 VENV_BIN = Path(sys.executable).parent
 PYTHON_WARNING = re.compile(r"^\S+:\d+: [A-Za-z]*Warning: ", re.MULTILINE)
 
@@ -89,9 +89,11 @@ def test_the_venv_running_the_tests_holds_exactly_the_dev_lock() -> None:
     name, or another version, came from somewhere a fresh machine does not have."""
     if Path(sys.prefix).resolve() != (REPO / ".venv").resolve():
         pytest.skip(f"not run from the checkout's .venv (make venv) but from {sys.prefix}")
-    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
-    for name in INSTALLER:
-        installed.pop(name, None)
+    installed = {
+        name: d.version
+        for d in metadata.distributions()
+        if (name := canonicalize_name(d.metadata["Name"])) not in INSTALLER
+    }
     assert installed == _pins("requirements-dev.lock")
 
 
@@ -122,7 +124,9 @@ def test_a_plain_ansible_command_prints_no_python_warning(command: list[str], tm
         pytest.skip(f"{command[0]} is not installed next to this Python (make venv)")
     if command[-1] == "playbook":
         play = tmp_path / "play.yml"
-        play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: hello\n")
+        play.write_text(
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: hello\n"
+        )
         command = [*command[:-1], str(play)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONWARNINGS", "ANSIBLE_"))}
     proc = subprocess.run(
