@@ -271,8 +271,10 @@ def printed(output: str) -> list[Any]:
 
 def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: Any) -> Path:
     """Write the variables of :data:`PAIRED_TEST_PLAYBOOK` for the lab's inventory to ``tmp/vars.json``: ``tests``,
-    the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``,
-    then ``settings`` (``paired_test_*``/``report_*`` variables) over them. Returns the file's path."""
+    the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``
+    without plots or history (plays do only what they check: a test of those sets ``report_plots`` /
+    ``report_history``), then ``settings`` (``paired_test_*``/``report_*`` variables) over them. Returns the
+    file's path."""
     (tmp / "remote").mkdir(exist_ok=True)
     variables = {
         "paired_test_tests": list(tests),
@@ -280,6 +282,8 @@ def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: 
         "paired_test_state_dir": str(tmp / "remote"),
         "paired_test_report_dir": str(tmp / "reports"),
         "paired_test_report_name": "report",
+        "report_plots": False,
+        "report_history": "none",
         **settings,
     }
     path = tmp / "vars.json"
@@ -310,8 +314,7 @@ def vcsim_unavailable() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def vcsim_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_vcsim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``tests/vcsim`` built offline against Debian's govmomi sources (GOPATH mode, CGO off, -trimpath)."""
     reason = vcsim_unavailable()
     if reason:
@@ -383,13 +386,6 @@ def simulator(vcsim_binary: Path, *extra: str) -> Iterator[dict[str, Any]]:
             process.kill()
             process.wait(timeout=10)
         log.close()
-
-
-@pytest.fixture(scope="module")
-def vcsim(vcsim_binary: Path) -> Iterator[dict[str, Any]]:
-    """A plain simulator for the module's tests (its connection variables)."""
-    with simulator(vcsim_binary) as variables:
-        yield variables
 
 
 @contextlib.contextmanager

@@ -49,7 +49,7 @@ import pytest
 
 from tests.collection_path import REPO
 from tests.integration import labkit
-from tests.integration.labkit import ansible_env, run_playbook, simulator, skip_if, vcsim_binary
+from tests.integration.labkit import ansible_env, run_playbook, simulator, skip_if
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -66,7 +66,6 @@ VIB_COPY = "/opt/iperf/bin/iperf.copy"
 # A play that installs and leaves the host changed on purpose (the restore comes in a later play):
 # the next play keeps it instead of putting back what the journal calls an unfinished run.
 KEEP_UNFINISHED = {"esxi_iperf_restore_unfinished": False}
-__all__ = ["vcsim_binary"]  # the fixture used here (govmomi's simulator, labkit.py)
 
 
 def _lab_unavailable() -> str | None:

@@ -33,13 +33,11 @@ from tests.integration.labkit import (
     ansible_env,
     run_playbook,
     simulator,
-    vcsim_binary,
     vcsim_service,
     vcsim_vms,
 )
 
 pytestmark = pytest.mark.slow
-__all__ = ["vcsim_binary"]  # the fixture used here
 
 PG = "iperf-guests"
 VMS = ["gst-e1000=e1000", f"gst-vmx=vmxnet3@{PG}", "gst-none=none"]

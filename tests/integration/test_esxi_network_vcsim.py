@@ -21,12 +21,11 @@ from typing import Any
 import pytest
 
 from tests.collection_path import REPO
-from tests.integration.labkit import run_playbook, vcsim, vcsim_binary
+from tests.integration.labkit import run_playbook
 
 pytestmark = pytest.mark.slow
 
 PLAYBOOK = REPO / "tests" / "integration" / "targets" / "esxi_network" / "esxi_network.yml"
-__all__ = ["vcsim", "vcsim_binary"]  # the fixtures used here
 
 
 def _play(vcsim: dict[str, Any], tmp: Path, networks: Sequence[dict[str, Any]], *extra: str) -> dict[str, Any]:

@@ -40,12 +40,10 @@ from tests.integration.labkit import (
     run_playbook,
     simulator,
     skip_if,
-    vcsim_binary,
 )
 from tests.integration.test_esxi_guests_vcsim import vm_nics
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-__all__ = ["vcsim_binary"]  # the fixture used here
 
 PREFIX = os.environ.get("ESXILAB_GUESTS_PREFIX", "gstpb")
 SUBNET = os.environ.get("ESXILAB_GUESTS_SUBNET", "198.19.161.0/24")

@@ -179,6 +179,8 @@ def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]
         "paired_test_repeat": 3,
         "paired_test_report_name": "gate",
         "report_plots": False,
+        # the role's default history: a SQLite file beside the reports (labkit.paired_test_vars turns it off)
+        "report_history": f"sqlite:///{tmp}/reports/history.sqlite",
         "report_baseline": "previous",
         "report_max_drop_percent": 5,
         "history_pg_url": pg_url,

@@ -869,6 +869,7 @@ def test_mesh_measures_every_pair_once_in_disjoint_rounds(lab: Lab, tmp_path: Pa
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.full  # make test runs playbooks/demo.yml in the README block (tests/integration/test_readme.py)
 def test_demo_script_leaves_a_report_with_plots_and_removes_its_lab(tmp_path: Path) -> None:
     reason = _lab_unavailable()
     if reason:

@@ -33,15 +33,12 @@ from tests.integration.labkit import (
     ansible_env,
     run_playbook,
     simulator,
-    vcsim,
-    vcsim_binary,
     vcsim_service,
 )
 
 pytestmark = pytest.mark.slow
 
 PLAYBOOK_TIMEOUT = 300
-__all__ = ["vcsim", "vcsim_binary"]  # the fixtures used here (tests.integration.labkit)
 
 
 PLAYBOOK = r"""
