@@ -104,9 +104,14 @@ unit: venv
 	$(BIN)/pytest tests/unit -q --durations=10 $(PYTEST_ARGS)
 
 # make test deselects the tests marked `full` (repetitions and scale); make test-full runs every test.
+# The files run on INTEGRATION_WORKERS pytest-xdist workers, each file whole on one worker (--dist loadfile:
+# its lab, with the file's own --name and subnet, is built once); most of a lab test's time is spent waiting
+# (ssh, iperf's seconds, Ansible's forks), so 2 workers on 2 cores pay (docs/testing.md has the figures).
 INTEGRATION_SELECT ?= -m "not full"
+INTEGRATION_WORKERS ?= 2
 integration: deps venv
-	$(BIN)/pytest tests/integration -q --durations=25 $(INTEGRATION_SELECT) $(PYTEST_ARGS)
+	$(BIN)/pytest tests/integration -q --durations=25 -n $(INTEGRATION_WORKERS) --dist loadfile \
+	  $(INTEGRATION_SELECT) $(PYTEST_ARGS)
 
 # The collection as Ansible sees it: a copy at build/collections/ansible_collections/esxilab/iperf.
 $(COLLECTION_DIR): FORCE venv

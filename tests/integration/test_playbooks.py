@@ -14,7 +14,7 @@ Without a lab:
   ``path_mtu``, ``peer_mtu``): the paired_test preflight accepts every test list of the example.
 
 On the local lab (``lab/esxilab_lab.py``, prefix ``elpb``, 198.19.252.0/24, a temporary state
-dir, every link shaped to 1 Gbit/s; h3 and h4 with MTU 9000; h5 answers like ESXi through the
+dir, every link shaped to 100 Mbit/s; h3 and h4 with MTU 9000; h5 answers like ESXi through the
 stand-ins of ``tests/esxi_standin``), each playbook with the overlay ``inventories/lab``, runs
 of 1-2 s and one repetition:
 
@@ -34,7 +34,7 @@ Every report is checked: a playbook run leaves one report directory and nothing 
 exist, the figures in ``results.json`` equal the runs ``paired_test`` recorded (kept in the same
 ``results.json`` as each run's and pair's ``record``),
 each PNG is a valid image (chunk CRCs, and the pixel data inflates to width x height), and the
-rates are what 1 Gbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at MTU 1500 and rate x
+rates are what 100 Mbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at MTU 1500 and rate x
 8948/9014 at MTU 9000 (see tests/integration/test_paired_test.py).
 """
 
@@ -91,9 +91,12 @@ SUBNET = os.environ.get("ESXILAB_PLAYBOOKS_SUBNET", "198.19.252")
 DEMO_PREFIX = os.environ.get("ESXILAB_DEMO_PREFIX", "elpbdm")
 DEMO_SUBNET = os.environ.get("ESXILAB_DEMO_SUBNET", "198.19.246.0/24")
 ADDRESS = {f"h{i}": f"{SUBNET}.{10 + i}" for i in range(1, 6)}
-RATE = 1_000_000_000
-GOODPUT_1500 = RATE * 1448 / 1514  # 956.41 Mbit/s
-GOODPUT_9000 = RATE * 8948 / 9014  # 992.68 Mbit/s
+# 100 Mbit/s: the shaper, not a busy 2-core machine (make test runs two test files at once), sets the goodput;
+# goodput at 1 Gbit/s is make test-full's (test_paired_test.py::test_goodput_at_1_gbit_s_is_rate_times_mss_over_frame)
+RATE = 100_000_000
+RATE_MBPS = RATE // 1_000_000
+GOODPUT_1500 = RATE * 1448 / 1514  # 95.641 Mbit/s
+GOODPUT_9000 = RATE * 8948 / 9014  # 99.268 Mbit/s
 # A busy 2-core machine may lose some throughput, never gain any: low bound 85 % of the goodput.
 LOW = 0.85
 PLAY_TIMEOUT = 240
@@ -290,7 +293,7 @@ class Lab:
         return LabCli(PREFIX, self.state_dir, timeout=180).cli(command, *args)
 
     def up_args(self) -> list[str]:
-        args = ["--hosts", "5", "--subnet", f"{SUBNET}.0/24", "--rate", "1gbit"]
+        args = ["--hosts", "5", "--subnet", f"{SUBNET}.0/24", "--rate", f"{RATE_MBPS}mbit"]
         args += ["--host-mtu", "h3=9000", "--host-mtu", "h4=9000"]
         if self.standin is None:
             path = f"{STANDIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -480,11 +483,14 @@ def test_esxi_56g_on_an_esxi_6_7_stand_in(lab: Lab, tmp_path: Path) -> None:
     assert (results[True]["server"], results[True]["client"]) == ("h2", "h5")  # the reverse: ESXi sends
     for result in doc["results"]:
         assert (result["result"]["tool"], result["result"]["streams"]) == ("iperf2", 2)
-        assert LOW * GOODPUT_1500 <= result["result"]["bits_per_second"] <= RATE
+        # iperf2's client counts what it wrote, its socket buffers included: over 2 s at 100 Mbit/s, with 2
+        # streams, that is up to ~8 % over what the link carried
+        assert LOW * GOODPUT_1500 <= result["result"]["bits_per_second"] <= 1.15 * GOODPUT_1500
     # the answer: each direction, as printed from the same means
     (answer,) = [m for m in printed if m.startswith("h5 vmk1 → h2: ")]
     expected = [
-        f"{run['bits_per_second'] / 1e6:.3g} Mbit/s = {int(run['bits_per_second'] / 1e7 + 0.5)}% of the 1G link"
+        f"{run['bits_per_second'] / 1e6:.3g} Mbit/s = {int(run['bits_per_second'] / RATE * 100 + 0.5)}% of the"
+        f" {RATE / 1e9:g}G link"  # the link speed the lab's inventory gives (esxilab_56g_link_speed_mbps)
         for run in (swapped, forward)
     ]
     assert answer == f"h5 vmk1 → h2: {expected[0]}; h2 → h5 vmk1: {expected[1]}"
@@ -513,8 +519,8 @@ def test_esxi_56g_on_an_esxi_6_7_stand_in(lab: Lab, tmp_path: Path) -> None:
 def test_esxi_multi_network_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None:
     lab.esxi("7.0")
     paths = [
-        {"network": "1G", "vmk": "vmk1", "address": ADDRESS["h5"], "peer": "h2", "link_speed_mbps": 1000},
-        {"network": "5G", "vmk": "vmk2", "address": ADDRESS["h5"], "peer": "h3", "link_speed_mbps": 1000},
+        {"network": "1G", "vmk": "vmk1", "address": ADDRESS["h5"], "peer": "h2", "link_speed_mbps": RATE_MBPS},
+        {"network": "5G", "vmk": "vmk2", "address": ADDRESS["h5"], "peer": "h3", "link_speed_mbps": RATE_MBPS},
     ]
     play = lab.play(
         "esxi-multi-network", tmp_path, {"esxilab_multi_esxi": "h5", "esxilab_multi_paths": paths}, esxi=True
@@ -524,7 +530,7 @@ def test_esxi_multi_network_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) ->
     assert [(r["server"], r["client"]) for r in doc["results"]] == [("h5", "h2")] * 2 + [("h5", "h3")] * 2
     for run in doc["runs"]:
         _one_pair_rate_ok(run["bits_per_second"])
-        assert run["percent_of_line_rate"] == pytest.approx(run["bits_per_second"] / 1e7)
+        assert run["percent_of_line_rate"] == pytest.approx(run["bits_per_second"] / RATE * 100)
     assert [r["result"]["tool"] for r in doc["results"]] == ["iperf3"] * 4
     assert [(s["test"], s["knee"] in (1, 2)) for s in doc["sweeps"]] == [("1G", True), ("5G", True)]
     printed = _printed(play.output)
@@ -532,7 +538,7 @@ def test_esxi_multi_network_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) ->
         best = sweep["best_bits_per_second"]
         line = (
             f"{sweep['test']} (forward): knee at {sweep['knee']} stream(s); best {best / 1e6:.3g} Mbit/s with"
-            f" {sweep['best_streams']} stream(s) = {int(best / 1e7 + 0.5)}% of the link"
+            f" {sweep['best_streams']} stream(s) = {int(best / RATE * 100 + 0.5)}% of the link"
         )
         assert line in printed
     copy = "/usr/lib/vmware/vsan/bin/iperf3.copy"
@@ -565,7 +571,7 @@ def test_external_peer_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None
         target=_external_client, args=("h2", ADDRESS["h5"], ["-p", "5201", "-t", "2", "-P", "2", "-J"], outputs)
     )
     person.start()
-    paths = [{"network": "1G", "address": ADDRESS["h5"], "client_address": ADDRESS["h2"], "link_speed_mbps": 1000}]
+    paths = [{"network": "1G", "address": ADDRESS["h5"], "client_address": ADDRESS["h2"], "link_speed_mbps": RATE_MBPS}]
     variables = {
         "esxilab_external_esxi": "h5",
         "esxilab_external_paths": paths,
@@ -640,7 +646,7 @@ def test_external_peer_side_server_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: P
     h5_addr = ["ip", "netns", "exec", f"{PREFIX}-h5", "ip", "addr"]
     subprocess.run([*h5_addr, "add", f"{vmk}/24", "dev", "eth0"], check=True, timeout=10)
     paths = [
-        {"network": network, "address": vmk, "server_address": ADDRESS[host], "link_speed_mbps": 1000}
+        {"network": network, "address": vmk, "server_address": ADDRESS[host], "link_speed_mbps": RATE_MBPS}
         | ({"port": port} if port != 5201 else {})  # no port: the playbook's default, 5201
         for network, (host, port) in outside.items()
     ]
@@ -772,7 +778,7 @@ def test_vswitch_forwarding_sums_concurrent_pairs_both_ways(lab: Lab, tmp_path: 
     for run in (forward, swapped):
         rates = [r["result"]["bits_per_second"] for r in by_run[run["run"]]]
         assert run["bits_per_second"] == pytest.approx(sum(rates), rel=1e-12)  # summed
-        for rate in rates:  # each pair on its own 1 Gbit/s links, MSS 1448 (h1/h2 have MTU 1500)
+        for rate in rates:  # each pair on its own shaped links, MSS 1448 (h1/h2 have MTU 1500)
             _one_pair_rate_ok(rate)
     summary = {s["swapped"]: s for s in doc["summary"]}
     assert summary[False]["stats"]["mean"] == forward["bits_per_second"]
@@ -811,9 +817,9 @@ def test_vnic_compare_puts_the_guests_side_by_side(lab: Lab, tmp_path: Path) -> 
     assert "### CPU vs throughput by `nic`" in text
     assert "| forward: h2 → h1 | 1 |" in text  # the direction names the sender and the receiver
     # the lab's link speed (esxilab_vnic_link_speed_mbps) gives the % of line rate of each guest's path
-    assert [r["line_rate_bps"] for r in doc["runs"]] == [1e9, 1e9]
+    assert [r["line_rate_bps"] for r in doc["runs"]] == [RATE, RATE]
     assert [r["percent_of_line_rate"] for r in doc["runs"]] == [
-        pytest.approx(r["bits_per_second"] / 1e9 * 100) for r in doc["runs"]
+        pytest.approx(r["bits_per_second"] / RATE * 100) for r in doc["runs"]
     ]
 
 

@@ -165,9 +165,10 @@ def test_a_copy_in_home_does_not_shadow_the_checkout(fresh_home: Path) -> None:
 
 
 def test_the_readme_regression_gate_example_runs_verbatim(default_lab: None, fresh_home: Path) -> None:
-    """Before (1 Gbit/s) and after (800 Mbit/s): the second run finds the first in the history and fails."""
+    """Before (200 Mbit/s) and after (160 Mbit/s): the second run finds the first in the history and fails.
+    (The shaper, not a busy 2-core CPU, sets those rates: the drop is the link's, never the machine's.)"""
     block = readme_block("### Results you can act on")
-    assert block.count("ansible-playbook") == 2 and "--rate 800mbit" in block
+    assert block.count("ansible-playbook") == 2 and "--rate 160mbit" in block
     returncode, output = run_block(block, fresh_home)
     assert returncode == 0, output[-4000:]
     first, second = output.split("PLAY RECAP", 2)[:2]
