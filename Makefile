@@ -108,7 +108,7 @@ unit: venv
 # its lab, with the file's own --name and subnet, is built once); most of a lab test's time is spent waiting
 # (ssh, iperf's seconds, Ansible's forks), so 2 workers on 2 cores pay (docs/testing.md has the figures).
 INTEGRATION_SELECT ?= -m "not full"
-INTEGRATION_WORKERS ?= 2
+INTEGRATION_WORKERS ?= 3
 integration: deps venv
 	$(BIN)/pytest tests/integration -q --durations=25 -n $(INTEGRATION_WORKERS) --dist loadfile \
 	  $(INTEGRATION_SELECT) $(PYTEST_ARGS)
