@@ -440,8 +440,16 @@ def test_iperf2_clients(flow: dict[str, Any]) -> None:
 
 def test_tools_do_not_interoperate(flow: dict[str, Any]) -> None:
     cross3 = flow["cross3"]
-    assert cross3["failed"] is True and cross3["error_kind"] == "not_iperf3_server"
-    assert "probably an iperf2 server" in cross3["msg"]
+    assert cross3["failed"] is True
+    # iperf 2.1.8 answers iperf3's cookie in one of two ways: it closes the connection (iperf3 prints a control
+    # message error: not_iperf3_server), or it keeps the connection open without a word, so iperf3 waits for a
+    # reply until its timeout (seen once in a loaded CI run). Each has its own diagnosis naming an iperf2 server
+    # as the likely cause.
+    if cross3["error_kind"] == "timeout":
+        assert cross3["timed_out"] is True and "an iperf3 client waits forever for an iperf2 server" in cross3["msg"]
+    else:
+        assert cross3["error_kind"] == "not_iperf3_server", cross3
+        assert "probably an iperf2 server" in cross3["msg"]
     cross2 = flow["cross2"]
     assert cross2["failed"] is True and cross2["error_kind"] == "not_iperf2_server"
     assert "probably an iperf3 server" in cross2["msg"]
