@@ -106,12 +106,14 @@ unit: venv
 # make test deselects the tests marked `full` (repetitions and scale); make test-full runs every test.
 # The files run on INTEGRATION_WORKERS pytest-xdist workers, each file whole on one worker (--dist loadfile:
 # its lab, with the file's own --name and subnet, is built once); most of a lab test's time is spent waiting
-# (ssh, iperf's seconds, Ansible's forks), so 2 workers on 2 cores pay (docs/testing.md has the figures).
-INTEGRATION_SELECT ?= -m "not full"
+# (ssh, iperf's seconds, Ansible's forks), so 3 workers pay on 2 cores (docs/testing.md has the figures).
+# The tests marked `serial` load every core on purpose: they run afterwards, alone.
+INTEGRATION_MARK ?= not full
 INTEGRATION_WORKERS ?= 3
 integration: deps venv
 	$(BIN)/pytest tests/integration -q --durations=25 -n $(INTEGRATION_WORKERS) --dist loadfile \
-	  $(INTEGRATION_SELECT) $(PYTEST_ARGS)
+	  -m "($(INTEGRATION_MARK)) and not serial" $(PYTEST_ARGS)
+	$(BIN)/pytest tests/integration -q --durations=5 -m "($(INTEGRATION_MARK)) and serial" $(PYTEST_ARGS)
 
 # The collection as Ansible sees it: a copy at build/collections/ansible_collections/esxilab/iperf.
 $(COLLECTION_DIR): FORCE venv
@@ -167,7 +169,7 @@ test: deps venv
 # goodput at 1 Gbit/s, the live agreement matrix, the demo script) included: run it before resolving an
 # issue that touches what they cover (docs/testing.md).
 test-full:
-	$(MAKE) --no-print-directory test INTEGRATION_SELECT=
+	$(MAKE) --no-print-directory test INTEGRATION_MARK="full or not full"
 
 bench: deps venv
 	$(PY) tests/bench/bench_parse.py

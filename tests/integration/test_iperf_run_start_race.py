@@ -37,7 +37,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.integration.labkit import Lab, lab_unavailable, skip_if
 
-pytestmark = [pytest.mark.live, pytest.mark.slow, pytest.mark.lab]
+# serial: its busy loops load every core on purpose, so it runs alone, after the parallel tests (Makefile)
+pytestmark = [pytest.mark.live, pytest.mark.slow, pytest.mark.lab, pytest.mark.serial]
 
 PREFIX = os.environ.get("ESXILAB_RACE_PREFIX", "elrace")
 SUBNET = os.environ.get("ESXILAB_RACE_SUBNET", "198.19.245.0/24")

@@ -383,21 +383,27 @@ def test_every_host_has_the_results(lab: Lab, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("tests", "settings", "message"),
     [
-        (
+        # refusals of the Python plan, each proven by its unit test (tests/unit/plugins/plugin_utils/test_paired.py):
+        # on the lab in make test-full only
+        pytest.param(
             [{"name": "t", "pairs": [_pair("h1", "vm9")]}],
             {},
             "vm9 is not in the inventory; server and client are inventory host names",
+            marks=pytest.mark.full,
         ),
-        (
+        pytest.param(
             [{"name": "t", "pairs": [_pair("h1", "h2", port=6000), _pair("h1", "h3", port=6000)]}],
             {},
             f"test 't': pairs 1, 2 all use {ADDRESS['h1']}:6000; one server per address and port",
+            marks=pytest.mark.full,
         ),
-        (
+        pytest.param(
             [{"name": "t", "pairs": [_pair("h1", "h2")], "swap_roles": True}],
             {"paired_test_address_var": ""},
             "no address for the server h1; set address in the pair",
+            marks=pytest.mark.full,
         ),
+        # found only by probing the hosts: on the lab in make test
         (
             [{"name": "t", "pairs": [_pair("h1", "h2")]}],
             {"paired_test_binary": "/nonexistent/iperf3"},
