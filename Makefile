@@ -106,10 +106,10 @@ unit: venv
 # make test deselects the tests marked `full` (repetitions and scale); make test-full runs every test.
 # The files run on INTEGRATION_WORKERS pytest-xdist workers, each file whole on one worker (--dist loadfile:
 # its lab, with the file's own --name and subnet, is built once); most of a lab test's time is spent waiting
-# (ssh, iperf's seconds, Ansible's forks), so 3 workers pay on 2 cores (docs/testing.md has the figures).
+# (ssh, iperf's seconds, Ansible's forks), so 2 workers pay on 2 cores (docs/testing.md has the figures).
 # The tests marked `serial` load every core on purpose: they run afterwards, alone.
 INTEGRATION_MARK ?= not full
-INTEGRATION_WORKERS ?= 3
+INTEGRATION_WORKERS ?= 2
 integration: deps venv
 	$(BIN)/pytest tests/integration -q --durations=25 -n $(INTEGRATION_WORKERS) --dist loadfile \
 	  -m "($(INTEGRATION_MARK)) and not serial" $(PYTEST_ARGS)
