@@ -443,10 +443,14 @@ def test_tools_do_not_interoperate(flow: dict[str, Any]) -> None:
     assert cross3["failed"] is True
     # iperf 2.1.8 answers iperf3's cookie in one of two ways: it closes the connection (iperf3 prints a control
     # message error: not_iperf3_server), or it keeps the connection open without a word, so iperf3 waits for a
-    # reply until its timeout (seen once in a loaded CI run). Each has its own diagnosis naming an iperf2 server
-    # as the likely cause.
+    # reply until its timeout (seen in loaded runs). Each has its own diagnosis; a timeout names an iperf2 server as
+    # the likely cause only when iperf3 reported no interval (in one loaded run it reported intervals first: then
+    # the cause is not known, and the message says no more than the timeout).
     if cross3["error_kind"] == "timeout":
-        assert cross3["timed_out"] is True and "an iperf3 client waits forever for an iperf2 server" in cross3["msg"]
+        assert cross3["timed_out"] is True and "did not finish within timeout=10 s" in cross3["msg"]
+        result = cross3.get("result") or {}
+        if not (result.get("intervals") or result.get("sent") or result.get("received")):
+            assert "an iperf3 client waits forever for an iperf2 server" in cross3["msg"]
     else:
         assert cross3["error_kind"] == "not_iperf3_server", cross3
         assert "probably an iperf2 server" in cross3["msg"]
