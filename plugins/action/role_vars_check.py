@@ -16,43 +16,22 @@ the same for every host and role, so Ansible prints it once per run.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from ansible.plugins.action import ActionBase
-from ansible.utils.collection_loader import AnsibleCollectionConfig
 
 from ansible_collections.esxilab.iperf.plugins.modules.role_vars_check import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin, shadowing
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
     RoleVarsError,
     known_names,
     unknown_names,
     warning,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import copies
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import warning as shadow_warning
 
 _NAME = "esxilab.iperf.role_vars_check"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
-#: The root of the copy of the collection this plugin was loaded from (plugins/action/ is two levels down).
-_IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _shadowing() -> str | None:
-    """The warning about other copies of esxilab.iperf on the collection search paths, or None.
-
-    The paths are Ansible's own, in its order: the playbook's ``collections/``, the configured
-    collections paths and, unless ``collections_scan_sys_path`` is false, ``sys.path`` - only where
-    Ansible could load a copy from.
-    """
-    try:
-        paths = list(AnsibleCollectionConfig.collection_paths)
-    except NotImplementedError:  # no collection finder installed (never under ansible-playbook)
-        paths = list(sys.path)
-    found = copies(paths, "esxilab", "iperf")
-    return shadow_warning("esxilab.iperf", _IN_USE, found)
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -77,7 +56,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
         unknown = unknown_names(task_vars or {}, prefix, known)
         warnings = [warning(role, item) for item in unknown]
-        shadowed = _shadowing()
+        shadowed = shadowing()
         if shadowed:
             warnings.append(shadowed)
         if warnings:

@@ -37,7 +37,8 @@ description:
     iperf3 do not interoperate), V(server_gone) (the server closed the connection during the test),
     V(udp_no_server) (no iperf2 UDP server answered), V(timeout), V(exec_failed), V(iperf_error), V(no_result),
     V(bind_resolve) (the client''s O(bind) is a name that does not resolve), V(state_dir) (O(state_dir) or the
-    private directory in it cannot be used safely; nothing was done).'
+    private directory in it cannot be used safely; nothing was done), V(not_installed) (O(mode=probe) found no runnable
+    binary of a family in O(require)).'
 options:
   mode:
     description:
@@ -116,6 +117,15 @@ options:
         prefix too (C(--log)), as iperf accepts those, and short ones inside a cluster of flags (C(-sD)).'
     type: list
     elements: str
+    default: []
+  require:
+    description:
+      - With O(mode=probe), the iperf families (V(iperf3), V(iperf2)) the host must be able to run; the task fails
+        with RV(error_kind=not_installed), naming the missing family and the fix, when one has no runnable binary
+        (the probe is returned all the same).
+    type: list
+    elements: str
+    choices: [iperf3, iperf2]
     default: []
   probe:
     description:

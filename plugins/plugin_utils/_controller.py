@@ -12,13 +12,22 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-__all__ = ["begin"]
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import copies
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import warning as shadow_warning
+
+__all__ = ["begin", "shadowing"]
+
+#: The root of the copy of the collection this file was loaded from (plugins/plugin_utils/ is two levels down).
+_IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def begin(
@@ -34,3 +43,18 @@ def begin(
         result.update(exc.result)
         return result, None
     return result, args
+
+
+def shadowing() -> str | None:
+    """The warning about other copies of esxilab.iperf on the collection search paths, or None.
+
+    The paths are Ansible's own, in its order: the playbook's ``collections/``, the configured
+    collections paths and, unless ``collections_scan_sys_path`` is false, ``sys.path`` - only where
+    Ansible could load a copy from.
+    """
+    try:
+        paths = list(AnsibleCollectionConfig.collection_paths)
+    except NotImplementedError:  # no collection finder installed (never under ansible-playbook)
+        paths = list(sys.path)
+    found = copies(paths, "esxilab", "iperf")
+    return shadow_warning("esxilab.iperf", _IN_USE, found)

@@ -42,6 +42,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability im
     assess,
     read_repeat,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import closest, unknown_keys_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 
@@ -69,6 +70,38 @@ ADDRESS_VAR_HINT = "paired_test_address_var"
 
 class PairedTestError(ValueError):
     """The input cannot be used; the message names the item, the cause and the fix."""
+
+
+class PlanErrors(PairedTestError):
+    """Several problems with the tests, one message each (every test and pair is checked, not only the first).
+
+    ``problems`` are those of the plan that depend on the inventory, found in the tests that could be read
+    (see :func:`build_plan`).
+    """
+
+    def __init__(self, messages: Sequence[str], problems: Sequence[str] = ()) -> None:
+        self.messages = list(messages)
+        self.problems = list(problems)
+        super().__init__("\n".join(self.messages))
+
+
+def _messages(exc: PairedTestError) -> list[str]:
+    return list(exc.messages) if isinstance(exc, PlanErrors) else [str(exc)]
+
+
+_PAIR_WHERE = re.compile(r"^test '(?:[^'\\]|\\.)*' pair (\d+)")
+
+
+def _with_path(message: str, position: int) -> str:
+    """``message`` led by the place of its test (and pair) in paired_test_tests, unless it names it already:
+    ``paired_test_tests[0].pairs[1]: test 'fwd' pair 2: client is missing``."""
+    if message.startswith("paired_test_tests"):
+        return message
+    path = f"paired_test_tests[{position - 1}]"
+    pair = _PAIR_WHERE.match(message)
+    if pair:
+        path += f".pairs[{int(pair.group(1)) - 1}]"
+    return f"{path}: {message}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,7 +321,8 @@ def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
 def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
     unknown = sorted(str(k) for k in item if k not in allowed)
     if unknown:
-        raise PairedTestError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(allowed)}")
+        known = "" if all(closest(key, allowed) for key in unknown) else f"; known keys: {', '.join(allowed)}"
+        raise PairedTestError(f"{where}: unknown key(s) {unknown_keys_text(unknown, allowed)}{known}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,65 +423,112 @@ def _read_pairs(raw: Any, where: str, position: int) -> list[_Pair]:
             f"{where}: pairs must be a non-empty list of {{server, address, client}} dictionaries, got {raw!r}"
         )
     pairs = []
+    errors: list[str] = []
     for index, item in enumerate(raw, start=1):
-        here = f"{where} pair {index}"
-        if not isinstance(item, Mapping):
-            raise PairedTestError(f"{here}: must be a dictionary with server, address and client, got {item!r}")
-        _unknown_keys(item, PAIR_KEYS, here)
-        path = f"paired_test_tests[{position - 1}].pairs[{index - 1}]"
-        external = item.get("external")
-        outside = _read_external_server(external, item, here, path)
-        if outside:
-            external = None
-        elif "server" not in item:
-            raise PairedTestError(
-                f"{path}.server ({here}) is missing (an inventory host name); for a server outside the inventory "
-                "(iperf3.exe -s on a Windows box, an appliance) give external: {server: true} with its address and "
-                "port instead"
-            )
-        if external is None and "client" not in item:
-            raise PairedTestError(
-                f"{here}: client is missing (an inventory host name); for clients outside the inventory (a Windows "
-                "box, an appliance) give external: {count, deadline} instead"
-            )
-        if external is not None and item.get("client") is not None:
-            raise PairedTestError(
-                f"{here}: client and external are both set; a pair has either a client in the inventory (client) or "
-                "clients outside it (external) - remove one"
-            )
-        if external is not None and item.get("client_address") is not None:
-            raise PairedTestError(
-                f"{here}: client_address is for a client in the inventory; the address an external client comes from "
-                "is external.from"
-            )
-        port = _coerce("int", item.get("port"))
-        if port is not None and (not _is_int(port) or not 1 <= port <= 65535):
-            raise PairedTestError(f"{here}: port must be a number from 1 to 65535, got {port!r}")
-        pairs.append(
-            _Pair(
-                index=index,
-                server=None if outside else _check_host(item["server"], here, "server"),
-                client=None if external is not None else _check_host(item["client"], here, "client"),
-                address=_check_address(item.get("address"), here, "address"),
-                client_address=_check_address(item.get("client_address"), here, "client_address"),
-                port=port,
-                labels=_check_pair_labels(item.get("labels"), f"{path}.labels ({here})"),
-                external=None if external is None else _read_external(external, here),
-                external_server=outside,
-            )
-        )
+        try:
+            pairs.append(_read_pair(item, index, where, position))
+        except PairedTestError as exc:
+            errors.extend(_messages(exc))
+    if errors:
+        raise PlanErrors(errors)
     return pairs
+
+
+def _read_pair(item: Any, index: int, where: str, position: int) -> _Pair:
+    """Pair ``index`` (1-based) of the test at ``position`` (1-based)."""
+    here = f"{where} pair {index}"
+    if not isinstance(item, Mapping):
+        raise PairedTestError(f"{here}: must be a dictionary with server, address and client, got {item!r}")
+    _unknown_keys(item, PAIR_KEYS, here)
+    path = f"paired_test_tests[{position - 1}].pairs[{index - 1}]"
+    external = item.get("external")
+    outside = _read_external_server(external, item, here, path)
+    if outside:
+        external = None
+    elif "server" not in item:
+        raise PairedTestError(
+            f"{path}.server ({here}) is missing (an inventory host name); for a server outside the inventory "
+            "(iperf3.exe -s on a Windows box, an appliance) give external: {server: true} with its address and "
+            "port instead"
+        )
+    if external is None and "client" not in item:
+        raise PairedTestError(
+            f"{here}: client is missing (an inventory host name); for clients outside the inventory (a Windows "
+            "box, an appliance) give external: {count, deadline} instead"
+        )
+    if external is not None and item.get("client") is not None:
+        raise PairedTestError(
+            f"{here}: client and external are both set; a pair has either a client in the inventory (client) or "
+            "clients outside it (external) - remove one"
+        )
+    if external is not None and item.get("client_address") is not None:
+        raise PairedTestError(
+            f"{here}: client_address is for a client in the inventory; the address an external client comes from "
+            "is external.from"
+        )
+    port = _coerce("int", item.get("port"))
+    if port is not None and (not _is_int(port) or not 1 <= port <= 65535):
+        raise PairedTestError(f"{here}: port must be a number from 1 to 65535, got {port!r}")
+    return _Pair(
+        index=index,
+        server=None if outside else _check_host(item["server"], here, "server"),
+        client=None if external is not None else _check_host(item["client"], here, "client"),
+        address=_check_address(item.get("address"), here, "address"),
+        client_address=_check_address(item.get("client_address"), here, "client_address"),
+        port=port,
+        labels=_check_pair_labels(item.get("labels"), f"{path}.labels ({here})"),
+        external=None if external is None else _read_external(external, here),
+        external_server=outside,
+    )
+
+
+def _read_test(
+    test: Mapping[str, Any], defaults: Mapping[str, Any], where: str, position: int
+) -> tuple[list[_Pair], dict[str, Any]]:
+    """The pairs and settings of a test; every problem found in its keys, pairs and settings (``PlanErrors``)."""
+    errors: list[str] = []
+    pairs: list[_Pair] = []
+    settings: dict[str, Any] = {}
+    try:
+        _unknown_keys(test, TEST_KEYS, where)
+    except PairedTestError as exc:
+        errors.append(str(exc))
+    if "pairs" not in test:
+        errors.append(f"{where}: pairs is missing (a list of {{server, address, client}})")
+    else:
+        try:
+            pairs = _read_pairs(test["pairs"], where, position)
+        except PairedTestError as exc:
+            errors.extend(_messages(exc))
+    try:
+        settings = _resolve_settings(test, defaults, where)
+    except PairedTestError as exc:
+        errors.extend(_messages(exc))
+    if not errors:
+        try:
+            _check_external_test(pairs, settings, where, [name for name in SETTINGS if name in test])
+        except PairedTestError as exc:
+            errors.extend(_messages(exc))
+    if errors:
+        raise PlanErrors(errors)
+    return pairs, settings
 
 
 def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> dict[str, Any]:
     settings: dict[str, Any] = {}
+    errors: list[str] = []
     for name in SETTINGS:
-        if name in test:
-            settings[name] = _check_setting(name, test[name], where)
-        elif name in defaults:
-            settings[name] = _check_setting(name, defaults[name], f"role variable paired_test_{name}")
-        else:
-            settings[name] = _check_setting(name, BUILTIN_DEFAULTS[name], where)
+        try:
+            if name in test:
+                settings[name] = _check_setting(name, test[name], where)
+            elif name in defaults:
+                settings[name] = _check_setting(name, defaults[name], f"role variable paired_test_{name}")
+            else:
+                settings[name] = _check_setting(name, BUILTIN_DEFAULTS[name], where)
+        except PairedTestError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise PlanErrors(errors)
     bandwidth = settings["bandwidth"]
     if bandwidth is not None:
         if settings["tool"] == "iperf3" and bandwidth.endswith("pps"):
@@ -600,23 +681,29 @@ def build_plan(
     planned = 0
     counts: list[str] = []
 
+    errors: list[str] = []  # every test and pair is checked; the errors are raised together at the end
     for position, test in enumerate(tests, start=1):
+        here = f"paired_test_tests[{position - 1}]"
         if not isinstance(test, Mapping):
-            raise PairedTestError(f"paired_test_tests item {position} must be a dictionary, got {_kind_name(test)}")
+            errors.append(f"{here} (item {position}) must be a dictionary with name and pairs, got {_kind_name(test)}")
+            continue
         name = test.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise PairedTestError(f"paired_test_tests item {position}: name is missing (a short unique test name)")
+            errors.append(f"{here}.name (item {position}) is missing: give each test a short unique name")
+            continue
         name = name.strip()
         where = f"test {name!r}"
+        found: list[str] = []
         if name in names:
-            raise PairedTestError(f"{where}: two tests have this name; test names must be unique")
+            found.append(f"{where}: two tests have this name; test names must be unique")
         names.add(name)
-        _unknown_keys(test, TEST_KEYS, where)
-        if "pairs" not in test:
-            raise PairedTestError(f"{where}: pairs is missing (a list of {{server, address, client}})")
-        pairs = _read_pairs(test["pairs"], where, position)
-        settings = _resolve_settings(test, defaults, where)
-        _check_external_test(pairs, settings, where, [name for name in SETTINGS if name in test])
+        try:
+            pairs, settings = _read_test(test, defaults, where, position)
+        except PairedTestError as exc:
+            found.extend(_messages(exc))
+        if found:
+            errors.extend(_with_path(message, position) for message in found)
+            continue
         streams = settings["streams"]
         sweep = isinstance(streams, tuple)
         stream_values = streams if isinstance(streams, tuple) else (streams,)
@@ -627,10 +714,14 @@ def build_plan(
             client_address = pair.client_address or (host_addresses.get(pair.client) if pair.client else None)
             port = pair.port if pair.port is not None else settings["port_base"] + pair.index - 1
             if port > 65535:
-                raise PairedTestError(
-                    f"{where} pair {pair.index}: port_base {settings['port_base']} + {pair.index - 1} is above 65535; "
-                    "lower port_base"
+                errors.append(
+                    _with_path(
+                        f"{where} pair {pair.index}: port_base {settings['port_base']} + {pair.index - 1} is above "
+                        "65535; lower port_base",
+                        position,
+                    )
                 )
+                port = 65535  # reported above; the plan is not used
             resolved.append(
                 {
                     "pair": pair.index,
@@ -691,14 +782,16 @@ def build_plan(
             _problems_for_concurrency(problems, where, resolved, swapped)
 
     if planned > max_runs:
-        raise PairedTestError(
+        errors.append(
             f"the tests would make {planned} runs ({'; '.join(counts)}), more than the {max_runs} allowed by "
             "paired_test_max_runs; lower repeat, streams, direction or swap_roles, split the tests over several "
             f"plays, or raise paired_test_max_runs to {planned} if you mean it"
         )
-    _mark_nic_reads(runs)
     hosts = sorted({host for r in runs for p in r["pairs"] for host in (p["server"], p["client"]) if host})
     _problems_for_hosts(problems, hosts, inventory_hosts, play_hosts)
+    if errors:
+        raise PlanErrors(errors, [line for lines in problems.values() for line in lines])
+    _mark_nic_reads(runs)
     if forks is not None:
         needed = max((len(r["client_hosts"]) for r in runs), default=0)
         if needed > forks:
@@ -1341,14 +1434,16 @@ def _headline(pair: PairRecord) -> float | None:
 
 
 # The role's registered results, read by the record from the hosts' variables.
+# Where each piece of a host's report is: the registered results of the role's three tasks per run
+# (esxilab.iperf.paired_test_host part start / clients / stop) and the rescue's fact.
 HOST_REPORT_VARS = {
-    "servers": "__paired_test_servers",
-    "clients": "__paired_test_clients",
-    "stops": "__paired_test_stops",
-    "collects": "__paired_test_collects",
-    "failure": "__paired_test_failure",
-    "nic_before": "__paired_test_nic_before",
-    "nic_after": "__paired_test_nic_after",
+    "servers": ("__paired_test_start", "servers"),
+    "nic_before": ("__paired_test_start", "nic_before"),
+    "clients": ("__paired_test_part", "clients"),
+    "collects": ("__paired_test_part", "collects"),
+    "stops": ("__paired_test_end", "stops"),
+    "nic_after": ("__paired_test_end", "nic_after"),
+    "failure": ("__paired_test_failure", None),
 }
 
 
@@ -1388,8 +1483,11 @@ def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | No
             reports.append(None)
             continue
         report: dict[str, Any] = {"host": entry["inventory_hostname"]}
-        for key, name in HOST_REPORT_VARS.items():
-            report[key] = entry.get(name)
+        for key, (name, field) in HOST_REPORT_VARS.items():
+            value = entry.get(name)
+            report[key] = value.get(field) if field is not None and isinstance(value, Mapping) else value
+            if field is not None and not isinstance(value, Mapping):
+                report[key] = None
         reports.append(report)
     return reports
 

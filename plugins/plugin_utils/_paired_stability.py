@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import closest, unknown_keys_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
 
 __all__ = ["REPEAT_KEYS", "RepeatSpec", "StabilityError", "assess", "read_repeat"]
@@ -92,7 +93,9 @@ def read_repeat(value: Any, where: str) -> RepeatSpec:
     unknown = sorted(str(k) for k in value if k not in REPEAT_KEYS)
     if unknown:
         known = ", ".join(REPEAT_KEYS)
-        raise StabilityError(f"{where}: repeat has unknown key(s) {', '.join(unknown)}; known: {known}")
+        shown = unknown_keys_text(unknown, REPEAT_KEYS)
+        listed = "" if all(closest(key, REPEAT_KEYS) for key in unknown) else f"; known: {known}"
+        raise StabilityError(f"{where}: repeat has unknown key(s) {shown}{listed}")
     counts: dict[str, int] = {}
     for key in ("min", "max"):
         if key not in value:

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["RoleVarsError", "Unknown", "known_names", "unknown_names", "warning"]
+__all__ = ["RoleVarsError", "Unknown", "closest", "known_names", "unknown_keys_text", "unknown_names", "warning"]
 
 _SET_FACT = ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact")
 _SET_FACT_NOT_FACTS = frozenset({"cacheable"})
@@ -97,13 +97,25 @@ def known_names(role_dir: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def closest(name: str, valid: Iterable[str]) -> str | None:
+    """The valid name closest to ``name`` (a likely typo of it), or None when none is close."""
+    return next(iter(difflib.get_close_matches(name, sorted(set(valid)), n=1, cutoff=_CUTOFF)), None)
+
+
+def unknown_keys_text(unknown: Iterable[str], valid: Iterable[str]) -> str:
+    """``strams (did you mean streams?), foo`` - the unknown keys, each with its closest valid key."""
+    parts = []
+    for key in unknown:
+        near = closest(key, valid)
+        parts.append(f"{key} (did you mean {near}?)" if near else key)
+    return ", ".join(parts)
+
+
 def unknown_names(defined: Iterable[str], prefix: str, known: Iterable[str]) -> list[Unknown]:
     """The ``defined`` names that start with ``prefix`` and are not ``known``, sorted, each with a suggestion."""
     valid = sorted(name for name in set(known) if name.startswith(prefix))
     found = sorted({name for name in defined if name.startswith(prefix)} - set(known))
-    return [
-        Unknown(name, next(iter(difflib.get_close_matches(name, valid, n=1, cutoff=_CUTOFF)), None)) for name in found
-    ]
+    return [Unknown(name, closest(name, valid)) for name in found]
 
 
 def warning(role: str, unknown: Unknown) -> str:

@@ -35,6 +35,7 @@ import itertools
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import time
@@ -407,7 +408,7 @@ def test_every_host_has_the_results(lab: Lab, tmp_path: Path) -> None:
         (
             [{"name": "t", "pairs": [_pair("h1", "h2")]}],
             {"paired_test_binary": "/nonexistent/iperf3"},
-            "h1 has no runnable iperf3; h2 has no runnable iperf3; looked at /nonexistent/iperf3",
+            "no runnable iperf3 on this host (looked at /nonexistent/iperf3; found none)",
         ),
     ],
 )
@@ -568,3 +569,28 @@ def test_continue_on_error_records_the_failed_run_and_goes_on(lab: Lab, tmp_path
     dead_stats = summary["dead"]["stats"]
     assert (dead_stats["skipped"], dead_stats["count"], dead_stats["mean"]) == (1, 0, None)  # the failed run
     _assert_clean(outcome)
+
+
+def _banners(output: str) -> list[str]:
+    return re.findall(r"^TASK \[(.*?)\]", output, flags=re.MULTILINE)
+
+
+def test_a_run_is_three_tasks_and_a_record_and_idle_hosts_do_nothing(lab: Lab, tmp_path: Path) -> None:
+    """The tasks a play runs (every task banner of Ansible's output): a one-run play, and what each run adds; the
+    hosts no test uses (h1, h2) take no part after the preflight."""
+    lab.up()
+    counts = []
+    for repeat in (1, 3):
+        folder = tmp_path / f"repeat{repeat}"
+        folder.mkdir()
+        outcome = _play(lab, folder, [{"name": "one", "pairs": [_pair("h3", "h4")], "duration": 1, "repeat": repeat}])
+        assert outcome.rc == 0, outcome.output[-3000:]
+        counts.append(len(_banners(outcome.output)))
+        series = outcome.output.index("TASK [esxilab.iperf.paired_test : Run the tests, one run after the other, and")
+        after = outcome.output[outcome.output.index("TASK [", series + 10) :]  # after the series' include
+        assert not re.search(r"^\w+: \[h[12]\]", after, flags=re.MULTILINE), after[:3000]
+        assert re.search(r"^ok: \[h3\]", after, flags=re.MULTILINE)  # the control: lines of the run hosts
+    one, three = counts
+    print(f"tasks: one run {one}, three runs {three} ({(three - one) / 2:g} per added run)")
+    assert (three - one) / 2 <= 4, counts  # start, clients, stop, record
+    assert one <= 21, counts  # it was 45 (issue 20)

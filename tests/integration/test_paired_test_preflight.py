@@ -1,11 +1,12 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test preflight refuses bad settings before any run, by the real ansible-playbook.
+"""The paired_test preflight, by the real ansible-playbook: every problem at once, before any host is contacted.
 
 No lab and no network: two inventory hosts with the local connection, addresses from the
-benchmark range that nothing is ever sent to. Every case fails in the preflight, before the
-role looks for iperf on the hosts, so no host is contacted and no report is written.
+benchmark range that nothing is ever sent to. Each refusal is proven by the unit tests of the
+Python that makes it (tests/unit/plugins/plugin_utils/paired/test_preflight.py, test_paired.py);
+here one play shows how the role surfaces them: all in one message, once, nothing run, no report.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ PLAYBOOK = PAIRED_TEST_PLAYBOOK
 INVENTORY = """[lab]
 h1 ansible_connection=local lab_address=198.19.236.11
 h2 ansible_connection=local lab_address=198.19.236.12
+h3 ansible_connection=local lab_address=198.19.236.13
 """
 TEST = {"name": "t", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}
 
 
-def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tuple[int, str, float]:
+def _play(tmp: Path, tests: list[dict[str, Any]], *extra: str, **settings: Any) -> tuple[int, str, float]:
     (tmp / "hosts.ini").write_text(INVENTORY)
     variables = {
-        "paired_test_tests": [test],
+        "paired_test_tests": tests,
         "paired_test_address_var": "lab_address",
         "paired_test_state_dir": str(tmp / "remote"),
         "paired_test_report_dir": str(tmp / "reports"),
@@ -42,113 +44,69 @@ def _play(tmp: Path, test: dict[str, Any], *extra: str, **settings: Any) -> tupl
     (tmp / "vars.json").write_text(json.dumps(variables))
     started = time.monotonic()
     proc = run_playbook("-i", tmp / "hosts.ini", PLAYBOOK, "-e", f"@{tmp / 'vars.json'}", *extra, timeout=120)
-    return proc.returncode, " ".join((proc.stdout + proc.stderr).split()), time.monotonic() - started
+    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
 
 
-# The refusals the role makes in Jinja (knee tolerance, report name, state dir: issue 20 moves them into Python)
-# are proven here, in make test; a refusal made by the Python plan is proven by its unit test
-# (tests/unit/plugins/plugin_utils/test_paired.py) and here by one play (repeat), the rest in make test-full.
-CASES = [
-    (
-        {**TEST, "repeat": 100000},
-        {},
-        "the tests would make 100000 runs (test 't': 1 streams value(s) x 1 direction(s) x 1 role order(s) x "
-        "repeat 100000 = 100000), more than the 1000 allowed by paired_test_max_runs",
-    ),
-    (
-        TEST,
-        {"paired_test_knee_tolerance": 5},
-        "paired_test_knee_tolerance=5 is not a fraction in [0, 1): it is the fraction of the best mean within "
-        "which a stream count counts as the plateau (the knee); for 5 % write 0.05.",
-    ),
-    (
-        TEST,
-        {"paired_test_knee_tolerance": "-0.1"},
-        "paired_test_knee_tolerance=-0.1 is not a fraction in [0, 1)",
-    ),
-    (
-        TEST,
-        {"paired_test_report_name": "../x"},
-        'paired_test_report_name="../x" is not a plain file name: use letters, digits and . _ + - only',
-    ),
-    (
-        {**TEST, "bandwidth": "10X"},
-        {},
-        "test 't': bandwidth='10X' is not a rate iperf reads: a number of bit/s with an optional K, M, G or T suffix",
-    ),
-    (
-        TEST,
-        {"paired_test_bandwidth": "10X"},
-        "role variable paired_test_bandwidth: bandwidth='10X' is not a rate iperf reads",
-    ),
-    (
-        TEST,
-        {"paired_test_state_dir": "state"},
-        'paired_test_state_dir="state" on h1 is not an absolute path',
-    ),
-    (
-        {**TEST, "pairs": [{"server": "h1", "client": "h2", "external": {"deadline": 60}}]},
-        {},
-        "test 't' pair 1: client and external are both set; a pair has either a client in the inventory (client) "
-        "or clients outside it (external) - remove one",
-    ),
-    (
-        {**TEST, "pairs": [{"server": "h1", "external": {"deadline": 60}}], "direction": "reverse"},
-        {},
-        "test 't': direction='reverse' cannot be used with external clients: the external client chooses the "
-        "direction (-R on its command line); leave direction at forward",
-    ),
-    (
-        {**TEST, "pairs": [{"server": "h1", "external": {"count": 2}}]},
-        {},
-        "external.deadline is missing",
-    ),
-]
-IDS = [
-    "repeat",
-    "knee_tolerance",
-    "knee_negative",
-    "report_name",
-    "bandwidth",
-    "role_bandwidth",
-    "state_dir",
-    "external_and_client",
-    "external_reverse",
-    "external_deadline",
-]
-IN_MAKE_TEST = {"repeat", "knee_tolerance", "report_name", "state_dir"}
+def _no_test_play(tmp: Path) -> float:
+    """The wall time of a play with no task over the same inventory (Ansible's own start-up)."""
+    (tmp / "hosts.ini").write_text(INVENTORY)
+    (tmp / "empty.yml").write_text("- name: Nothing\n  hosts: all\n  gather_facts: false\n  tasks: []\n")
+    started = time.monotonic()
+    proc = run_playbook("-i", tmp / "hosts.ini", tmp / "empty.yml", timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return time.monotonic() - started
 
 
-@pytest.mark.parametrize(
-    ("test", "settings", "message"),
-    [
-        pytest.param(*case, id=i, marks=() if i in IN_MAKE_TEST else pytest.mark.full)
-        for case, i in zip(CASES, IDS, strict=True)
-    ],
-)
-def test_bad_settings_fail_in_the_preflight(
-    tmp_path: Path, test: dict[str, Any], settings: dict[str, Any], message: str
-) -> None:
-    rc, output, seconds = _play(tmp_path, test, **settings)
+def test_every_problem_is_reported_at_once_before_anything_runs(tmp_path: Path) -> None:
+    tests: list[dict[str, Any]] = [
+        {**TEST, "strams": 2, "duration": 0},
+        {"name": "u", "pairs": [{"server": "h1", "client": "h9"}]},
+        {**TEST, "name": "v", "repeat": 100000},
+    ]
+    rc, output, seconds = _play(
+        tmp_path,
+        tests,
+        paired_test_knee_tolerance=5,
+        paired_test_state_dir="state",
+        report_baseline=str(tmp_path / "missing" / "results.json"),
+        report_max_drop_percnt=5,
+    )
     assert rc != 0
-    assert message in output, output[-3000:]
+    lines = [
+        "problem(s) with the settings, nothing was run:",
+        "report_max_drop_percnt is not an option of esxilab.iperf.report (did you mean report_max_drop_percent?)",
+        "paired_test_knee_tolerance=5 is not a fraction in [0, 1)",
+        "paired_test_tests[0]: test 't': unknown key(s) strams (did you mean streams?)",
+        "paired_test_tests[0]: test 't': duration must be at least 1, got 0",
+        "the tests would make 100001 runs",
+        "h9 is not in the inventory",
+        'paired_test_state_dir="state" on h1 is not an absolute path',
+        f"report_baseline={tmp_path / 'missing' / 'results.json'}: ",
+    ]
+    message = output[output.index("[ERROR]") : output.index("fatal:")]
+    for needle in lines:
+        assert needle in message, (needle, message)
+    assert message.count("is not an option") == 1  # the message once, not once per host
     assert "Probe the hosts of the tests for iperf" not in output  # stopped before any host is contacted
-    assert "Start the iperf servers" not in output
     assert not (tmp_path / "reports").exists()
-    assert seconds < 60, seconds  # repeat=100000 used to keep Ansible busy for minutes
+    baseline = _no_test_play(tmp_path)
+    print(f"preflight failure {seconds:.1f} s, a play with no task {baseline:.1f} s ({seconds / baseline:.2f}x)")
+    assert seconds < 3 * baseline + 5, (seconds, baseline)  # not minutes of planning (repeat=100000)
 
 
-def test_good_settings_pass_the_preflight_in_check_mode(tmp_path: Path) -> None:
+def test_good_settings_pass_and_a_host_no_test_uses_does_nothing_after_the_preflight(tmp_path: Path) -> None:
     settings = {"paired_test_knee_tolerance": "0.1", "paired_test_max_runs": 2, "paired_test_bandwidth": "1.5G/10"}
-    rc, output, _seconds = _play(tmp_path, {**TEST, "repeat": 2}, "--check", **settings)
+    rc, output, _seconds = _play(tmp_path, [{**TEST, "repeat": 2}], "--check", **settings)
     assert rc == 0, output[-3000:]
     assert "Probe the hosts of the tests for iperf" in output
+    probe = output[output.index("Probe the hosts of the tests for iperf") :]
+    probe = probe[: probe.index("TASK [", 10)]
+    assert "skipping: [h3]" in probe and "[h1]" in probe and "[h2]" in probe
 
 
 def test_an_external_pair_passes_the_preflight_in_check_mode(tmp_path: Path) -> None:
     """A pair without a client in the inventory (external) is accepted by the role's argument spec and the plan."""
     test = {**TEST, "pairs": [{"server": "h1", "external": {"count": 2, "deadline": 30, "from": "198.19.236.50"}}]}
-    rc, output, _seconds = _play(tmp_path, test, "--check")
+    rc, output, _seconds = _play(tmp_path, [test], "--check")
     assert rc == 0, output[-3000:]
     assert "Probe the hosts of the tests for iperf" in output
-    assert "1 host(s) of this play take part in no test: h2." in output  # the external client is no host

@@ -116,12 +116,24 @@ def _run_probe(params: Mapping[str, Any], execute: Execute, *, token: str) -> di
     candidates = _candidates(params)
     probe = _probe(execute, token, candidates=candidates)
     found = ", ".join(f"{b['path']} ({b['family']} {b['version']})" for b in probe.binaries if b["runnable"])
-    return {
+    result = {
         "changed": False,
         "probe": probe_result(probe, candidates),
         "host_is_esxi": probe.caps.esxi,
         "msg": f"found {found}" if found else "no runnable iperf binary found",
     }
+    runnable = {b["family"] for b in probe.binaries if b["runnable"]}
+    missing = [family for family in params.get("require") or [] if family not in runnable]
+    if missing:
+        binary = params.get("binary")
+        looked = f"at {binary}" if binary else "in the ESXi locations and for iperf3 and iperf in PATH"
+        raise IperfRunError(
+            f"no runnable {' or '.join(missing)} on this host (looked {looked}; found {found or 'none'}). Install it "
+            "(Linux - the iperf3 or iperf package; ESXi - esxilab.iperf.esxi_iperf_install), set binary "
+            "(paired_test_binary) to its path, or choose another tool",
+            result | {"error_kind": "not_installed"},
+        )
+    return result
 
 
 def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:

@@ -70,7 +70,7 @@ APPLIES: dict[Mode, set[str]] = {
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
-    "probe": {"mode", "binary"},
+    "probe": {"mode", "binary", "require"},
 }
 
 _SIZE_RE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[kKmMgG]?$")

@@ -98,7 +98,7 @@ def _set_facts(path: str) -> list[dict[str, Any]]:
 def test_the_role_keeps_the_contract_progress_depends_on() -> None:
     """paired_test_plan set in the preflight; paired_test_results set to [] before the runs, then after each run."""
     assert any("paired_test_plan" in facts for facts in _set_facts("preflight.yml"))
-    assert any(facts.get("paired_test_results") == [] for facts in _set_facts("main.yml"))
+    assert any(facts.get("paired_test_results") == [] for facts in _set_facts("preflight.yml"))
     assert any(
         "paired_test_results" in facts and "+ [" in str(facts["paired_test_results"]) for facts in _set_facts("run.yml")
     )

@@ -82,7 +82,10 @@ def test_plan_filter_passes_the_inventory_checks_through() -> None:
 
 
 def test_plan_filter_errors_are_filter_errors() -> None:
-    with pytest.raises(AnsibleFilterError, match=r"^esxilab.iperf.paired_test_plan: test 't': unknown key\(s\) x;"):
+    with pytest.raises(
+        AnsibleFilterError,
+        match=r"^esxilab.iperf.paired_test_plan: paired_test_tests\[0\]: test 't': unknown key\(s\) x;",
+    ):
         paired_test_plan([{"name": "t", "pairs": TESTS[0]["pairs"], "x": 1}])
 
 

@@ -132,6 +132,16 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "max_loss_percent": {"type": "float"},
         "fail_on_regression": {"type": "bool", "default": True},
     },
+    "paired_test_host": {  # new since: its documented spec, as a check that it derives as meant
+        "part": {"type": "str", "required": True, "choices": ["start", "clients", "stop"]},
+        "run": {"type": "dict", "required": True},
+        "esxi_hosts": {"type": "list", "elements": "str", "default": []},
+    },
+    "paired_test_preflight": {  # new since: its documented spec, as a check that it derives as meant
+        "tests": {"type": "raw", "required": True},
+        "role_path": {"type": "path", "required": True},
+        "unknown_variables": {"type": "str", "choices": ["fail", "warn"], "default": "fail"},
+    },
     "role_vars_check": {
         "role_path": {"type": "path", "required": True},
         "prefix": {"type": "str"},
@@ -148,6 +158,8 @@ SPEC_HOME = {
     "esxi_journal": f"{_PU}._esxi_journal_run",
     "iperf_facts": f"{_ACTION}.iperf_facts",
     "iperf_run": f"{_PU}.iperf_run",
+    "paired_test_host": f"{_ACTION}.paired_test_host",
+    "paired_test_preflight": f"{_ACTION}.paired_test_preflight",
     "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
     "report_gate": f"{_ACTION}.report_gate",
@@ -167,6 +179,8 @@ READERS = {
         "plugin_utils/iperf_run/options.py",
         "plugin_utils/iperf_run/flow.py",
     ],
+    "paired_test_host": ["action/paired_test_host.py"],
+    "paired_test_preflight": ["action/paired_test_preflight.py"],
     "paired_test_report": ["action/paired_test_report.py"],
     "report_write": ["action/report_write.py"],
     "report_gate": ["action/report_gate.py"],
@@ -221,9 +235,12 @@ def test_no_documented_option_is_ignored(name: str) -> None:
 @pytest.mark.parametrize("name", ACTIONS)
 def test_the_derived_spec_is_one_ansible_accepts(name: str) -> None:
     spec = importlib.import_module(SPEC_HOME[name]).ARGUMENT_SPEC
-    required = {k: "x" if v["type"] in ("str", "path") else [] for k, v in spec.items() if v.get("required")}
+    blank = {"str": "x", "path": "x", "dict": {}}
+    required = {k: blank.get(v["type"], []) for k, v in spec.items() if v.get("required")}
     if name == "iperf_run":
         required["mode"] = "stop"
+    if name == "paired_test_host":
+        required["part"] = "stop"
     result = ArgumentSpecValidator(spec).validate(required)
     assert not result.error_messages, result.error_messages
     for option, entry in spec.items():

@@ -1415,11 +1415,12 @@ def test_peer_is_esxi_leaves_the_client_sending_alone() -> None:
 
 def test_paired_test_role_passes_peer_is_esxi() -> None:
     tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/run.yml").read_text())
-    inner = next(t for t in tasks[0]["block"] if "block" in t)["block"]  # after the NIC read before the run
-    client = next(t for t in inner if t.get("esxilab.iperf.iperf_run", {}).get("mode") == "client")
-    expression = client["esxilab.iperf.iperf_run"]["peer_is_esxi"]
-    # from the server host's probe of the preflight (the same uname check as host_is_esxi)
-    assert "hostvars[item.server].__paired_test_probe.probe.caps.esxi" in expression
+    inner = next(t for t in tasks[0]["block"] if "block" in t)["block"]
+    clients = next(t for t in inner if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "clients")
+    expression = clients["esxilab.iperf.paired_test_host"]["esxi_hosts"]
+    # from the server hosts' probes of the preflight (the same uname check as host_is_esxi); paired_test_host
+    # gives a client peer_is_esxi when its server is one of them (tests/unit/plugins/action/test_paired_test_host.py)
+    assert "__paired_test_probe" in expression and "probe.caps.esxi" in expression
 
 
 @pytest.mark.parametrize("shell", RUN_SHELLS)

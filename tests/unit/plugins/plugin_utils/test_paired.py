@@ -234,12 +234,12 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
     [
         ({"name": "t"}, "paired_test_tests must be a list of tests, got dict"),
         ([], "paired_test_tests is empty"),
-        (["t"], "paired_test_tests item 1 must be a dictionary, got str"),
-        ([{"pairs": _ring()}], "paired_test_tests item 1: name is missing"),
+        (["t"], "paired_test_tests[0] (item 1) must be a dictionary with name and pairs, got str"),
+        ([{"pairs": _ring()}], "paired_test_tests[0].name (item 1) is missing"),
         ([{"name": "t", "pairs": _ring()}, {"name": "t", "pairs": _ring()}], "test 't': two tests have this name"),
         ([{"name": "t"}], "test 't': pairs is missing"),
         ([{"name": "t", "pairs": []}], "test 't': pairs must be a non-empty list"),
-        ([{"name": "t", "pairs": _ring(), "stream": 4}], "test 't': unknown key(s) stream; known keys: name, pairs,"),
+        ([{"name": "t", "pairs": _ring(), "stream": 4}], "test 't': unknown key(s) stream (did you mean streams?)"),
         ([{"name": "t", "pairs": [{"server": "h1"}]}], "test 't' pair 1: client is missing"),
         (
             [{"name": "t", "pairs": [{"server": "h1", "client": "h2", "addr": "x"}]}],
@@ -635,8 +635,8 @@ def test_the_automatic_delay_follows_the_measured_dispatch_time() -> None:
 
 def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
     host_vars = [
-        {"inventory_hostname": "h1", "__paired_test_servers": {"results": []}, "other": 1},
-        {"inventory_hostname": "h2", "__paired_test_clients": {"results": []}},
+        {"inventory_hostname": "h1", "__paired_test_start": {"servers": {"results": []}}, "other": 1},
+        {"inventory_hostname": "h2", "__paired_test_part": {"clients": {"results": []}}, "__paired_test_end": "x"},
         "not a mapping",
     ]
     assert reports_from_host_vars(host_vars) == [

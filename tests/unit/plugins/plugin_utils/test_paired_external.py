@@ -106,7 +106,7 @@ def test_ordinary_pairs_are_unchanged() -> None:
         ([{**SERVER, "external": {"deadline": "soon"}}], {}, "deadline must be a number of seconds above 0"),
         ([{**SERVER, "external": {"count": 0, "deadline": 5}}], {}, "external.count must be a whole number"),
         ([{**SERVER, "external": {"count": 65, "deadline": 5}}], {}, "from 1 to 64"),
-        ([{**SERVER, "external": {"deadline": 5, "form": "1.2.3.4"}}], {}, "unknown key(s) form; known keys: count"),
+        ([{**SERVER, "external": {"deadline": 5, "form": "1.2.3.4"}}], {}, "unknown key(s) form (did you mean from?)"),
         ([{**SERVER, "external": {"deadline": 5, "from": "1.2.3.4/24"}}], {}, "external.from='1.2.3.4/24'"),
         ([{**SERVER, "external": "yes"}], {}, "external must be a dictionary such as {count: 1, deadline: 300}"),
         ([external(), {"server": "esx1", "client": "h2"}], {}, "pair(s) 2 have a client in the inventory"),

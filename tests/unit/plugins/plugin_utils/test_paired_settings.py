@@ -79,17 +79,15 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
 
 
 def test_run_tasks_name_no_setting() -> None:
-    """run.yml passes the settings through (iperf_server / iperf_client), not one line per option."""
-    inner = next(t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"] if "block" in t)["block"]
-    tasks = {t["name"]: t for t in inner}
+    """run.yml hands over the whole run (its iperf_server / iperf_client), not one line per option."""
+    inner = next(t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"] if "block" in t)
+    parts = [*inner["block"], *inner["always"]]
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
-    for task, mode in (
-        (tasks["Start the iperf servers of this host"], "server"),
-        (tasks["Run the iperf client of this host"], "client"),
-    ):
-        assert task["module_defaults"] == {"esxilab.iperf.iperf_run": f"{{{{ __paired_test_run.iperf_{mode} }}}}"}
-        inline = set(task["esxilab.iperf.iperf_run"])
-        assert not inline & fed, f"run.yml still passes {sorted(inline & fed)} itself"
+    assert [t["esxilab.iperf.paired_test_host"]["part"] for t in parts] == ["start", "clients", "stop"]
+    for task in parts:
+        options = task["esxilab.iperf.paired_test_host"]
+        assert options["run"] == "{{ __paired_test_run }}"
+        assert not set(options) & fed, f"run.yml still passes {sorted(set(options) & fed)} itself"
 
 
 def _run(**settings: Any) -> dict[str, Any]:

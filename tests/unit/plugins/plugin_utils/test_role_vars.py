@@ -76,7 +76,8 @@ def test_options_outputs_and_defaults_are_known(role: str) -> None:
 @pytest.mark.parametrize("role", sorted(PREFIX))
 def test_every_role_checks_its_variables_in_its_preflight(role: str) -> None:
     tasks = yaml.safe_load((ROLES / role / "tasks" / "preflight.yml").read_text())
-    assert tasks[0]["esxilab.iperf.role_vars_check"]["role_path"] == "{{ role_path }}"
+    check = "esxilab.iperf.paired_test_preflight" if role == "paired_test" else "esxilab.iperf.role_vars_check"
+    assert tasks[0][check]["role_path"] == "{{ role_path }}"
 
 
 def test_paired_test_passes_only_report_options_to_the_report_role() -> None:

@@ -1,0 +1,182 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin ``esxilab.iperf.paired_test_host``: one host's part of one run, in one task.
+
+Documentation: the module file of the same name. Each server start, client, collect, stop and NIC
+read is the collection's own action (``iperf_run``, ``iperf_facts``) run over this task's
+connection, as ``ansible.builtin.template`` runs ``copy``: the same validation, scripts and
+results as a task of its own, without a task per step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
+
+_NAME = "esxilab.iperf.paired_test_host"
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
+_display = Display()
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    """The options that are set (Ansible's ``omit``: a falsy value is left out)."""
+    return {name: value for name, value in options.items() if value not in (None, "")}
+
+
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """Do this host's part of a run with the collection's own actions."""
+
+    TRANSFERS_FILES = False
+    _lost: str | None = None  # the connection was lost in a step: no later step is tried
+
+    def _step(self, name: str, args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        """Run the action ``esxilab.iperf.<name>`` with ``args`` over this task's connection; its result."""
+        if self._lost:
+            return {"unreachable": True, "msg": self._lost}
+        task = self._task.copy()
+        task.args = dict(args)
+        task.action = f"esxilab.iperf.{name}"
+        action = self._shared_loader_obj.action_loader.get(
+            f"esxilab.iperf.{name}",
+            task=task,
+            connection=self._connection,
+            play_context=self._play_context,
+            loader=self._loader,
+            templar=self._templar,
+            shared_loader_obj=self._shared_loader_obj,
+        )
+        try:
+            result: dict[str, Any] = action.run(task_vars=task_vars)
+        except AnsibleConnectionFailure as exc:  # as a looped task's item: this item unreachable, the host too
+            self._lost = f"{exc}"
+            return {"unreachable": True, "msg": self._lost}
+        return result
+
+    def _nic(self, run: Mapping[str, Any], host: str, task_vars: dict[str, Any]) -> dict[str, Any] | None:
+        addresses = (run.get("nic_addresses") or {}).get(host)
+        if not addresses:
+            return None
+        return self._step("iperf_facts", {"gather_tools": False, "nic_counters_of": list(addresses)}, task_vars)
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
+        if args is None:  # wrong or unknown options
+            return result
+        variables = task_vars or {}
+        host = str(variables.get("inventory_hostname"))
+        run: Mapping[str, Any] = args["run"]
+        number = run.get("run")
+        pairs = [p for p in run.get("pairs") or [] if isinstance(p, Mapping)]
+        served = [p for p in pairs if p.get("server") == host]
+        common = _given(state_dir=args["state_dir"])
+        tool = _given(binary=args["binary"], probe=args["probe"])
+        result.update(changed=False, run=number)
+        failed: list[str] = []
+        part = args["part"]
+
+        if part == "start":
+            result["nic_before"] = self._nic(run, host, variables) if run.get("nic_before") else None
+            for pair in pairs:
+                outside = pair.get("external_server")
+                if pair.get("client") == host and isinstance(outside, Mapping):
+                    _display.display(
+                        f"Pair {pair['pair']}: the client on {host} connects to {pair['address']}:{pair['port']}, a "
+                        "server outside the inventory - it must be listening there now (iperf3.exe on Windows takes "
+                        f"the same arguments): {outside.get('command')}"
+                    )
+            items = []
+            for pair in served:
+                if pair.get("external_server"):
+                    continue
+                step = {
+                    **(run.get("iperf_server") or {}),
+                    "mode": "server",
+                    "port": pair["port"],
+                    "one_off": bool(pair.get("one_off")),
+                    **_given(bind=pair.get("bind")),
+                    **common,
+                    **tool,
+                }
+                outcome = self._step("iperf_run", step, variables)
+                items.append({**outcome, "item": pair})
+                if outcome.get("failed") or self._lost:
+                    failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the server did not start')}")
+                    break  # the ones started are stopped by part=stop (always)
+            result["servers"] = {"results": items}
+            result["ready_at"] = round(time.time(), 3)
+
+        elif part == "clients":
+            items = []
+            for pair in pairs:
+                if pair.get("client") != host:
+                    continue
+                peer = pair.get("server")
+                step = {
+                    **(run.get("iperf_client") or {}),
+                    "mode": "client",
+                    "server": pair["address"],
+                    "port": pair["port"],
+                    "labels": pair.get("labels") or {},
+                    "peer_is_esxi": peer is not None and peer in args["esxi_hosts"],
+                    **_given(bind=pair.get("client_bind")),
+                    **(_given(start_at=args["start_at"]) if run.get("barrier") else {}),
+                    **common,
+                    **tool,
+                }
+                outcome = self._step("iperf_run", step, variables)
+                items.append({**outcome, "item": pair})
+                if outcome.get("failed") or self._lost:
+                    failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the client failed')}")
+            result["clients"] = {"results": items}
+            collects = []
+            for pair in served:
+                external = pair.get("external")
+                if failed or self._lost or not isinstance(external, Mapping):
+                    continue
+                _display.display(
+                    f"Pair {pair['pair']}: waiting up to {external.get('deadline')} s for {external.get('count')} "
+                    f"client test(s){(' from ' + str(external['from'])) if external.get('from') else ''}; on the "
+                    "external host run (iperf3.exe on Windows takes the same arguments): "
+                    f"{external.get('command')}"
+                )
+                step = {
+                    "mode": "collect",
+                    "port": pair["port"],
+                    "clients": external.get("count"),
+                    "deadline": external.get("deadline"),
+                    "labels": pair.get("labels") or {},
+                    **_given(bind=pair.get("bind"), peer=external.get("from")),
+                    **common,
+                }
+                outcome = self._step("iperf_run", step, variables)
+                collects.append({**outcome, "item": pair})
+            result["collects"] = {"results": collects}
+
+        else:  # stop
+            items = []
+            for pair in served:
+                if pair.get("external_server") or self._lost:
+                    continue
+                step = {"mode": "stop", "port": pair["port"], **_given(bind=pair.get("bind")), **common}
+                outcome = self._step("iperf_run", step, variables)
+                items.append({**outcome, "item": pair})
+            result["stops"] = {"results": items}
+            result["nic_after"] = self._nic(run, host, variables) if run.get("nic_after") and not self._lost else None
+
+        if self._lost:
+            result.update(unreachable=True, msg=f"{_NAME} run {number} part {part} on {host}: {self._lost}")
+        elif failed:
+            result.update(failed=True, msg=f"{_NAME} run {number} part {part} on {host}: " + "; ".join(failed))
+        else:
+            result["msg"] = f"run {number}: {part} done on {host}"
+        return result

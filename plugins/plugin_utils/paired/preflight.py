@@ -1,0 +1,327 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one preflight of ``esxilab.iperf.paired_test``: every setting checked before anything runs on a host.
+
+:func:`preflight` takes what the play gives (the tests, the role's settings, the report's settings,
+the names of the variables defined, the state directory of each host) and returns the plan with
+**every** problem found, one line each, each naming the option by its full path
+(``paired_test_tests[0].pairs[1]: ...``, ``report_baseline: ...``) and the fix. It reads the
+controller's files only (the baseline, a SQLite history) and connects to a PostgreSQL history to
+read its schema version; it writes nothing.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
+    MAX_RUNS,
+    PairedTestError,
+    PlanErrors,
+    build_plan,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Unknown, unknown_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+
+__all__ = [
+    "GATE_OPTIONS",
+    "Outcome",
+    "RoleNames",
+    "check_report",
+    "check_role_settings",
+    "check_state_dirs",
+    "preflight",
+    "stored_schema_version",
+]
+
+#: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset.
+GATE_OPTIONS = (
+    "report_max_drop_percent",
+    "report_min_line_rate_percent",
+    "report_max_retransmits",
+    "report_max_loss_percent",
+)
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_NUMBER = re.compile(r"^[0-9]*[.]?[0-9]+([eE][-+]?[0-9]+)?$")
+
+
+@dataclass(frozen=True)
+class RoleNames:
+    """The variables one role knows: names starting with ``prefix`` that are not ``known`` are likely typos."""
+
+    role: str  # esxilab.iperf.paired_test
+    prefix: str  # paired_test_
+    known: frozenset[str]
+
+
+@dataclass
+class Outcome:
+    """The plan (``None`` when the tests cannot be planned), the problems and the warnings, one line each."""
+
+    plan: dict[str, Any] | None
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _number(value: Any) -> float | None:
+    """A finite number given as a number or a numeric string (``-e`` gives strings); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(float(value)) else None
+    if isinstance(value, str) and _NUMBER.match(value.strip().lstrip("-")):
+        number = float(value.strip())
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str | int | float | bool) or value is None else repr(value)
+
+
+def check_role_settings(knee_tolerance: Any, report_name: Any, max_runs: Any) -> list[str]:
+    """The role settings used after the series (the knee, the report's name) and the run limit."""
+    problems = []
+    knee = _number(knee_tolerance)
+    if knee is None or not 0 <= knee < 1:
+        problems.append(
+            f"paired_test_knee_tolerance={_shown(knee_tolerance)} is not a fraction in [0, 1): it is the fraction of "
+            "the best mean within which a stream count counts as the plateau (the knee); for 5 % write 0.05"
+        )
+    if report_name is not None and (not isinstance(report_name, str) or not _PLAIN_NAME.match(report_name)):
+        problems.append(
+            f"paired_test_report_name={_shown(report_name)} is not a plain file name: use letters, digits and . _ + - "
+            "only, starting with a letter or digit (no directory, no '..', no spaces), for example "
+            "vswitch-2026-12-01; the reports go to paired_test_report_dir"
+        )
+    runs = _number(max_runs)
+    if runs is None or runs < 1 or runs != int(runs):
+        problems.append(
+            f"paired_test_max_runs={_shown(max_runs)} must be a whole number of at least 1 (default {MAX_RUNS})"
+        )
+    return problems
+
+
+def check_state_dirs(state_dirs: Mapping[str, Any], hosts: Iterable[str]) -> list[str]:
+    """``paired_test_state_dir`` of every host of the tests: an absolute path on one line."""
+    problems = []
+    for host in hosts:
+        value = state_dirs.get(host)
+        if not isinstance(value, str) or not value.startswith("/") or "\n" in value:
+            problems.append(
+                f"paired_test_state_dir={_shown(value)} on {host} is not an absolute path: the servers' pidfiles and "
+                "logs go there on the host, and a relative path would depend on the connection's working directory; "
+                "set an absolute directory that exists on the host, such as /tmp (per host in host_vars if needed)"
+            )
+    return problems
+
+
+def stored_schema_version(conn: history.Connection) -> int:
+    """The schema version a history holds (0: none yet), read without creating anything."""
+    if conn.dialect == "sqlite":
+        query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    else:
+        query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    rows = conn.execute(query)
+    if not rows or not int(rows[0][0]):
+        return 0
+    rows = conn.execute("SELECT MAX(version) FROM schema_version")
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def _writable_ancestor(path: str) -> str | None:
+    """The nearest existing directory above ``path`` when it cannot be written (None: it can)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while directory and not os.path.exists(directory):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None if os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK) else directory
+
+
+def _check_history(
+    url: Any, password: str | None, resolve: Callable[[str], str], connect: Callable[..., history.Connection | None]
+) -> tuple[list[str], str]:
+    """Problems with ``report_history`` and its kind (``none``, ``sqlite``, ``postgresql``)."""
+    text = "none" if url is None else url
+    if not isinstance(text, str):
+        return [f"report_history={_shown(url)} must be sqlite:///PATH, postgresql://USER@HOST/DB or none"], "none"
+    try:
+        target = parse_target(text, option="report_history")
+    except HistoryError as exc:
+        return [str(exc)], "none"
+    if target.kind == "sqlite" and target.path is not None:
+        path = resolve(target.path)
+        if os.path.islink(path):
+            return [f"report_history: {path} is a symbolic link; give the database file itself"], target.kind
+        if not os.path.exists(path):
+            blocked = _writable_ancestor(path)
+            if blocked is not None:
+                return [
+                    f"report_history: the SQLite history {path} does not exist and cannot be created ({blocked} is "
+                    "not a directory this user can write); choose another sqlite:/// path"
+                ], target.kind
+            return [], target.kind
+        if not os.path.isfile(path):
+            return [f"report_history: {path} exists and is not a file; choose another sqlite:/// path"], target.kind
+        target = history.HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
+    if target.kind == "none":
+        return [], target.kind
+    try:
+        conn = connect(target, password)
+    except (HistoryError, ValueError) as exc:
+        return [str(exc)], target.kind
+    if conn is None:
+        return [], target.kind
+    try:
+        version = stored_schema_version(conn)
+    except Exception as exc:  # any driver error reading the store is the user's to fix
+        return [f"report_history={target.shown}: cannot read its schema version: {exc}"], target.kind
+    finally:
+        conn.close()
+    if version > history.LATEST:
+        return [
+            f"report_history={target.shown}: the history's schema is version {version}, newer than this collection's "
+            f"{history.LATEST}: upgrade esxilab.iperf, or point report_history at another store"
+        ], target.kind
+    return [], target.kind
+
+
+def _check_baseline(value: Any, history_kind: str, resolve: Callable[[str], str]) -> list[str]:
+    if value is None or value == "":
+        return []
+    if value == "previous":
+        if history_kind == "none":
+            return [
+                "report_baseline=previous compares with the last comparable run in the history, but report_history is "
+                "none: set report_history (sqlite:///PATH or postgresql://...) or give a results.json"
+            ]
+        return []
+    if not isinstance(value, str) or not value.endswith(".json"):
+        return [
+            f"report_baseline={_shown(value)} must be previous (the last comparable run in report_history) or the "
+            "path of a results.json of an earlier report"
+        ]
+    path = resolve(value)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        return [
+            f"report_baseline={value}: {path} does not exist; give the results.json of an earlier report "
+            "(paired_test_report_files.json), or previous with report_history"
+        ]
+    except (OSError, ValueError) as exc:
+        return [f"report_baseline={value}: cannot read {path} as JSON: {exc}"]
+    try:
+        entries = history.entries_of(document, source=path)
+    except HistoryError as exc:
+        return [f"report_baseline={value}: {exc}"]
+    if not entries:
+        return [f"report_baseline={value}: {path} holds no run to compare with; give the results.json of a report"]
+    return []
+
+
+def check_report(
+    settings: Mapping[str, Any],
+    *,
+    resolve: Callable[[str], str] = os.path.abspath,
+    connect: Callable[..., history.Connection | None] | None = None,
+) -> list[str]:
+    """The settings of the report, the history and the gate (``report_*`` names), before the benchmark."""
+    problems = []
+    rate = settings.get("report_line_rate_bps")
+    if rate is not None and ((_number(rate) or 0) <= 0):
+        problems.append(
+            f"report_line_rate_bps={_shown(rate)} must be a positive number of bit/s, for example 10000000000 for "
+            "10 Gbit/s, or unset for no percentage of line rate"
+        )
+    for name in GATE_OPTIONS:
+        value = settings.get(name)
+        if value is not None and ((_number(value) is None) or (_number(value) or 0) < 0):
+            problems.append(f"{name}={_shown(value)} must be a number of at least 0, or unset to leave it out")
+    if connect is None:
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import open_history
+
+        connect = open_history
+    found, kind = _check_history(
+        settings.get("report_history"), settings.get("report_history_password") or None, resolve, connect
+    )
+    problems.extend(found)
+    problems.extend(_check_baseline(settings.get("report_baseline"), kind, resolve))
+    return problems
+
+
+def _unknown_line(role: RoleNames, item: Unknown) -> str:
+    hint = f"did you mean {item.suggestion}?" if item.suggestion else f"ansible-doc -t role {role.role} lists them"
+    return f"{item.name} is not an option of {role.role} ({hint}); fix the name or remove it"
+
+
+def preflight(
+    tests: Any,
+    *,
+    defaults: Mapping[str, Any],
+    role_settings: Mapping[str, Any],
+    report_settings: Mapping[str, Any],
+    state_dirs: Mapping[str, Any],
+    defined: Iterable[str],
+    roles: Sequence[RoleNames],
+    unknown_fail: bool = True,
+    addresses: Mapping[str, Any] | None = None,
+    address_var: str | None = None,
+    inventory_hosts: Sequence[str] | None = None,
+    play_hosts: Sequence[str] | None = None,
+    forks: int | None = None,
+    reporting: bool = True,
+    resolve: Callable[[str], str] = os.path.abspath,
+    connect: Callable[..., history.Connection | None] | None = None,
+) -> Outcome:
+    """Everything the play gives, checked at once (see the module docstring)."""
+    outcome = Outcome(plan=None)
+    names = list(defined)
+    for role in roles:
+        for item in unknown_names(names, role.prefix, role.known):
+            (outcome.problems if unknown_fail else outcome.warnings).append(_unknown_line(role, item))
+    outcome.problems.extend(
+        check_role_settings(
+            role_settings.get("knee_tolerance"), role_settings.get("report_name"), role_settings.get("max_runs")
+        )
+    )
+    max_runs = _number(role_settings.get("max_runs"))
+    try:
+        plan = build_plan(
+            tests,
+            defaults,
+            addresses=addresses,
+            address_var=address_var,
+            inventory_hosts=inventory_hosts,
+            play_hosts=play_hosts,
+            forks=forks,
+            max_runs=int(max_runs) if max_runs is not None and max_runs >= 1 else MAX_RUNS,
+        )
+    except PlanErrors as exc:
+        outcome.problems.extend(exc.messages)
+        outcome.problems.extend(exc.problems)
+        outcome.problems.extend(check_state_dirs(state_dirs, sorted(state_dirs)))  # no plan: every host given
+    except PairedTestError as exc:
+        outcome.problems.append(str(exc))
+        outcome.problems.extend(check_state_dirs(state_dirs, sorted(state_dirs)))
+    else:
+        for lines in plan["problems"].values():
+            outcome.problems.extend(lines)
+        outcome.problems.extend(check_state_dirs(state_dirs, plan["hosts"]))
+        outcome.plan = plan
+    if reporting:
+        outcome.problems.extend(check_report(report_settings, resolve=resolve, connect=connect))
+    return outcome

@@ -1,0 +1,117 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""paired_test_host: one host's part of a run, each step the collection's own action with the run's options.
+
+The steps themselves (iperf_run, iperf_facts) are proven by their own tests and on the lab; here the
+steps are recorded, to show which ones a host makes, with which options, in which order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import ActionModule
+from tests.unit.plugins.action_harness import make_action
+
+
+def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> dict[str, Any]:
+    return {
+        "run": 3,
+        "pair": number,
+        "server": server,
+        "client": client,
+        "address": f"198.18.0.{number}",
+        "port": 5200 + number,
+        "bind": f"198.18.0.{number}",
+        "client_bind": None,
+        "one_off": False,
+        "labels": {"pair": number},
+        "external": None,
+        "external_server": None,
+        **extra,
+    }
+
+
+RUN = {
+    "run": 3,
+    "barrier": True,
+    "nic_before": True,
+    "nic_after": False,
+    "nic_addresses": {"h1": ["198.18.0.1"]},
+    "iperf_server": {"tool": "iperf3", "server_timeout": 130},
+    "iperf_client": {"tool": "iperf3", "duration": 10, "streams": 2, "reverse": False},
+    "pairs": [_pair(1, "h1", "h2"), _pair(2, "h1", "h3"), _pair(3, "h2", "h1")],
+}
+
+
+def _part(part: str, host: str, fail: str = "", **args: Any) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    steps: list[tuple[str, dict[str, Any]]] = []
+
+    def step(name: str, options: Mapping[str, Any], _task_vars: dict[str, Any]) -> dict[str, Any]:
+        steps.append((name, dict(options)))
+        failed = bool(fail) and options.get("mode") == fail and len(steps) > 1
+        return {"failed": failed, "msg": "no" if failed else "ok"}
+
+    plugin = make_action(
+        ActionModule, "esxilab.iperf.paired_test_host", {"part": part, "run": RUN, "state_dir": "/tmp", **args}
+    )
+    plugin._step = step  # type: ignore[method-assign,assignment]
+    result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": host})
+    return result, steps
+
+
+def test_start_reads_the_nic_then_starts_this_hosts_servers_with_the_runs_options() -> None:
+    result, steps = _part("start", "h1", probe={"p": 1})
+    assert [name for name, _ in steps] == ["iperf_facts", "iperf_run", "iperf_run"]
+    assert steps[0][1] == {"gather_tools": False, "nic_counters_of": ["198.18.0.1"]}
+    assert steps[1][1] == {
+        "tool": "iperf3",
+        "server_timeout": 130,
+        "mode": "server",
+        "port": 5201,
+        "one_off": False,
+        "bind": "198.18.0.1",
+        "state_dir": "/tmp",
+        "probe": {"p": 1},
+    }
+    assert [item["item"]["pair"] for item in result["servers"]["results"]] == [1, 2]
+    assert result["run"] == 3 and isinstance(result["ready_at"], float) and not result.get("failed")
+
+
+def test_a_server_that_does_not_start_ends_the_part_failed() -> None:
+    result, steps = _part("start", "h1", fail="server")
+    assert len(result["servers"]["results"]) == 1 and result["failed"] is True  # the second start is not tried
+    assert "pair 1: no" in result["msg"] and len(steps) == 2
+
+
+def test_clients_start_at_the_barrier_and_know_an_esxi_server() -> None:
+    result, steps = _part("clients", "h1", start_at=1234.5, esxi_hosts=["h2"])
+    assert steps == [
+        (
+            "iperf_run",
+            {
+                "tool": "iperf3",
+                "duration": 10,
+                "streams": 2,
+                "reverse": False,
+                "mode": "client",
+                "server": "198.18.0.3",
+                "port": 5203,
+                "labels": {"pair": 3},
+                "peer_is_esxi": True,
+                "start_at": 1234.5,
+                "state_dir": "/tmp",
+            },
+        )
+    ]
+    assert result["collects"] == {"results": []}
+
+
+def test_stop_stops_every_server_of_this_host_and_a_host_without_servers_does_nothing() -> None:
+    result, steps = _part("stop", "h1")
+    assert [options["port"] for _, options in steps] == [5201, 5202]
+    assert all(options["mode"] == "stop" for _, options in steps) and result["nic_after"] is None
+    result, steps = _part("stop", "h3")
+    assert steps == [] and result["stops"] == {"results": []}
