@@ -75,8 +75,6 @@ attributes:
     details:
       - Linux and ESXi hosts over the plain shell, as M(esxilab.iperf.iperf_run).
 seealso:
-  - role: esxilab.iperf.paired_test
-    description: The role that runs the parts.
   - module: esxilab.iperf.iperf_run
     description: What each server start, client and stop is.
 """

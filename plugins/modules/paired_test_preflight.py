@@ -23,7 +23,7 @@ description:
   - A variable that starts with C(paired_test_) or C(report_) and is no option of the role is a problem (a typo such as
     C(report_max_drop_percnt) would otherwise switch the gate off silently); with O(unknown_variables=warn) it is a
     warning.
-  - Returns the plan of runs (as the filter M(esxilab.iperf.paired_test_plan#filter) does). Reads files on the
+  - Returns the plan of runs (as the filter P(esxilab.iperf.paired_test_plan#filter) does). Reads files on the
     controller and connects to a PostgreSQL history to read its schema version; writes nothing.
 options:
   tests:
@@ -128,7 +128,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 plan:
-  description: The plan of runs - what the filter M(esxilab.iperf.paired_test_plan#filter) returns.
+  description: The plan of runs - what the filter P(esxilab.iperf.paired_test_plan#filter) returns.
   returned: success
   type: dict
 problems:

@@ -27,7 +27,10 @@ Measured (from the child ``ansible-playbook`` and the run records, never estimat
   one-run playbook, and per run (sweep minus one-pair playbook, over 7 runs);
 * accuracy: the role's ``total_bits_per_second`` / the by-hand receiver's bit/s (one pair).
 
-The goals of issue 14 are printed as met / not met; nothing is asserted. Builds its own lab
+The goals of issues 14 and 20 are printed as met / not met; nothing is asserted. Issue 20 adds: the
+tasks a play runs (task banners in Ansible's output: a one-run playbook, and per added run of the
+sweep) and one pair with every lab host in the play against the same pair with its two hosts
+(``--limit``). Builds its own lab
 (``--name``, default ``ptbench``, on ``--subnet``, default 198.19.243.0/24; 2 x the largest pair
 count hosts, every link shaped to ``--rate``) in a temporary state dir and removes it at the end,
 also on failure. Needs root. A script, not a pytest test::
@@ -84,6 +87,12 @@ GOAL_WALL_RATIO_16 = 1.5
 GOAL_CPU_PER_PAIR = 0.2
 GOAL_SPREAD = {16: 0.010, 32: 0.020}
 GOAL_ACCURACY = 0.98
+# The goals of issue 20: ratios measured in the same run (printed, never asserted).
+GOAL20_ONE_PAIR_RATIO = 1.5  # one-pair playbook overhead, collection / by hand
+GOAL20_RUN_RATIO = 1.5  # overhead per run of the 8-run sweep, collection / by hand
+GOAL20_WIDE_RATIO = 1.3  # one pair with every lab host in the play / the same pair with its two hosts
+GOAL20_TASKS_ONE_RUN = 15
+GOAL20_TASKS_PER_RUN = 3
 
 
 @dataclass
@@ -95,6 +104,7 @@ class Play:
     pss_peak: int  # bytes
     sessions: int
     runs: list[dict[str, Any]]  # per run: spread, idle, margin, bits_per_second, errors
+    tasks: int = 0  # task banners in Ansible's output: the tasks the play ran
 
 
 # --------------------------------------------------------------------------------------
@@ -244,7 +254,8 @@ class Bench:
             ANSIBLE_SSH_ARGS="-C -o ControlMaster=auto -o ControlPersist=30m",
         )
 
-    def play(self, kind: str, pairs: int, streams: Sequence[int], duration: int) -> Play:
+    def play(self, kind: str, pairs: int, streams: Sequence[int], duration: int, *, wide: bool = False) -> Play:
+        """One playbook; ``wide``: every lab host is a host of the play (no ``--limit``), the pairs are the same."""
         self.seq += 1
         name = f"p{self.seq:03d}"
         servers = [f"h{2 * i - 1}" for i in range(1, pairs + 1)]
@@ -282,7 +293,8 @@ class Bench:
         sessions = self.work / f"{name}.sessions"
         sessions.touch()
         argv = [str(ANSIBLE_PLAYBOOK), "-i", str(self.state_dir / "inventory.yml"), str(playbook)]
-        argv += ["-e", f"@{vars_file}", "--forks", str(2 * pairs), "--limit", ",".join(hosts)]
+        argv += ["-e", f"@{vars_file}", "--forks", str(2 * pairs)]
+        argv += [] if wide else ["--limit", ",".join(hosts)]
         env = dict(self.env, BENCH_SESSION_LOG=str(sessions))
         rc, wall, cpu, pss, output = run_playbook(argv, env, self.work / f"{name}.log")
         if rc != 0:
@@ -290,7 +302,8 @@ class Bench:
         results = printed_results(output)
         runs = role_runs(results) if kind == ROLE else hand_runs(results)
         count = len(sessions.read_text().splitlines())
-        return Play(wall=wall, cpu=cpu, pss_peak=pss, sessions=count, runs=runs)
+        tasks = len(re.findall(r"^TASK \[", output, flags=re.MULTILINE))
+        return Play(wall=wall, cpu=cpu, pss_peak=pss, sessions=count, runs=runs, tasks=tasks)
 
 
 # --------------------------------------------------------------------------------------
@@ -380,12 +393,15 @@ def main(argv: list[str] | None = None) -> int:
         configs: list[tuple[str, int, list[int], int]] = [(f"pairs{p}", p, [1], PAIR_TEST_SECONDS) for p in pairs]
         if not args.no_sweep:
             configs.append(("sweep", 1, SWEEP_STREAMS, SWEEP_SECONDS))
+        configs.append(("wide", 1, [1], PAIR_TEST_SECONDS))  # one pair, every lab host in the play
         for kind in (ROLE, HAND):  # untimed: ssh masters up on every host, caches warm
             bench.play(kind, max(pairs), [1], 1)
         for index in range(args.rounds):
             for key, count, streams, duration in configs:
                 for kind in (ROLE, HAND) if index % 2 == 0 else (HAND, ROLE):
-                    played = bench.play(kind, count, streams, duration)
+                    if key == "wide" and kind == HAND:
+                        continue  # the by-hand playbook names its hosts: the inventory's size is not its cost
+                    played = bench.play(kind, count, streams, duration, wide=key == "wide")
                     results.setdefault((key, kind), []).append(played)
                     errors = sum(len(r["errors"]) for r in played.runs)
                     print(
@@ -541,6 +557,28 @@ def print_table(
     word = verdict(accuracy, GOAL_ACCURACY, higher_is_better=True)
     print(f"{'accuracy: collection / by hand bit/s':<40}{fmt(accuracy, '', 1, 4):>12}{'':>12}{'>= 0.98':>12}  {word}")
     print("(0 of 1000 server starts listening without a listener: not measured here)")
+
+    one_ratio = None if one[0] is None or not one[1] else one[0] / one[1]
+    run_ratio = None if per_run[0] is None or not per_run[1] else per_run[0] / per_run[1]
+    narrow, wide = fig.med("pairs1", ROLE, lambda p: p.wall), fig.med("wide", ROLE, lambda p: p.wall)
+    wide_ratio = None if narrow is None or wide is None else wide / narrow
+    tasks_one = fig.med("pairs1", ROLE, lambda p: float(p.tasks))
+    tasks_sweep = fig.med("sweep", ROLE, lambda p: float(p.tasks)) if sweep else None
+    added_runs = len(SWEEP_STREAMS) - 1
+    per_added = None if tasks_one is None or tasks_sweep is None else (tasks_sweep - tasks_one) / added_runs
+    goals20 = [
+        Goal("one-pair overhead, collection / by hand", one_ratio, None, GOAL20_ONE_PAIR_RATIO, "x"),
+        Goal("sweep overhead per run, collection / by hand", run_ratio, None, GOAL20_RUN_RATIO, "x"),
+        Goal(f"one pair in {hosts} hosts / in 2 hosts", wide_ratio, None, GOAL20_WIDE_RATIO, "x"),
+        Goal("tasks of a one-run play", tasks_one, None, GOAL20_TASKS_ONE_RUN, ""),
+        Goal("tasks per added run (sweep)", per_added, None, GOAL20_TASKS_PER_RUN, ""),
+        *[g for g in goals if g.label.startswith(("16-pair wall", "16 pairs start", "32 pairs start"))],
+    ]
+    print("\ngoals (issue 20)")
+    print(f"{'goal':<40}{'collection':>12}{'by hand':>12}{'goal':>12}  verdict")
+    for goal in goals20:
+        ours, theirs, limit, word = goal.cells()
+        print(f"{goal.label:<40}{ours:>12}{theirs:>12}{limit:>12}  {word}")
 
 
 if __name__ == "__main__":

@@ -233,8 +233,12 @@ def test_vswitch_forwarding_prints_per_os_means_from_guest_labels(lab: Lab, tmp_
             {"pair": 3},
             "paired_test_tests[0].pairs[1].labels (test 't' pair 2): pair is one of the labels the plan sets",
         ),
-        # the role's argument spec (generated from PAIR_OPTIONS) refuses a list first
-        (["os"], "argument 'labels' is of type list found in 'paired_test_tests -> pairs'"),
+        # the preflight, not the argument spec, reads the tests' items: one line with the fix
+        (
+            ["os"],
+            "paired_test_tests[0].pairs[1].labels (test 't' pair 2) must be a dictionary, got list ['os']; give a "
+            "dictionary of scalar values",
+        ),
     ],
     ids=["nested", "reserved", "list"],
 )

@@ -3,15 +3,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Mistakes in role variables, as a user sees them with the repository's ansible.cfg, by the real ansible-playbook.
 
-* A role variable with the role's prefix that no option matches (``paired_test_stream``) is
-  warned about, naming the closest valid name, and the play goes on; a clean play warns nothing.
+* A role variable with the role's prefix that no option matches (``paired_test_stream``) fails the
+  paired_test preflight, naming the closest valid name, once for the play; with
+  ``paired_test_unknown_variables: warn`` it is warned about and the play goes on; a clean play
+  warns nothing.
 * Another copy of esxilab.iperf on the collection paths (one installed in ``~/.ansible/collections``
   besides the checkout) is warned about once, naming the copy in use and the other with its
   version, whichever comes first; with a single copy (the clean play) there is no warning.
-* A wrong key inside a test definition fails the role's argument validation: with the
-  repository's ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the failure is the one
-  useful line per host, not the role's whole argument spec (compared with ``ansible.builtin.default``
-  in the same test, so the check can fail).
+* A wrong key inside a test definition fails the preflight in one line with the closest valid key.
+* A role variable of the wrong type fails the role's argument validation: with the repository's
+  ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the failure is the one useful line per
+  host, not the role's whole argument spec (compared with ``ansible.builtin.default`` in the same
+  test, so the check can fail).
 
 No lab and no network: two inventory hosts with the local connection, addresses from the
 benchmark range that nothing is sent to, check mode (only the preflight runs).
@@ -39,7 +42,7 @@ h1 ansible_connection=local lab_address=198.19.110.11
 h2 ansible_connection=local lab_address=198.19.110.12
 """
 TEST = {"name": "sweep", "pairs": [{"server": "h1", "client": "h2"}], "duration": 1}
-TYPO = "esxilab.iperf.paired_test: the variable paired_test_stream is not an option of the role and is ignored"
+TYPO = "paired_test_stream is not an option of esxilab.iperf.paired_test"
 
 
 def _play(
@@ -69,12 +72,21 @@ def _settings(tmp: Path, test: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_a_typo_in_a_role_variable_names_the_valid_one(tmp_path: Path) -> None:
+def test_a_typo_in_a_role_variable_fails_the_preflight_naming_the_valid_one(tmp_path: Path) -> None:
     rc, output = _play(tmp_path, PLAYBOOK, **_settings(tmp_path, TEST), paired_test_stream=[1, 2, 4])
+    assert rc != 0, output[-3000:]
+    flat = " ".join(output.split())
+    assert f"{TYPO} (did you mean paired_test_streams?)" in flat, output[-3000:]
+    assert "fatal: [h1]" in flat and "fatal: [h2]" not in flat  # once for the play, not once per host
+    assert "Probe the hosts of the tests" not in flat
+
+
+def test_a_typo_in_a_role_variable_is_a_warning_when_asked(tmp_path: Path) -> None:
+    settings = {**_settings(tmp_path, TEST), "paired_test_unknown_variables": "warn"}
+    rc, output = _play(tmp_path, PLAYBOOK, **settings, paired_test_stream=[1, 2, 4])
     assert rc == 0, output[-3000:]
     flat = " ".join(output.split())
-    print(next(line for line in output.splitlines() if "paired_test_stream " in line))
-    assert f"[WARNING]: {TYPO} - did you mean paired_test_streams?" in flat
+    assert f"[WARNING]: {TYPO} (did you mean paired_test_streams?)" in flat
     assert flat.count(TYPO) == 1  # once, not once per host
 
 
@@ -136,17 +148,25 @@ def test_a_typo_in_a_report_variable_is_found_by_the_report_role(tmp_path: Path)
     assert rc != 0 and "report_runs is empty" in flat  # the role's own check still runs after the warning
 
 
-def test_a_wrong_test_key_fails_in_one_line_not_the_spec_dump(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, {**TEST, "strams": 3})
+def test_a_wrong_test_key_fails_in_one_line_with_the_valid_one(tmp_path: Path) -> None:
+    """A key inside a test is the preflight's to check (the argument spec leaves the tests' items to it)."""
+    rc, output = _play(tmp_path, PLAYBOOK, **_settings(tmp_path, {**TEST, "strams": 3}))
+    assert rc != 0
+    assert "paired_test_tests[0]: test 'sweep': unknown key(s) strams (did you mean streams?)" in output
+    assert "Supported parameters include" not in output and "argument_spec_data" not in output
+
+
+def test_a_wrong_role_variable_type_fails_in_one_line_not_the_spec_dump(tmp_path: Path) -> None:
+    settings = {**_settings(tmp_path, TEST), "paired_test_swap_roles": "maybe"}
     rc, output = _play(tmp_path, PLAYBOOK, **settings)
     rc_default, output_default = _play(tmp_path, PLAYBOOK, stdout_callback="ansible.builtin.default", **settings)
     print(
         f"output with the repository's ansible.cfg: {len(output)} characters; with ansible.builtin.default: "
         f"{len(output_default)}"
     )
-    print("\n".join(line[:200] for line in output.splitlines() if "FAILED" in line or "strams" in line))
+    print("\n".join(line[:200] for line in output.splitlines() if "FAILED" in line or "swap_roles" in line))
     assert rc != 0 and rc_default != 0
-    useful = "paired_test_tests.strams. Supported parameters include: "
+    useful = "paired_test_swap_roles"
     assert useful in output and useful in output_default
     assert "argument_spec_data" not in output
     assert "argument_spec_data" in output_default  # the dump the concise callback leaves out

@@ -64,7 +64,7 @@ def _part(part: str, host: str, fail: str = "", **args: Any) -> tuple[dict[str, 
 
 def test_start_reads_the_nic_then_starts_this_hosts_servers_with_the_runs_options() -> None:
     result, steps = _part("start", "h1", probe={"p": 1})
-    assert [name for name, _ in steps] == ["iperf_facts", "iperf_run", "iperf_run"]
+    assert [step[0] for step in steps] == ["iperf_facts", "iperf_run", "iperf_run"]
     assert steps[0][1] == {"gather_tools": False, "nic_counters_of": ["198.18.0.1"]}
     assert steps[1][1] == {
         "tool": "iperf3",
@@ -111,7 +111,7 @@ def test_clients_start_at_the_barrier_and_know_an_esxi_server() -> None:
 
 def test_stop_stops_every_server_of_this_host_and_a_host_without_servers_does_nothing() -> None:
     result, steps = _part("stop", "h1")
-    assert [options["port"] for _, options in steps] == [5201, 5202]
-    assert all(options["mode"] == "stop" for _, options in steps) and result["nic_after"] is None
+    assert [step[1]["port"] for step in steps] == [5201, 5202]
+    assert all(step[1]["mode"] == "stop" for step in steps) and result["nic_after"] is None
     result, steps = _part("stop", "h3")
     assert steps == [] and result["stops"] == {"results": []}
