@@ -37,6 +37,10 @@ class ActionModule(HostAction):
         return super().validate()
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
-        return backend.run(
+        started = round(time.time(), 3)  # a probe says when Ansible handed it over (the role's first start delay)
+        result = backend.run(
             args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time, sleep=time.sleep
         )
+        if args["mode"] == "probe":
+            result["started_at"] = started
+        return result

@@ -11,6 +11,7 @@ and ``forks``, and resolves relative paths as Ansible does (against the playbook
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -88,6 +89,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         plan = outcome.plan or {}
         result.update(
             plan=plan,
+            finished_at=round(time.time(), 3),
             msg=f"{plan.get('run_count', 0)} run(s) on {len(plan.get('hosts', []))} host(s), every setting usable",
         )
         return result

@@ -35,6 +35,13 @@ options:
     type: list
     elements: dict
     required: true
+  probe_dispatch:
+    description:
+      - Seconds Ansible took to hand the preflight's probe to every host of the tests (from the end of the preflight
+        to the last probe's start, on the controller). For the first run with a number of clients - 4 x that +
+        0.5 s (handing the clients' task over costs more than the probe), at least 1 s and at most the plan's delay -
+        so a one-run play does not wait the planned 1 s + 0.4 s per client. Unset - the plan's delay.
+    type: float
 seealso:
   - plugin: esxilab.iperf.paired_test_record
     plugin_type: filter
@@ -57,13 +64,13 @@ _value:
 _NAME = "esxilab.iperf.paired_test_start_delay"
 
 
-def paired_test_start_delay(run: Any, records: Any) -> float:
+def paired_test_start_delay(run: Any, records: Any, probe_dispatch: Any = None) -> float:
     """The start delay of ``run`` (see the DOCUMENTATION above)."""
     if not isinstance(run, Mapping) or "start_delay" not in run:
         raise AnsibleFilterError(f"{_NAME}: the input must be a run of esxilab.iperf.paired_test_plan, got {run!r:.80}")
     if isinstance(records, str | bytes | Mapping) or not hasattr(records, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: records must be a list of run records, got {type(records).__name__}")
-    return auto_start_delay(run, list(records))
+    return auto_start_delay(run, list(records), probe_dispatch)
 
 
 class FilterModule:

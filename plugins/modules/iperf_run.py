@@ -651,6 +651,11 @@ result:
     labels:
       description: The O(labels).
       type: dict
+started_at:
+  description: O(mode=probe) - when the task began on the controller (epoch seconds).
+  returned: mode is probe
+  type: float
+  sample: 1764979200.125
 error_kind:
   description:
     - What went wrong, as a keyword (see the description); with O(mode=server) also V(port_in_use) and
