@@ -42,5 +42,5 @@ class ActionModule(HostAction):
             args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time, sleep=time.sleep
         )
         if args["mode"] == "probe":
-            result["started_at"] = started
+            result["probe_started_at"] = started
         return result

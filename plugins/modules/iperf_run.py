@@ -651,7 +651,7 @@ result:
     labels:
       description: The O(labels).
       type: dict
-started_at:
+probe_started_at:
   description: O(mode=probe) - when the task began on the controller (epoch seconds).
   returned: mode is probe
   type: float
