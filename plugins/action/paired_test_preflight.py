@@ -78,8 +78,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             warnings.append(shadowed)
         if warnings:
             result["warnings"] = warnings
-        result.update(changed=False, problems=outcome.problems)
-        if outcome.problems:
+        result.update(changed=False)
+        if outcome.problems:  # in the message only: Ansible prints a failed result's keys once more
             count = len(outcome.problems)
             result.update(
                 failed=True,

@@ -131,21 +131,14 @@ plan:
   description: The plan of runs - what the filter P(esxilab.iperf.paired_test_plan#filter) returns.
   returned: success
   type: dict
-problems:
-  description: Every problem found, one line each (the play fails when there is one).
-  returned: always
-  type: list
-  elements: str
-  sample:
-    - "paired_test_tests[0]: test 'fwd': unknown key(s) strams (did you mean streams?); known keys: name, pairs, ..."
-    - "report_baseline=base.json: /play/base.json does not exist; give the results.json of an earlier report ..."
 finished_at:
   description: When the check ended (epoch seconds on the controller); the role measures from it how long Ansible takes
     to hand the next task to the hosts.
   returned: success
   type: float
 msg:
-  description: The problems as one message, or what was checked.
+  description: Every problem found, one line each after the first (the play fails when there is one), or what was
+    checked.
   returned: always
   type: str
 """
