@@ -1493,9 +1493,9 @@ def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | No
         report: dict[str, Any] = {"host": entry["inventory_hostname"]}
         for key, (name, field) in HOST_REPORT_VARS.items():
             value = entry.get(name)
-            report[key] = value.get(field) if field is not None and isinstance(value, Mapping) else value
-            if field is not None and not isinstance(value, Mapping):
-                report[key] = None
+            if field is not None:
+                value = value.get(field) if isinstance(value, Mapping) else None
+            report[key] = value
         reports.append(report)
     return reports
 
