@@ -22,6 +22,8 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 
 _NAME = "esxilab.iperf.paired_test_host"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
@@ -67,6 +69,48 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if not addresses:
             return None
         return self._step("iperf_facts", {"gather_tools": False, "nic_counters_of": list(addresses)}, task_vars)
+
+    def _record(
+        self, result: dict[str, Any], args: Mapping[str, Any], piece: Mapping[str, Any], task_vars: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The keeper's stop: the other stop hosts' results from the spool, the record of the run from them and
+        from what the run's hosts registered, and the records so far as this host's fact."""
+        run: Mapping[str, Any] = args["run"]
+        number = int(run["run"])
+        host = str(task_vars.get("inventory_hostname"))
+        active = set(task_vars.get("ansible_play_hosts") or ())  # a host Ansible dropped runs no stop
+        others = [h for h in recorder.stop_hosts(run) if h != host and h in active]
+        stops = (
+            recorder.wait_pieces(str(args["spool"]), number, others, seconds=recorder.WAIT_SECONDS) if others else {}
+        )
+        if host in recorder.stop_hosts(run):
+            stops[host] = dict(piece)
+        hostvars: Any = task_vars.get("hostvars") or {}
+
+        def registered(name: str, variable: str) -> Any:
+            """A host's variable, untemplated (Ansible's HostVars.raw_get: registered results are data)."""
+            try:
+                values = hostvars.raw_get(name) if hasattr(hostvars, "raw_get") else hostvars[name]
+                return values.get(variable)
+            except (KeyError, TypeError, AttributeError):
+                return None
+
+        missing = f"no stop result came from this host within {recorder.WAIT_SECONDS:g} s"
+        previous = recorder.recorded(task_vars.get("ansible_facts"))
+        record = build_record(
+            run,
+            recorder.reports(run, registered, stops, missing),
+            barrier=args["barrier"],
+            previous=previous,
+        )
+        halt = recorder.halts(record, bool(args["continue_on_error"]))
+        lost = f"; this host's own part: {self._lost}" if self._lost else ""
+        result.update(
+            ansible_facts={"__paired_test_recorded": [*previous, record], "__paired_test_halt": halt},
+            ok=record["ok"],
+            msg=f"run {number}: recorded ({'ok' if record['ok'] else 'failed'}){lost}",
+        )
+        return result
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
@@ -172,6 +216,15 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 items.append({**outcome, "item": pair})
             result["stops"] = {"results": items}
             result["nic_after"] = self._nic(run, host, variables) if run.get("nic_after") and not self._lost else None
+            piece = {"stops": result["stops"], "nic_after": result["nic_after"]}
+            try:
+                if args["record"]:
+                    return self._record(result, args, piece, variables)
+                if args["spool"] and host in recorder.stop_hosts(run):
+                    recorder.write_piece(args["spool"], int(run["run"]), host, piece)
+            except (recorder.SpoolError, OSError) as exc:
+                result.update(failed=True, msg=f"{_NAME} run {number}: the record of the run failed: {exc}")
+                return result
 
         if self._lost:
             result.update(unreachable=True, msg=f"{_NAME} run {number} part {part} on {host}: {self._lost}")

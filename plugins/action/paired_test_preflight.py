@@ -14,12 +14,14 @@ import os
 import time
 from typing import Any
 
+from ansible import constants as C
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin, shadowing
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import RoleVarsError, known_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import RoleNames, preflight
 
 _NAME = "esxilab.iperf.paired_test_preflight"
@@ -89,6 +91,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         plan = outcome.plan or {}
         result.update(
             plan=plan,
+            spool=recorder.make_spool(C.DEFAULT_LOCAL_TMP),  # removed with Ansible's own directory at the end
+            # the records of this play's series start empty on every host (facts of an earlier play are cleared)
+            ansible_facts={"__paired_test_recorded": [], "__paired_test_halt": False},
             finished_at=round(time.time(), 3),
             msg=f"{plan.get('run_count', 0)} run(s) on {len(plan.get('hosts', []))} host(s), every setting usable",
         )

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
@@ -25,6 +26,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run impo
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 
 _NAME = "esxilab.iperf.report_gate"
+_display = Display()
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 ARGUMENT_SPEC["history_password"]["no_log"] = True  # a secret: Ansible masks it in any output
 
@@ -88,6 +90,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             history_run_id=outcome.run_id,
             msg=outcome.message or (outcome.lines[-1] if outcome.lines else self._recorded(outcome, target.shown)),
         )
+        if outcome.lines and (args["print_verdict"] or outcome.message):
+            _display.display("\n".join(outcome.lines))
         if outcome.message and not check_mode and args["fail_on_regression"]:
             result["failed"] = True
         return result

@@ -14,10 +14,12 @@ previous report there wrote and this one does not.
 
 from __future__ import annotations
 
+import datetime
 import os
 from typing import Any
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_write import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
@@ -29,6 +31,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     plot_specs,
     results_csv,
     summary_csv,
+    summary_doc,
     table_lines,
     to_json,
     to_markdown,
@@ -38,6 +41,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data imp
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
 
 _NAME = "esxilab.iperf.report_write"
+_display = Display()
 
 # The options are those of the module's DOCUMENTATION (one declaration).
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
@@ -57,7 +61,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if args is None:  # wrong or unknown options
             return result
         check_mode = bool(self._play_context.check_mode)
+        generated_at = args["generated_at"]
         dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
+        if args["dest_time"]:
+            stamp = generated_at or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            dest = f"{dest}-{stamp.replace('-', '').replace(':', '')}"
         if os.path.exists(dest) and not os.path.isdir(dest):
             result.update(failed=True, msg=f"{_NAME}: dest {dest} exists and is not a directory; choose another path")
             return result
@@ -70,7 +78,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 line_rate_bps=args["line_rate_bps"],
                 compare_by=args["compare_by"],
                 knee_tolerance=args["knee_tolerance"],
-                generated_at=args["generated_at"],
+                generated_at=generated_at,
             )
         except ReportError as exc:
             result.update(failed=True, msg=f"{_NAME}: {exc}")
@@ -141,6 +149,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
         if problems:
             result["warnings"] = [f"{_NAME}: the report was written without (some) plots: {p}" for p in problems]
+        document = summary_doc(report)
+        table = table_lines(report, directory=dest, plots_note=note, check_mode=check_mode)
+        if args["print_table"]:
+            _display.display("\n".join(table))
+        elif check_mode:
+            _display.display(f"check mode: no report was written (it would be {dest}/{FILES['markdown']})")
         verb = "would write" if check_mode else "wrote"
         written = outcome.written
         result.update(
@@ -150,25 +164,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             written=written,
             removed=outcome.removed,
             plots_skipped=note,
-            table=table_lines(report, directory=dest, plots_note=note, check_mode=check_mode),
-            summary=[
-                {
-                    "test": g.test,
-                    "direction": g.direction,
-                    "swapped": g.swapped,
-                    "streams": g.streams,
-                    "compare": g.compare,
-                    "part": g.part,
-                    "runs": len(g.runs),
-                    "count": g.stats["count"],
-                    "mean": g.mean,
-                    "ci95_half_width": g.half_width,
-                    "percent_of_line_rate": g.percent_of_line_rate,
-                    "knee": g.knee,
-                    "figures": g.figures.as_dict(),
-                }
-                for g in report.groups
-            ],
+            table=table,
+            summary=document["summary"],  # what results.json holds: one shape
+            sweeps=document["sweeps"],
+            ansible_facts={"report_files": {**paths, "plots": plot_paths, "dir": dest}},
             msg=(f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date")
             + (
                 f"; {'would remove' if check_mode else 'removed'} {len(outcome.removed)} stale file(s) of the "

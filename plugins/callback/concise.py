@@ -1,26 +1,47 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Callback ``esxilab.iperf.concise``: Ansible's default output, a role validation failure in a few lines."""
+"""Callback ``esxilab.iperf.concise``: Ansible's default output, a paired_test run in one line, a role validation
+failure in a few lines."""
 
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: concise
 type: stdout
-short_description: Ansible's default output, with role argument validation failures shown without the spec dump
+short_description: Ansible's default output, with one line per paired_test run and short validation failures
 version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
-  - The output of C(ansible.builtin.default) in every respect but one - when a role's argument validation
-    (C(ansible.builtin.validate_argument_spec), the first task of every role with C(meta/argument_specs.yml)) fails,
-    the failure shows the errors (C(msg)) without C(argument_spec_data), the whole argument spec
-    of the role (for C(esxilab.iperf.paired_test) about 14 KB per host after the one useful line), and without
-    C(argument_errors) (the same errors again).
-  - At verbosity 3 (C(-vvv)) and above the spec is shown as C(ansible.builtin.default) shows it.
+  - The output of C(ansible.builtin.default) in every respect but two.
+  - 'A run of the role C(esxilab.iperf.paired_test) is one line (with O(runs=line), the default, at Ansible''s default
+    verbosity): the three tasks of each run (M(esxilab.iperf.paired_test_host)) and the include of each run show no
+    banner and no C(ok:) or C(skipping:) line per host; when the run is recorded, one line says what it measured and
+    the time left, as the callback C(esxilab.iperf.progress) words it - for example
+    C(run 2/8 sweep 2 streams forward: 954.3 Mbit/s - 48 s left) - and at the end of the play how many runs ran.
+    A failure, an unreachable host and a warning are shown as C(ansible.builtin.default) shows them, with the
+    task''s banner. With C(-v) or O(runs=tasks) every task is shown.'
+  - When a role's argument validation (C(ansible.builtin.validate_argument_spec), the first task of every role with
+    C(meta/argument_specs.yml)) fails, the failure shows the errors (C(msg)) without C(argument_spec_data), the whole
+    argument spec of the role (for C(esxilab.iperf.paired_test) about 14 KB per host after the one useful line), and
+    without C(argument_errors) (the same errors again). At verbosity 3 (C(-vvv)) and above the spec is shown as
+    C(ansible.builtin.default) shows it.
   - Set it with C(stdout_callback = esxilab.iperf.concise) in the C([defaults]) section of C(ansible.cfg) (or
     C(ANSIBLE_STDOUT_CALLBACK)). AWX uses its own stdout callback, which keeps each failure as a collapsed event.
+options:
+  runs:
+    description:
+      - V(line) - one line per paired_test run (see above). V(tasks) - every task of the runs, as
+        C(ansible.builtin.default) shows them.
+    type: str
+    choices: [line, tasks]
+    default: line
+    env:
+      - name: ESXILAB_CONCISE_RUNS
+    ini:
+      - section: esxilab_iperf_concise
+        key: runs
 extends_documentation_fragment:
   - ansible.builtin.default_callback
   - ansible.builtin.result_format_callback
@@ -30,28 +51,92 @@ requirements:
 
 # Ansible's layout puts DOCUMENTATION above the imports.
 # ruff: noqa: E402
+import os
+import time
 from collections.abc import MutableMapping
 from typing import Any
 
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, stdout_prints_runs
+
 # The keys of a failed validate_argument_spec result left out: the whole spec, and the errors
 # again (its msg says them).
 _DROPPED = ("argument_spec_data", "argument_errors")
+# The tasks of a run, and the file each run is included from.
+_RUN_ACTIONS = frozenset({"esxilab.iperf.paired_test_host"})
+_RUN_FILE = os.path.join("paired_test", "tasks", "run.yml")
+
+
+def _result_of(result: Any) -> MutableMapping[str, Any] | None:
+    """The result dictionary of a task result (``result`` from ansible-core 2.19, ``_result`` before)."""
+    data = getattr(result, "result", None)
+    if not isinstance(data, MutableMapping):
+        data = getattr(result, "_result", None)
+    return data if isinstance(data, MutableMapping) else None
+
+
+def _task_of(result: Any) -> Any:
+    return getattr(result, "task", None) or getattr(result, "_task", None)
 
 
 class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core ships no type hints
-    """The default callback; the spec dump of a failed argument validation left out below -vvv."""
+    """The default callback; a paired_test run in one line, the spec dump of a failed argument validation left out."""
 
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
     CALLBACK_NAME = "esxilab.iperf.concise"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._progress = Progress()
+        self._lines = False
+
+    def set_options(self, task_keys: Any = None, var_options: Any = None, direct: Any = None) -> None:
+        super().set_options(task_keys=task_keys, var_options=var_options, direct=direct)
+        self._lines = str(self.get_option("runs")) == "line" and self._display.verbosity < 1
+        stdout_prints_runs(self._lines)
+
+    def _quiet(self, task: Any) -> bool:
+        """A task of a run, shown as the run's line."""
+        if not self._lines or task is None:
+            return False
+        return bool({getattr(task, "action", None), getattr(task, "resolved_action", None)} & _RUN_ACTIONS)
+
+    def v2_playbook_on_task_start(self, task: Any, is_conditional: Any) -> None:
+        if self._quiet(task):
+            self._last_task_name = task.get_name().strip()  # the banner, should a failure need it
+            return
+        super().v2_playbook_on_task_start(task, is_conditional)
+
+    def v2_playbook_on_include(self, included_file: Any) -> None:
+        if self._lines and str(getattr(included_file, "_filename", "")).endswith(_RUN_FILE):
+            return
+        super().v2_playbook_on_include(included_file)
+
+    def v2_runner_on_ok(self, result: Any) -> None:
+        data = _result_of(result)
+        line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
+        if not self._quiet(_task_of(result)):
+            super().v2_runner_on_ok(result)
+        elif data is not None and (data.get("warnings") or data.get("deprecations")):
+            super().v2_runner_on_ok(result)  # with its banner: what it warns about is seen
+        if line and self._lines:
+            self._display.display(line)
+
+    def v2_runner_on_skipped(self, result: Any) -> None:
+        if not self._quiet(_task_of(result)):
+            super().v2_runner_on_skipped(result)
+
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
-        data = getattr(result, "result", None)  # ansible-core 2.19; _result before
-        if not isinstance(data, MutableMapping):
-            data = getattr(result, "_result", None)
-        if self._display.verbosity < 3 and isinstance(data, MutableMapping):
+        data = _result_of(result)
+        if self._display.verbosity < 3 and data is not None:
             for key in _DROPPED:
                 data.pop(key, None)
         super().v2_runner_on_failed(result, ignore_errors)
+
+    def v2_playbook_on_stats(self, stats: Any) -> None:
+        if self._lines:
+            for line in self._progress.summary(time.monotonic()):
+                self._display.display(line)
+        super().v2_playbook_on_stats(stats)

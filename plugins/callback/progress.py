@@ -32,8 +32,9 @@ description:
     C([defaults]) section of C(ansible.cfg) (or C(ANSIBLE_CALLBACKS_ENABLED)).
   - 'It depends on these facts of the role, and on nothing else (task names may change): C(paired_test_plan) with its
     C(runs) (each with C(run), C(duration), C(omit), C(start_delay), C(barrier), C(start_delay_auto));
-    C(paired_test_results) set to an empty list right before the first run, and set again after each run with the new
-    run record last (C(run), C(test), C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
+    C(paired_test_results) set to an empty list right before the first run; the records so far after each run, the
+    new run record last, in the fact C(__paired_test_recorded) the recording task returns (C(run), C(test),
+    C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
     C(total_bits_per_second), C(ok), C(errors)).'
 requirements:
   - enabled in callbacks_enabled
@@ -43,6 +44,8 @@ options:
       - V(auto) - print when the output is a terminal or the play runs under AWX / ansible-runner (stdout callback
         C(awx_display)); quiet otherwise, so CI logs and redirected output stay as they were.
       - V(always) - always print. V(never) - never print.
+      - With the stdout callback C(esxilab.iperf.concise) (its O(esxilab.iperf.concise#callback:runs=line), the
+        default) this callback prints nothing - C(concise) prints the same lines in place of the runs' tasks.
     type: str
     choices: [auto, always, never]
     default: auto
@@ -64,7 +67,7 @@ from typing import Any
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, stdout_prints_runs
 
 _AWX_STDOUT = "awx_display"
 
@@ -105,18 +108,14 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]  # ansible-core ships 
 
     def v2_runner_on_ok(self, result: Any) -> None:
         data = _result_of(result)
-        facts = data.get("ansible_facts") if data is not None else None
-        if not self._shown or not isinstance(facts, dict):
+        if not self._shown or data is None or stdout_prints_runs():
             return
-        if "paired_test_plan" in facts:
-            self._progress.plan(facts["paired_test_plan"])
-        if "paired_test_results" in facts:
-            line = self._progress.record(facts["paired_test_results"], time.monotonic())
-            if line:
-                self._display.display(line)
+        line = self._progress.observe(data.get("ansible_facts"), time.monotonic())
+        if line:
+            self._display.display(line)
 
     def v2_playbook_on_stats(self, stats: Any) -> None:
-        if not self._shown:
+        if not self._shown or stdout_prints_runs():
             return
         for line in self._progress.summary(time.monotonic()):
             self._display.display(line)

@@ -13,8 +13,8 @@ author:
   - esxilab.iperf contributors (@esxilab)
 description:
   - Used by the role C(esxilab.iperf.paired_test), three times per run on the hosts of the run, so that a run is three
-    tasks (start, clients, stop) and one record. Each part does on this host what the run asks of it, by the same
-    actions a hand-written play would use, in one task - M(esxilab.iperf.iperf_run) for servers and clients and
+    tasks (start, clients, stop - which also records the run). Each part does on this host what the run asks of it, by
+    the same actions a hand-written play would use, in one task - M(esxilab.iperf.iperf_run) for servers and clients and
     M(esxilab.iperf.iperf_facts) for the NIC counters.
   - O(part=start) - the NIC counters before the run (when the run reads them), then the servers of this host's pairs;
     a server that fails to start fails the task, and the servers started before it are stopped by O(part=stop).
@@ -23,7 +23,13 @@ description:
     with clients outside the inventory (C(external)), prints what to run there and waits for them
     (M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=collect)).
   - O(part=stop) - stops this host's servers (also after a failure, the role runs it in C(always)), then the NIC
-    counters after the run (when the run reads them).
+    counters after the run (when the run reads them), and hands the result to the run's recorder through O(spool).
+  - O(part=stop) with O(record=true) (the role's keeper, one host of the tests, in every run) - also waits up to 120 s
+    for the stop results of the run's other stop hosts, builds the record of the run
+    (P(esxilab.iperf.paired_test_record#filter)) from them and from what the run's hosts registered in the start
+    and clients tasks (C(__paired_test_start), C(__paired_test_part)) and the rescue's C(__paired_test_failure), and
+    returns the records so far as this host's facts. A stop host whose result did not come is recorded as such - its
+    servers are not known to be stopped.
   - Each result of a server start, client, collect or stop is returned as the item of a loop would be (C(item) is the
     pair), so the record of the run (P(esxilab.iperf.paired_test_record#filter)) reads them as it reads loop results.
 options:
@@ -50,6 +56,27 @@ options:
   start_at:
     description: The common start time of the clients (epoch seconds) when the run has a barrier (O(part=clients)).
     type: float
+  spool:
+    description:
+      - O(part=stop) - the directory on the controller where the run's stop results meet (what
+        M(esxilab.iperf.paired_test_preflight) returned as C(spool)). Unset - this host's stop result goes nowhere
+        (no record is made from it).
+    type: str
+  record:
+    description: O(part=stop) - this host records the run (see above). Needs O(spool).
+    type: bool
+    default: false
+  barrier:
+    description:
+      - O(part=stop) with O(record=true) - the run's barrier, C({run, start_at, start_delay}) (see
+        P(esxilab.iperf.paired_test_record#filter)).
+    type: dict
+  continue_on_error:
+    description:
+      - O(part=stop) with O(record=true) - a failed run does not stop the series (the role's
+        C(paired_test_continue_on_error)).
+    type: bool
+    default: false
   esxi_hosts:
     description:
       - The hosts whose probe found ESXi; a client whose server is one of them drops the server's sending retransmits
@@ -120,6 +147,23 @@ nic_before:
   description: O(part=start) - the M(esxilab.iperf.iperf_facts) result of the NIC read before the run, when it was read.
   returned: part is start
   type: dict
+ansible_facts:
+  description: O(part=stop) with O(record=true) - the records of the series so far and whether it stops.
+  returned: part is stop and record is true
+  type: dict
+  contains:
+    __paired_test_recorded:
+      description: The run records so far, this run's last (P(esxilab.iperf.paired_test_record#filter)).
+      type: list
+      elements: dict
+    __paired_test_halt:
+      description: The run failed and the series stops (not with O(continue_on_error), nor when the run's point
+        tolerates the failure).
+      type: bool
+ok:
+  description: O(part=stop) with O(record=true) - whether every pair of the run has a figure.
+  returned: part is stop and record is true
+  type: bool
 nic_after:
   description: O(part=stop) - the M(esxilab.iperf.iperf_facts) result of the NIC read after the run, when it was read.
   returned: part is stop

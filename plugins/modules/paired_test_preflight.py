@@ -131,6 +131,24 @@ plan:
   description: The plan of runs - what the filter P(esxilab.iperf.paired_test_plan#filter) returns.
   returned: success
   type: dict
+spool:
+  description:
+    - A new private directory on the controller, inside Ansible's own temporary directory (removed by Ansible when the
+      play ends), in which each run's stop results meet (O(esxilab.iperf.paired_test_host#module:spool)).
+  returned: success
+  type: str
+ansible_facts:
+  description: The records of the series start empty on every host of the play.
+  returned: success
+  type: dict
+  contains:
+    __paired_test_recorded:
+      description: The run records so far (empty); the keeper's stop adds one per run.
+      type: list
+      elements: dict
+    __paired_test_halt:
+      description: Whether the series stops (a run failed); false.
+      type: bool
 finished_at:
   description: When the check ended (epoch seconds on the controller); the role measures from it how long Ansible takes
     to hand the next task to the hosts.

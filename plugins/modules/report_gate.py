@@ -89,9 +89,15 @@ options:
   fail_on_regression:
     description:
       - Fail the task when a tolerance is breached (after the report is recorded). V(false) - return the verdict in
-        RV(gate) and let the play decide (the role C(esxilab.iperf.report) prints it, then fails).
+        RV(gate) and let the play decide.
     type: bool
     default: true
+  print_verdict:
+    description:
+      - Print baseline vs now and the gate's verdict (RV(lines)) as text at the end of the task, at Ansible's default
+        verbosity. They are printed whenever a tolerance is breached, also without it.
+    type: bool
+    default: false
 seealso:
   - module: esxilab.iperf.report_write
 """

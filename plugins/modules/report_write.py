@@ -127,8 +127,22 @@ options:
     type: float
     default: 10
   generated_at:
-    description: Time stamp shown in the summary and C(results.json), for example V(2025-01-31T12:00:00Z).
+    description:
+      - Time stamp shown in the summary and C(results.json), for example V(2025-01-31T12:00:00Z) (the role
+        C(esxilab.iperf.report) gives the time of the task). Unset - none (the same runs give the same files).
     type: str
+  dest_time:
+    description:
+      - End the directory's name with the time of O(generated_at) (unset - now, UTC) -
+        O(dest)C(-20250131T120000Z) - so that earlier reports are kept beside it.
+    type: bool
+    default: false
+  print_table:
+    description:
+      - Print the compact summary (RV(table)) as text at the end of the task, at Ansible's default verbosity. In
+        check mode without it, one line says where the report would be.
+    type: bool
+    default: false
   force:
     description:
       - Write the report into a non-empty O(dest) that holds no report of ours, replacing files of the report's
@@ -260,8 +274,21 @@ table:
     - "iperf report: sweep: 6 run(s), 1 without a usable figure"
     - "test   direction  streams  runs  mean Gbit/s  +/-95% CI    min    max  % line"
     - "sweep  forward          1   2/2        0.932      0.083  0.926  0.939     9.3"
+ansible_facts:
+  description: Where the report is, as the fact C(report_files).
+  returned: success
+  type: dict
+  contains:
+    report_files:
+      description: RV(files) and C(dir) (RV(dir)).
+      type: dict
+sweeps:
+  description: The stream sweeps of the report, as in C(results.json) (C(sweeps)).
+  returned: success
+  type: list
+  elements: dict
 summary:
-  description: The summary groups as data.
+  description: The summary groups as data, as in C(results.json) (C(summary)) - one shape.
   returned: success
   type: list
   elements: dict
@@ -289,29 +316,52 @@ summary:
           runs whose pairs differ in the O(compare_by) label); V(false) - whole runs.
       type: bool
     runs:
-      description: Runs in the group.
-      type: int
-    count:
-      description: Runs with a usable figure.
-      type: int
-    mean:
-      description: Mean throughput in bit/s; V(null) when no run has a figure.
+      description: The numbers of the runs in the group.
+      type: list
+      elements: int
+    stats:
+      description:
+        - Throughput over the group's runs in bit/s - C(count) (runs with a usable figure), C(skipped), C(mean),
+          C(median), C(min), C(max), C(stdev), C(cv), C(sum) and C(ci95) (half width of the 95 % confidence
+          interval; V(null) below 2 figures). V(null) each when no run has a figure.
+      type: dict
+    line_rate_bps:
+      description: The line rate the group is compared with (bit/s); V(null) when none is known.
       type: float
-    ci95_half_width:
-      description: Half width of the 95 % confidence interval of the mean in bit/s; V(null) below 2 figures.
-      type: float
+    line_rate_source:
+      description: Where the line rate came from (a label, O(line_rate_bps), a link speed read on the host).
+      type: str
     percent_of_line_rate:
       description: Mean as a percentage of the line rate; V(null) when no line rate is known.
       type: float
+    sweep:
+      description: Whether the group is a point of a stream sweep.
+      type: bool
     knee:
       description: Knee of the group's sweep (stream count); V(null) outside sweeps.
       type: int
+    stability:
+      description: The C(repeat) stability of the group's point (as the run records give it), or V(null).
+      type: dict
+    combined:
+      description: Whether the group combines the swapped and unswapped runs of a point (C(combine_swapped)).
+      type: bool
+    flows:
+      description: The flows of the group's runs (who sent to whom).
+      type: list
+      elements: str
+    line_rate_note:
+      description: Why the percentage of line rate is missing or what it assumes; V(null) when there is nothing to say.
+      type: str
     figures:
       description:
         - The figures beside throughput over the group's runs (V(null) each when no run has it) -
           C(cpu_local_percent), C(cpu_remote_percent), C(retransmits) (mean per run), C(rtt_min_us),
           C(rtt_mean_us), C(rtt_max_us), C(lost_percent), C(jitter_ms), C(lost_packets), C(packets),
           C(reverse_bits_per_second), C(bidir_sum_bits_per_second).
+      type: dict
+    nic:
+      description: The NIC counter deltas of the group's runs, when they were read; V(null) otherwise.
       type: dict
 msg:
   description: What was done.

@@ -3,14 +3,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Progress of the paired_test runs: one line per finished run with the time left, and a summary.
 
-The callback plugin ``esxilab.iperf.progress`` feeds this from the facts the role
+The callback plugins ``esxilab.iperf.progress`` and ``esxilab.iperf.concise`` feed this from the facts the role
 ``esxilab.iperf.paired_test`` sets - the contract it depends on, and nothing else:
 
 * ``paired_test_plan`` (set once per call of the role): ``runs``, each with ``run`` (its
   number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
   ``_paired.run_seconds``);
 * ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
-* ``paired_test_results`` set again after each run, the new ``RunRecord`` last: ``run``, ``test``,
+* the records so far after each run (``__paired_test_recorded``, the facts of the run's recording
+  stop), the new ``RunRecord`` last: ``run``, ``test``,
   ``streams``, ``direction``, ``swapped``, ``repetition``, ``start_delay`` (the one used, None
   without a barrier), ``total_bits_per_second``, ``ok``, ``errors``.
 
@@ -36,7 +37,18 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import run_s
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import rate_with_unit
 
-__all__ = ["Progress", "duration_text"]
+__all__ = ["Progress", "duration_text", "stdout_prints_runs"]
+
+# Set by the stdout callback esxilab.iperf.concise when it prints the run lines itself (its runs=line): the
+# aggregate callback esxilab.iperf.progress then prints nothing, so no line is printed twice.
+_STDOUT_PRINTS_RUNS: list[bool] = [False]
+
+
+def stdout_prints_runs(value: bool | None = None) -> bool:
+    """Whether the stdout callback prints the run lines; ``value`` sets it."""
+    if value is not None:
+        _STDOUT_PRINTS_RUNS[0] = value
+    return _STDOUT_PRINTS_RUNS[0]
 
 
 def duration_text(seconds: float) -> str:
@@ -97,6 +109,15 @@ class Progress:
         self.last_eta = None
         self.totals = {}
         self.plans += 1
+
+    def observe(self, facts: Any, now: float) -> str | None:
+        """The facts of a task result: a new plan, the start of the runs, or a run's records (the line to print)."""
+        if not isinstance(facts, Mapping):
+            return None
+        if "paired_test_plan" in facts:
+            self.plan(facts["paired_test_plan"])
+        records = facts.get("__paired_test_recorded", facts.get("paired_test_results"))
+        return self.record(records, now) if isinstance(records, list) else None
 
     def start(self, now: float) -> None:
         """The runs begin (``paired_test_results`` set to ``[]``)."""

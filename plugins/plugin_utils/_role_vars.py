@@ -6,7 +6,8 @@
 A role's valid names are read from the role itself, never copied: the options of every entry
 point of ``meta/argument_specs.yml``, the names of ``defaults/main.yml`` and ``vars/main.yml``,
 and the facts and registered results its own task files set (``set_fact`` keys, ``register``
-names) - the role's outputs, such as ``paired_test_results`` or ``report_files``. A defined
+names, the facts of the collection's actions in ``FACTS_OF_ACTIONS``) - the role's outputs, such
+as ``paired_test_results`` or ``report_files``. A defined
 variable that starts with the role's prefix and is none of those is reported, with the closest
 valid name by ``difflib`` when one is close enough. Variables starting with ``__`` are internal
 and never start with a role prefix, so they are never reported.
@@ -59,6 +60,10 @@ def _load(path: str) -> Any:
         raise RoleVarsError(f"cannot read {path}: {exc}") from exc
 
 
+# The public facts an action of the collection sets (its RETURN's ansible_facts; a unit test keeps them equal).
+FACTS_OF_ACTIONS = {"esxilab.iperf.report_write": ("report_files",)}
+
+
 def _task_names(tasks: Any) -> Iterable[str]:
     """Facts (``set_fact`` keys) and registered names the tasks set, blocks included."""
     if not isinstance(tasks, list):
@@ -71,6 +76,9 @@ def _task_names(tasks: Any) -> Iterable[str]:
         register = task.get("register")
         if isinstance(register, str):
             yield register
+        for action, facts_set in FACTS_OF_ACTIONS.items():
+            if action in task:
+                yield from facts_set
         for action in _SET_FACT:
             facts = task.get(action)
             if isinstance(facts, Mapping):

@@ -269,6 +269,33 @@ def printed(output: str) -> list[Any]:
     return found
 
 
+_RESULT_LINE = re.compile(
+    r"^(ok|changed|fatal|failed|skipping|included|unreachable|\.\.\.ignoring)\b|^(PLAY|TASK|RUNNING) "
+)
+
+
+def printed_text(output: str, task: str = "") -> list[list[str]]:
+    """The text the actions printed themselves (``Display``; report tables, verdicts) during the tasks whose banner
+    holds ``task``, one list of lines per task: what comes between a task's banner and its first result line."""
+    blocks: list[list[str]] = []
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if not line.startswith("TASK [") or task not in line:
+            continue
+        block: list[str] = []
+        for text in lines[index + 1 :]:
+            if _RESULT_LINE.match(text):
+                break
+            block.append(text)
+        while block and not block[0].strip():
+            block.pop(0)
+        while block and not block[-1].strip():
+            block.pop()
+        if block:
+            blocks.append(block)
+    return blocks
+
+
 def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: Any) -> Path:
     """Write the variables of :data:`PAIRED_TEST_PLAYBOOK` for the lab's inventory to ``tmp/vars.json``: ``tests``,
     the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``

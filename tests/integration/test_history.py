@@ -217,7 +217,7 @@ def test_lab_rate_drop_fails_the_gate_and_an_unchanged_rerun_passes(
 
     _up(lab_state, "80mbit")
     rc, output, second = _play(lab_state, tmp_path, pg_url)
-    print(output[output.find("TASK [esxilab.iperf.report : Print baseline vs now") :][:3000])
+    print(output[output.find("TASK [esxilab.iperf.report : Compare with the baseline") :][:3000])
     assert rc != 0, output[-4000:]
     (comparison,) = second["baseline"]["comparisons"]  # the PostgreSQL gate's, written last
     assert comparison["verdict"] == "significant" and comparison["ci95_percent"]["high"] < 0

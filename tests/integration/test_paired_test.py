@@ -148,8 +148,8 @@ def _playbook_argv(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **setti
     return [str(ANSIBLE_PLAYBOOK), "-i", str(lab.inventory), str(PLAYBOOK), "-e", f"@{vars_file}"]
 
 
-def _env() -> dict[str, str]:
-    return labkit.ansible_env(ANSIBLE_FORKS="10")
+def _env(**extra: str) -> dict[str, str]:
+    return labkit.ansible_env(ANSIBLE_FORKS="10", **extra)
 
 
 def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:
@@ -161,10 +161,12 @@ def _outcome(tmp: Path, rc: int, output: str, seconds: float) -> Outcome:
     return Outcome(rc, output, seconds, report, tmp / "remote", found[0] if found else None)
 
 
-def _play(lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], **settings: Any) -> Outcome:
+def _play(
+    lab: Lab, tmp: Path, tests: Sequence[dict[str, Any]], env: dict[str, str] | None = None, **settings: Any
+) -> Outcome:
     argv = _playbook_argv(lab, tmp, tests, **settings)
     started = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=_env())
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False, env=env or _env())
     return _outcome(tmp, proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started)
 
 
@@ -575,15 +577,18 @@ def _banners(output: str) -> list[str]:
     return re.findall(r"^TASK \[(.*?)\]", output, flags=re.MULTILINE)
 
 
-def test_a_run_is_three_tasks_and_a_record_and_idle_hosts_do_nothing(lab: Lab, tmp_path: Path) -> None:
-    """The tasks a play runs (every task banner of Ansible's output): a one-run play, and what each run adds; the
-    hosts no test uses (h1, h2) take no part after the preflight."""
+def test_a_run_is_three_tasks_and_one_line_and_idle_hosts_do_nothing(lab: Lab, tmp_path: Path) -> None:
+    """The tasks a play runs (every task banner of Ansible's output, every task shown: the stdout callback's
+    runs=tasks): a one-run play with its report, and what each run adds; the hosts no test uses (h1, h2) take no
+    part after the preflight. Then the output at Ansible's default verbosity with the collection's stdout callback:
+    one line per run, the summary table as text."""
     lab.up()
     counts = []
+    tests = [{"name": "one", "pairs": [_pair("h3", "h4")], "duration": 1}]
     for repeat in (1, 3):
         folder = tmp_path / f"repeat{repeat}"
         folder.mkdir()
-        outcome = _play(lab, folder, [{"name": "one", "pairs": [_pair("h3", "h4")], "duration": 1, "repeat": repeat}])
+        outcome = _play(lab, folder, [{**tests[0], "repeat": repeat}], env=_env(ESXILAB_CONCISE_RUNS="tasks"))
         assert outcome.rc == 0, outcome.output[-3000:]
         counts.append(len(_banners(outcome.output)))
         series = outcome.output.index("TASK [esxilab.iperf.paired_test : Run the tests, one run after the other, and")
@@ -592,5 +597,22 @@ def test_a_run_is_three_tasks_and_a_record_and_idle_hosts_do_nothing(lab: Lab, t
         assert re.search(r"^ok: \[h3\]", after, flags=re.MULTILINE)  # the control: lines of the run hosts
     one, three = counts
     print(f"tasks: one run {one}, three runs {three} ({(three - one) / 2:g} per added run)")
-    assert (three - one) / 2 <= 4, counts  # start, clients, stop, record
-    assert one <= 21, counts  # it was 45 (issue 20)
+    assert (three - one) / 2 <= 3, counts  # start, clients, stop (which records the run)
+    assert one <= 15, counts  # it was 45 (issue 20)
+
+    folder = tmp_path / "lines"
+    folder.mkdir()
+    outcome = _play(lab, folder, [{**tests[0], "repeat": 3}])
+    assert outcome.rc == 0, outcome.output[-3000:]
+    series = outcome.output.index("TASK [esxilab.iperf.paired_test : Run the tests, one run after the other]")
+    start = outcome.output.index("\n", series)
+    shown = outcome.output[start : outcome.output.index("TASK [", start)]
+    lines = [line for line in shown.splitlines() if line.strip() and not line.startswith("skipping: [h")]
+    assert len(lines) == 3, shown  # one line per run, nothing else
+    assert all(
+        re.match(rf"run {n}/3 one 1 stream forward( repetition {n})?: [\d.]+ Mbit/s", line)
+        for n, line in enumerate(lines, 1)
+    ), lines
+    (table,) = labkit.printed_text(outcome.output, "Write the report on the controller")
+    assert table[0] == "iperf report: report: 3 run(s)" and table[-1].startswith("report: "), table
+    assert len(re.findall(r"^skipping: ", outcome.output, flags=re.MULTILINE)) <= 8  # h1, h2: not in the tests

@@ -68,6 +68,7 @@ from tests.integration.labkit import (
     ansible_env,
     lab_unavailable,
     left_over,
+    printed_text,
     ssh_argv,
 )
 from tests.integration.labkit import Lab as LabCli
@@ -233,12 +234,13 @@ def _standin_unavailable() -> str | None:
 
 
 def _printed(output: str) -> list[str]:
-    """Every message the default callback printed (``msg`` strings, and each line of list messages)."""
+    """Every message the default callback printed (``msg`` strings, and each line of list messages), then every line
+    the actions printed as text (the report's table, the gate's verdict)."""
     found: list[str] = []
     for value in printed_values(output):
         message = value.get("msg") if isinstance(value, dict) else None
         found += [message] if isinstance(message, str) else [m for m in message or [] if isinstance(m, str)]
-    return found
+    return found + [line for block in printed_text(output) for line in block]
 
 
 def _assert_png(path: Path) -> tuple[int, int]:

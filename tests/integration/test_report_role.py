@@ -37,7 +37,7 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from tests.collection_path import FIXTURES
-from tests.integration.labkit import ANSIBLE_PLAYBOOK, isolated_ansible_env, printed, run_playbook
+from tests.integration.labkit import ANSIBLE_PLAYBOOK, isolated_ansible_env, printed, printed_text, run_playbook
 
 pytestmark = pytest.mark.slow
 
@@ -222,7 +222,7 @@ def played(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dic
     proc = _play(env, work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     printed = _printed(proc.stdout)
-    tables = [m for m in printed if isinstance(m, list)]
+    tables = printed_text(proc.stdout, "Write the report on the controller")
     files = {k: v for m in printed if isinstance(m, dict) for k, v in m.items()}
     return {"work": work, "tables": tables, "files": files, "stdout": proc.stdout, "stderr": proc.stderr}
 
@@ -388,7 +388,7 @@ def test_check_mode_writes_nothing_and_prints_the_table(env: dict[str, str], tmp
     proc = _play(env, tmp_path, "--check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (tmp_path / "out").exists()
-    tables = [m for m in _printed(proc.stdout) if isinstance(m, list)]
+    tables = printed_text(proc.stdout, "Write the report on the controller")
     assert tables[0][4].startswith("sweep  forward: esxi3 → esxi1 +1 more       4*   2/2        7.288")
     assert tables[1][0] == "e1000 vs vmxnet3: 4 run(s)"
     # issue 13: check mode used to print a report path it never wrote
@@ -421,7 +421,7 @@ def test_without_matplotlib_the_report_is_written_and_says_plots_were_skipped(
         assert "pip install matplotlib" in text
     document = json.loads((sweep_dir / "results.json").read_text())
     assert [r["bits_per_second"] for r in document["runs"]] == [939e6, 926e6, 1970e6, None, 7335.2e6, 7240e6]
-    tables = [m for m in _printed(proc.stdout) if isinstance(m, list)]
+    tables = printed_text(proc.stdout, "Write the report on the controller")
     assert tables[0][-2].startswith("plots: skipped - matplotlib is not installed on the controller")
     assert "the report was written without (some) plots" in proc.stdout + proc.stderr
 

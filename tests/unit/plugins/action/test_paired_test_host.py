@@ -9,10 +9,15 @@ steps are recorded, to show which ones a host makes, with which options, in whic
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import ActionModule
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from tests.unit.plugins.action_harness import make_action
 
 
@@ -30,12 +35,21 @@ def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> 
         "labels": {"pair": number},
         "external": None,
         "external_server": None,
+        "sender": client,
+        "receiver": server,
         **extra,
     }
 
 
-RUN = {
+RUN: dict[str, Any] = {
     "run": 3,
+    "test": "t",
+    "streams": 2,
+    "direction": "forward",
+    "swapped": False,
+    "repetition": 1,
+    "server_hosts": ["h1", "h2"],
+    "client_hosts": ["h1", "h2", "h3"],
     "barrier": True,
     "nic_before": True,
     "nic_after": False,
@@ -115,3 +129,58 @@ def test_stop_stops_every_server_of_this_host_and_a_host_without_servers_does_no
     assert all(step[1]["mode"] == "stop" for step in steps) and result["nic_after"] is None
     result, steps = _part("stop", "h3")
     assert steps == [] and result["stops"] == {"results": []}
+
+
+def _stop(host: str, spool: str, task_vars: dict[str, Any], **args: Any) -> dict[str, Any]:
+    def step(name: str, options: Mapping[str, Any], _task_vars: dict[str, Any]) -> dict[str, Any]:
+        return {"changed": True, "stopped": [{"pid": 7, "status": "stopped"}], "msg": "stopped"}
+
+    plugin = make_action(
+        ActionModule,
+        "esxilab.iperf.paired_test_host",
+        {"part": "stop", "run": RUN, "state_dir": "/tmp", "spool": spool, **args},
+    )
+    plugin._step = step  # type: ignore[method-assign,assignment]
+    result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": host, **task_vars})
+    return result
+
+
+def test_the_keepers_stop_records_the_run_from_the_others_stops_and_what_the_hosts_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "WAIT_SECONDS", 0.2)
+    spool = recorder.make_spool(str(tmp_path))
+    # h1 serves pairs 1 and 2: its stop result goes to the spool, no record, no fact
+    h1 = _stop("h1", spool, {})
+    assert "ansible_facts" not in h1 and len(os.listdir(spool)) == 1
+    started = {
+        "h1": {"__paired_test_start": {"servers": {"results": [{"item": p, "pid": 7} for p in RUN["pairs"][:2]]}}},
+        "h2": {"__paired_test_start": {"servers": {"results": [{"item": RUN["pairs"][2], "pid": 8}]}}},
+    }
+    earlier = {"run": 2, "ok": True}
+    keeper_vars = {
+        "hostvars": started,
+        "ansible_play_hosts": ["h1", "h2", "h3"],
+        "ansible_facts": {"__paired_test_recorded": [earlier]},
+    }
+    # h3 (a client, no server) is the keeper; h2 serves pair 3 and its stop never came
+    result = _stop("h3", spool, keeper_vars, record=True, barrier={"run": 3, "start_at": 1.0, "start_delay": 0.5})
+    assert not result.get("failed"), result.get("msg")
+    facts = result["ansible_facts"]
+    *before, record = facts["__paired_test_recorded"]
+    assert before == [earlier] and record["run"] == 3
+    assert [p["server_stop"] for p in record["pairs"]] == ["stopped", "stopped", "failed"]
+    assert any("pair 3: the server on h2 port 5203 could not be stopped (failed)" in w for w in record["warnings"])
+    # no client result was registered: the run failed, and without continue_on_error the series halts
+    assert record["ok"] is False and facts["__paired_test_halt"] is True and result["ok"] is False
+    assert os.listdir(spool) == []  # the pieces read are removed
+    again = _stop("h3", spool, keeper_vars, record=True, continue_on_error=True)
+    assert again["ansible_facts"]["__paired_test_halt"] is False
+
+
+def test_a_dropped_host_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recorder, "WAIT_SECONDS", 30.0)
+    spool = recorder.make_spool(str(tmp_path))
+    keeper_vars = {"hostvars": {}, "ansible_play_hosts": ["h3"], "ansible_facts": {}}  # h1 and h2 failed out
+    result = _stop("h3", spool, keeper_vars, record=True)
+    assert [p["server_stop"] for p in result["ansible_facts"]["__paired_test_recorded"][0]["pairs"]] == ["failed"] * 3

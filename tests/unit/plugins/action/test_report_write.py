@@ -84,11 +84,14 @@ def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
         "nic vs e1000 (test=lo, direction=forward, streams=1): vmxnet3 -9.4 %",  # 721 vs 796 Mbit/s
         "nic vs e1000 (test=lo, direction=forward, streams=n/a): vmxnet3 n/a",  # the refused run
     ]
-    assert [(g["compare"], g["count"], g["mean"]) for g in out["summary"]] == [
+    assert [(g["compare"], g["stats"]["count"], g["stats"]["mean"]) for g in out["summary"]] == [
         ("e1000", 1, 796e6),
         ("vmxnet3", 1, 721e6),
         ("vmxnet3", 0, None),  # the refused run: its own group (no stream seen), n/a
     ]
+    # one shape: what the task returns is what results.json holds
+    assert (out["summary"], out["sweeps"]) == (document["summary"], document["sweeps"])
+    assert out["ansible_facts"] == {"report_files": {**out["files"], "dir": str(dest)}}
     assert (
         "![Mean throughput by nic - test lo, error bars: 95 % CI](compare-nic-lo.png)"
         in (dest / "summary.md").read_text()
@@ -208,7 +211,18 @@ def test_documented_options_match_the_argument_spec() -> None:
     assert_options_documented(doc["options"], action.ARGUMENT_SPEC)
     assert yaml.safe_load(module_doc.EXAMPLES)
     returned = yaml.safe_load(module_doc.RETURN)
-    assert set(returned) == {"dir", "files", "written", "removed", "plots_skipped", "table", "summary", "msg"}
+    assert set(returned) == {
+        "dir",
+        "files",
+        "written",
+        "removed",
+        "plots_skipped",
+        "table",
+        "summary",
+        "sweeps",
+        "ansible_facts",
+        "msg",
+    }
     assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "plots"}
 
 
@@ -278,3 +292,31 @@ def test_rewriting_a_report_removes_only_its_stale_plots(tmp_path: Path) -> None
     without = _action({**args, "compare_by": None, "plots": False}).run(task_vars={})
     assert sorted(Path(p).name for p in without["removed"]) == sorted(Path(p).name for p in again["files"]["plots"])
     assert sorted(p.name for p in dest.iterdir()) == sorted([MANIFEST, *BASE_FILES, "notes.txt"])
+
+
+def test_dest_time_ends_the_directory_with_the_report_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = {
+        "runs": _runs()[:1],
+        "dest": str(tmp_path / "lo"),
+        "name": "lo",
+        "plots": False,
+        "dest_time": True,
+        "generated_at": "2026-12-06T12:00:00Z",
+        "print_table": True,
+    }
+    out = _action(args).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert out["dir"] == str(tmp_path / "lo-20261206T120000Z")
+    assert json.loads((tmp_path / "lo-20261206T120000Z" / "results.json").read_text())["generated_at"] == (
+        "2026-12-06T12:00:00Z"
+    )
+    printed = capsys.readouterr().out
+    assert "iperf report: lo: 1 run(s)" in printed and "[" not in printed.splitlines()[0]  # text, not a JSON list
+
+
+def test_check_mode_says_where_the_report_would_be(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = {"runs": _runs()[:1], "dest": str(tmp_path / "lo"), "name": "lo", "plots": False}
+    out = _action(args, check_mode=True).run(task_vars={})
+    assert not out.get("failed"), out.get("msg")
+    assert not (tmp_path / "lo").exists()
+    assert f"check mode: no report was written (it would be {tmp_path / 'lo'}/summary.md)" in capsys.readouterr().out

@@ -62,7 +62,7 @@ def test_progress_reads_the_plan_and_the_records_from_the_facts() -> None:
     steps: list[dict[str, Any]] = [
         {"paired_test_plan": plan},
         {"paired_test_results": []},
-        {"paired_test_results": [record]},
+        {"__paired_test_recorded": [record], "__paired_test_halt": False},  # the recording stop of run 1
     ]
     for facts in steps:
         plugin.v2_runner_on_ok(_Result({"ansible_facts": facts}))
@@ -95,13 +95,26 @@ def _set_facts(path: str) -> list[dict[str, Any]]:
     return walk(yaml.safe_load((TASKS / path).read_text()))
 
 
+def _recording_tasks(path: str) -> list[dict[str, Any]]:
+    def walk(tasks: Any) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for task in tasks or []:
+            for key in ("block", "rescue", "always"):
+                found += walk(task.get(key))
+            action = task.get("esxilab.iperf.paired_test_host")
+            if isinstance(action, dict) and action.get("part") == "stop" and "record" in action:
+                found.append(action)
+        return found
+
+    return walk(yaml.safe_load((TASKS / path).read_text()))
+
+
 def test_the_role_keeps_the_contract_progress_depends_on() -> None:
-    """paired_test_plan set in the preflight; paired_test_results set to [] before the runs, then after each run."""
+    """paired_test_plan set in the preflight; paired_test_results set to [] before the runs; after each run the
+    recording stop returns the records so far (__paired_test_recorded, tests/unit/plugins/action/)."""
     assert any("paired_test_plan" in facts for facts in _set_facts("preflight.yml"))
     assert any(facts.get("paired_test_results") == [] for facts in _set_facts("preflight.yml"))
-    assert any(
-        "paired_test_results" in facts and "+ [" in str(facts["paired_test_results"]) for facts in _set_facts("run.yml")
-    )
+    assert len(_recording_tasks("run.yml")) == 1
 
 
 def test_concise_drops_the_spec_dump_of_a_failed_validation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,3 +132,65 @@ def test_concise_drops_the_spec_dump_of_a_failed_validation(monkeypatch: pytest.
     plugin.v2_runner_on_failed(_Result({**data, "argument_spec_data": {"x": {"type": "str"}}}))
     assert seen[0] == {"failed": True, "msg": "Validation of arguments failed:\nx.y"}
     assert "argument_spec_data" in seen[1]  # -vvv: everything
+
+
+class _Task:
+    def __init__(self, action: str, name: str = "a task") -> None:
+        self.action = action
+        self.resolved_action = action
+        self._uuid = name
+        self.name = name
+
+    def get_name(self) -> str:
+        return self.name
+
+
+class _TaskResult(_Result):
+    def __init__(self, data: dict[str, Any], action: str) -> None:
+        super().__init__(data)
+        self.task = _Task(action)
+
+
+def test_concise_shows_a_run_as_one_line_and_its_failures_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[tuple[str, str]] = []
+    for name in ("v2_runner_on_ok", "v2_runner_on_skipped", "v2_runner_on_failed", "v2_playbook_on_task_start"):
+        monkeypatch.setattr(
+            DefaultCallback, name, lambda self, item, *args, _name=name: shown.append((_name, str(item)))
+        )
+    monkeypatch.setattr(DefaultCallback, "v2_playbook_on_stats", lambda self, stats: None)
+    plugin = concise.CallbackModule()
+    plugin._display = MagicMock(verbosity=0)
+    plugin._lines = True
+    plan = build_plan(
+        [{"name": "t", "pairs": [{"server": "a", "client": "b", "address": "198.18.0.1"}], "streams": [1, 2]}]
+    )
+    record = {k: plan["runs"][0][k] for k in ("run", "test", "streams", "direction", "swapped", "repetition")}
+    record.update(total_bits_per_second=9.41e9, ok=True, errors=[])
+    host = "esxilab.iperf.paired_test_host"
+    plugin.v2_runner_on_ok(_TaskResult({"ansible_facts": {"paired_test_plan": plan, "paired_test_results": []}}, "set"))
+    plugin.v2_playbook_on_task_start(_Task(host), False)
+    plugin.v2_runner_on_skipped(_TaskResult({"skipped": True}, host))
+    plugin.v2_runner_on_ok(_TaskResult({"msg": "run 1: start done on a"}, host))
+    plugin.v2_runner_on_ok(_TaskResult({"ansible_facts": {"__paired_test_recorded": [record]}}, host))
+    assert [name for name, _ in shown] == ["v2_runner_on_ok"]  # the set_fact's ok line only
+    (line,) = [call.args[0] for call in plugin._display.display.call_args_list]
+    assert line.startswith("run 1/2 t 1 stream forward: 9.410 Gbit/s \u2014 ")
+    plugin.v2_runner_on_failed(_TaskResult({"failed": True, "msg": "lost"}, host))
+    plugin.v2_runner_on_ok(_TaskResult({"msg": "ok", "warnings": ["careful"]}, host))
+    assert [name for name, _ in shown][1:] == ["v2_runner_on_failed", "v2_runner_on_ok"]  # in full, with a banner
+    plugin.v2_playbook_on_stats(MagicMock())
+    assert plugin._display.display.call_args_list[-2].args[0].startswith("paired_test: 1 run(s) in ")
+    # -v or runs=tasks: every task as the default callback shows it
+    plugin._lines = False
+    plugin.v2_runner_on_skipped(_TaskResult({"skipped": True}, host))
+    assert shown[-1][0] == "v2_runner_on_skipped"
+
+
+def test_progress_is_quiet_when_concise_prints_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin = progress.CallbackModule()
+    plugin._shown = True
+    plugin._display = MagicMock()
+    monkeypatch.setattr(progress, "stdout_prints_runs", lambda: True)
+    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"paired_test_results": []}}))
+    plugin.v2_playbook_on_stats(MagicMock())
+    plugin._display.display.assert_not_called()

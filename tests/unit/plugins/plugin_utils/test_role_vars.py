@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
+    FACTS_OF_ACTIONS,
     RoleVarsError,
     Unknown,
     known_names,
@@ -144,3 +146,10 @@ def test_a_role_without_argument_specs_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "meta" / "argument_specs.yml").write_text("argument_specs: [unclosed\n")
     with pytest.raises(RoleVarsError, match="cannot read"):
         known_names(str(tmp_path))
+
+
+def test_the_facts_of_actions_are_what_their_modules_return() -> None:
+    for action, facts in FACTS_OF_ACTIONS.items():
+        module = importlib.import_module(f"ansible_collections.esxilab.iperf.plugins.modules.{action.split('.')[-1]}")
+        returned = yaml.safe_load(module.RETURN)
+        assert tuple(returned["ansible_facts"]["contains"]) == facts
