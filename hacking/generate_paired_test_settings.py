@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Write the per-test settings parts of the ``paired_test`` role from their one declaration.
 
-The declaration is ``SETTINGS`` in ``plugins/plugin_utils/_paired_settings.py``. This script
+The declaration is ``SETTINGS`` in ``plugins/plugin_utils/paired/settings.py``. This script
 replaces what stands between the ``BEGIN``/``END`` marker comments in
 
 * ``roles/paired_test/defaults/main.yml`` -- the role variables ``paired_test_<name>``;
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from tests.collection_path import ensure_collection_path  # noqa: E402
 
 ensure_collection_path()
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import (  # noqa: E402
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import (  # noqa: E402
     KINDS,
     PAIR_OPTIONS,
     SETTINGS,
@@ -41,7 +41,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings imp
 
 ROLE = REPO / "roles" / "paired_test"
 SCRIPT = "hacking/generate_paired_test_settings.py"
-SOURCE = "plugins/plugin_utils/_paired_settings.py"
+SOURCE = "plugins/plugin_utils/paired/settings.py"
 WIDTH = 120
 
 

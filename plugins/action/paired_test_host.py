@@ -22,8 +22,8 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 
 _NAME = "esxilab.iperf.paired_test_host"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)

@@ -66,7 +66,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
 
 _NAME = "esxilab.iperf.paired_test_line_rates"
 

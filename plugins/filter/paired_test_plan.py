@@ -170,7 +170,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import MAX_RUNS, PairedTestError, build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 
 _NAME = "esxilab.iperf.paired_test_plan"
 

@@ -282,12 +282,9 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    PairedTestError,
-    build_record,
-    reports_from_host_vars,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record, reports_from_host_vars
 
 _NAME = "esxilab.iperf.paired_test_record"
 

@@ -67,7 +67,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan, run_seconds
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan, run_seconds
 
 _NAME = "esxilab.iperf.paired_test_seconds"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import auto_start_delay
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
 DOCUMENTATION = r"""
 name: paired_test_start_delay

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Small helpers shared by the controller-side backends (``_paired.py``, ``_report.py``).
+"""Small helpers shared by the controller-side backends (``paired/``, ``report/``).
 
 * ``csv_cell()`` -- the collection's CSV cell convention: empty for ``None``, ``true`` /
   ``false`` for booleans, floats written exactly (``repr``).

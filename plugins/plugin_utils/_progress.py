@@ -8,7 +8,7 @@ The callback plugins ``esxilab.iperf.progress`` and ``esxilab.iperf.concise`` fe
 
 * ``paired_test_plan`` (set once per call of the role): ``runs``, each with ``run`` (its
   number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
-  ``_paired.run_seconds``);
+  ``paired.plan.run_seconds``);
 * ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
 * the records so far after each run (``__paired_test_recorded``, the facts of the run's recording
   stop), the new ``RunRecord`` last: ``run``, ``test``,
@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import run_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import run_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import rate_with_unit
 
 __all__ = ["Progress", "duration_text", "stdout_prints_runs"]

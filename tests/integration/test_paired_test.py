@@ -386,7 +386,7 @@ def test_every_host_has_the_results(lab: Lab, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("tests", "settings", "message"),
     [
-        # refusals of the Python plan, each proven by its unit test (tests/unit/plugins/plugin_utils/test_paired.py):
+        # refusals of the Python plan, each proven by its unit test (paired/test_plan_and_record.py in tests/unit):
         # on the lab in make test-full only
         pytest.param(
             [{"name": "t", "pairs": [_pair("h1", "vm9")]}],

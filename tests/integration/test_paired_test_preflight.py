@@ -5,7 +5,7 @@
 
 No lab and no network: two inventory hosts with the local connection, addresses from the
 benchmark range that nothing is ever sent to. Each refusal is proven by the unit tests of the
-Python that makes it (tests/unit/plugins/plugin_utils/paired/test_preflight.py, test_paired.py);
+Python that makes it (tests/unit/plugins/plugin_utils/paired/test_preflight.py, paired/test_plan_and_record.py);
 here one play shows how the role surfaces them: all in one message, once, nothing run, no report.
 """
 

@@ -13,14 +13,14 @@ One place for the three record types, checked by ``mypy --strict``:
   ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
   fill it (``iperf.result.new_result``); ``iperf.parse.parse()`` hands it to the Ansible layer
   (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``iperf.result.plain``), and
-  ``result_from()`` takes it back from Ansible for ``_paired`` and the report.
+  ``result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
   ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.
-* ``PairRecord`` -- one pair of one paired run (``_paired._pair_record``): who served, who
+* ``PairRecord`` -- one pair of one paired run (``paired.record._pair_record``): who served, who
   sent, when the client started, the client's ``IperfResult`` and why the pair failed; for a pair
   with external clients one record per client test, holding the server's ``IperfResult``
-  (``measured_by: server``, ``_paired._external_records``).
-* ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``_paired.build_record``, the
+  (``measured_by: server``, ``paired.record._external_records``).
+* ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``paired.record.build_record``, the
   ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
   its ``PairRecord`` items and ``total_bits_per_second``. The report builder
   (``plugin_utils/report/``) reads a list of run records and/or results.
@@ -232,7 +232,7 @@ class _PairRecordRequired(TypedDict):
 
 
 class PairRecord(_PairRecordRequired, total=False):
-    """One pair of one paired run, as ``_paired._pair_record`` records it."""
+    """One pair of one paired run, as ``paired.record._pair_record`` records it."""
 
     raw: str  # the client's own output, kept when the pair failed (always with a server outside the inventory)
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
@@ -241,7 +241,7 @@ class PairRecord(_PairRecordRequired, total=False):
 
 
 class RunRecord(TypedDict):
-    """One run of ``esxilab.iperf.paired_test``, as ``_paired.build_record`` records it."""
+    """One run of ``esxilab.iperf.paired_test``, as ``paired.record.build_record`` records it."""
 
     run: int
     test: str
@@ -270,7 +270,7 @@ class RunRecord(TypedDict):
     order: str | None  # interleaved | sequential | shuffled
     shuffle_seed: int | None
     combine_swapped: bool
-    stability: dict[str, Any] | None  # _paired_stability.assess() of the point so far; None for repeat: N
+    stability: dict[str, Any] | None  # paired.stability.assess() of the point so far; None for repeat: N
     nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None
 
 

@@ -138,7 +138,8 @@ def state_error(section: Section | None, state_dir: str) -> IperfRunError | None
 def cmdline_function(proc: str = "/proc") -> str:
     """``_cmdline PID``: print the process's command line (arguments joined by spaces).
 
-    Linux: ``/proc/PID/cmdline``. Elsewhere: busybox ``ps -o pid,args``, procps ``ps -e -ww -o
+    Linux: ``/proc/PID/cmdline``. Elsewhere: procps ``ps -e -ww -o pid,args`` (first: without ``-ww``
+    procps cuts a piped line at 80 columns, and a long path hid ``-s -p PORT``), busybox ``ps -o
     pid,args``, then ESXi's ``ps -c`` (world id or cartel id in the first two columns; its
     format is not verified on a real host). Prints nothing when the process is unknown.
     """
@@ -146,7 +147,7 @@ def cmdline_function(proc: str = "/proc") -> str:
     return (
         "_cmdline() { "
         f"if [ -r {q_proc}/\"$1\"/cmdline ]; then tr '\\000' ' ' <{q_proc}/\"$1\"/cmdline; echo; return 0; fi; "
-        'for _po in "-o pid,args" "-e -ww -o pid,args" "-c"; do '
+        'for _po in "-e -ww -o pid,args" "-o pid,args" "-c"; do '
         '_l=$(ps $_po 2>/dev/null | awk -v p="$1" -v o="$_po" '
         "'$1 == p || ($2 == p && o == \"-c\") { print; exit }'); "
         'if [ -n "$_l" ]; then echo "$_l"; return 0; fi; done; return 1; }'

@@ -23,13 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    MAX_RUNS,
-    PairedTestError,
-    PlanErrors,
-    build_plan,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Unknown, unknown_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 

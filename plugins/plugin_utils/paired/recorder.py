@@ -158,7 +158,7 @@ def reports(
     stops: Mapping[str, Mapping[str, Any]],
     missing: str,
 ) -> list[dict[str, Any]]:
-    """One report per host of the run, as ``_paired.build_record`` reads them: the pieces the host registered
+    """One report per host of the run, as ``paired.record.build_record`` reads them: the pieces the host registered
     in the run's earlier tasks (``registered(host, variable)``) and its stop result (``stops``; a stop host
     without one gets ``missing`` as the reason)."""
     out: list[dict[str, Any]] = []

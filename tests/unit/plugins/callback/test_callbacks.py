@@ -15,7 +15,7 @@ import yaml
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
 from ansible_collections.esxilab.iperf.plugins.callback import concise, progress
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from tests.collection_path import REPO
 
 TASKS = REPO / "roles" / "paired_test" / "tasks"
@@ -172,12 +172,12 @@ def test_concise_shows_a_run_as_one_line_and_its_failures_in_full(monkeypatch: p
     plugin.v2_runner_on_skipped(_TaskResult({"skipped": True}, host))
     plugin.v2_runner_on_ok(_TaskResult({"msg": "run 1: start done on a"}, host))
     plugin.v2_runner_on_ok(_TaskResult({"ansible_facts": {"__paired_test_recorded": [record]}}, host))
-    assert [name for name, _ in shown] == ["v2_runner_on_ok"]  # the set_fact's ok line only
+    assert [name for name, _item in shown] == ["v2_runner_on_ok"]  # the set_fact's ok line only
     (line,) = [call.args[0] for call in plugin._display.display.call_args_list]
     assert line.startswith("run 1/2 t 1 stream forward: 9.410 Gbit/s \u2014 ")
     plugin.v2_runner_on_failed(_TaskResult({"failed": True, "msg": "lost"}, host))
     plugin.v2_runner_on_ok(_TaskResult({"msg": "ok", "warnings": ["careful"]}, host))
-    assert [name for name, _ in shown][1:] == ["v2_runner_on_failed", "v2_runner_on_ok"]  # in full, with a banner
+    assert [name for name, _item in shown][1:] == ["v2_runner_on_failed", "v2_runner_on_ok"]  # in full, a banner
     plugin.v2_playbook_on_stats(MagicMock())
     assert plugin._display.display.call_args_list[-2].args[0].startswith("paired_test: 1 run(s) in ")
     # -v or runs=tasks: every task as the default callback shows it

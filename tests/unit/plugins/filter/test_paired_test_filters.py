@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test_* filters: registration, documentation, and thin glue over _paired.py (plan, record)
+"""The paired_test_* filters: registration, documentation, and thin glue over paired/plan.py and paired/record.py
 and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (plugin_utils/report/)."""
 
 from __future__ import annotations

@@ -1212,7 +1212,13 @@ def test_isours_and_cmdline_in_the_shell(tmp_path: Path, shell: list[str], busyb
     server = subprocess.Popen([str(fake), "-s", "-p", "15999"], start_new_session=True)
     victim = subprocess.Popen(["sleep", "30"])
     try:
-        time.sleep(0.3)
+        # both have exec'd (a fixed sleep was too short on a loaded machine: the command line was still Python's)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (
+            b"15999" in Path(f"/proc/{server.pid}/cmdline").read_bytes()
+            and b"sleep" in Path(f"/proc/{victim.pid}/cmdline").read_bytes()
+        ):
+            time.sleep(0.02)
         functions = "\n".join([r.cmdline_function("/proc" if use_proc else "/nonexistent"), r.ISOURS])
         binary = shlex.quote(str(fake))
         checks = (

@@ -21,7 +21,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import (
     sysfs_speed,
     uplink_speed,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_plan, build_record, with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
 from tests.collection_path import REPO
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from ansible_collections.esxilab.iperf.plugins.filter import mesh_schedule as filter_plugin
 from ansible_collections.esxilab.iperf.plugins.filter.mesh_schedule import mesh_schedule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._mesh import MeshError, schedule
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 
 FOUR = ["h1", "h2", "h3", "h4"]
 

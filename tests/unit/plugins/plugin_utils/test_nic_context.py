@@ -20,7 +20,9 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import build_script, parse_probe_output
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._nic import esxi_reading, linux_reading
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import PairedTestError, build_plan, build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables import results_csv, summary_csv
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown

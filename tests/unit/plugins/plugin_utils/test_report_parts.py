@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_plan, build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     build_report,
     plot_specs,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import build_plan, build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     build_report,
     table_lines,

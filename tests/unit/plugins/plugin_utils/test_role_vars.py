@@ -150,6 +150,7 @@ def test_a_role_without_argument_specs_is_an_error(tmp_path: Path) -> None:
 
 def test_the_facts_of_actions_are_what_their_modules_return() -> None:
     for action, facts in FACTS_OF_ACTIONS.items():
-        module = importlib.import_module(f"ansible_collections.esxilab.iperf.plugins.modules.{action.split('.')[-1]}")
+        name = action.rsplit(".", maxsplit=1)[-1]
+        module = importlib.import_module(f"ansible_collections.esxilab.iperf.plugins.modules.{name}")
         returned = yaml.safe_load(module.RETURN)
         assert tuple(returned["ansible_facts"]["contains"]) == facts

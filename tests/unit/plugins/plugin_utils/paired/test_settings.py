@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test per-test settings are declared once (``_paired_settings.SETTINGS``): the role
+"""The paired_test per-test settings are declared once (``paired.settings.SETTINGS``): the role
 files generated from them are current, every iperf_run option they name exists, and the plan
 passes them to iperf_run under that option's name."""
 
@@ -13,9 +13,10 @@ from typing import Any, Literal
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _paired
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as _iperf_run
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_settings import KINDS, SETTINGS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import KINDS, SETTINGS
 from hacking import generate_paired_test_settings as generator
 from tests.collection_path import REPO
 
@@ -26,7 +27,7 @@ RUN_TASKS = ROLE / "tasks" / "run.yml"
 def test_generated_role_files_are_current() -> None:
     stale = [str(path.relative_to(REPO)) for path in generator.stale_files()]
     assert not stale, (
-        f"{', '.join(stale)} not generated from plugins/plugin_utils/_paired_settings.py: "
+        f"{', '.join(stale)} not generated from plugins/plugin_utils/paired/settings.py: "
         "run `.venv/bin/python hacking/generate_paired_test_settings.py` and commit the result"
     )
 
@@ -92,7 +93,7 @@ def test_run_tasks_name_no_setting() -> None:
 
 def _run(**settings: Any) -> dict[str, Any]:
     pairs = [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]
-    run: dict[str, Any] = _paired.build_plan([{"name": "t", "pairs": pairs, **settings}])["runs"][0]
+    run: dict[str, Any] = build_plan([{"name": "t", "pairs": pairs, **settings}])["runs"][0]
     return run
 
 
@@ -160,7 +161,7 @@ def test_tos_goes_from_a_test_setting_to_the_command_line(binary: _iperf_run.Bin
 
 
 def test_tos_is_checked_in_the_plan_and_in_iperf_run() -> None:
-    with pytest.raises(_paired.PairedTestError, match="tos must be at most 255, got 256"):
+    with pytest.raises(PairedTestError, match="tos must be at most 255, got 256"):
         _run(tos=256)
     params = _client_params(_run(), tos=-1)
     with pytest.raises(_iperf_run.IperfRunError, match="tos must be between 0 and 255"):

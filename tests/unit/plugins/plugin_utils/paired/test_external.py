@@ -11,13 +11,10 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    PairedTestError,
-    build_plan,
-    build_record,
-    run_seconds,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.collect import server_tests, task_tests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan, run_seconds
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from tests.collection_path import FIXTURES
 
 IPERF3_LOG = (FIXTURES / "iperf3-3.12-text-server-tcp-3-clients-P2-cut-locallab.txt").read_text()

@@ -9,13 +9,10 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    PairedTestError,
-    build_plan,
-    build_record,
-    run_order,
-)
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired_stability import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan, run_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
     StabilityError,
     assess,

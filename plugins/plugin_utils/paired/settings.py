@@ -8,7 +8,7 @@ variable ``paired_test_<key>``: its kind, limits, built-in default, the descript
 variable, and the ``esxilab.iperf.iperf_run`` option it feeds on the servers (``server``) and
 on the clients (``client``) of a run. Everything else is derived from this table:
 
-* ``_paired.py`` checks and coerces the settings with it and builds each run's ``iperf_server``
+* ``paired/plan.py`` checks and coerces the settings with it and builds each run's ``iperf_server``
   and ``iperf_client`` arguments (keyed by ``iperf_run`` option name) from ``server`` /
   ``client``, so ``roles/paired_test/tasks/run.yml`` passes them through without naming them;
 * ``hacking/generate_paired_test_settings.py`` writes the settings parts of the role's
@@ -16,7 +16,7 @@ on the clients (``client``) of a run. Everything else is derived from this table
   the per-test options), and a unit test fails when those files are not current.
 
 ``PAIR_OPTIONS`` lists every key a pair of a test (``paired_test_tests[].pairs[]``) may set, with
-its kind and description: ``_paired.py`` refuses any other key, and the generator writes the pair
+its kind and description: ``paired/plan.py`` refuses any other key, and the generator writes the pair
 options of ``meta/argument_specs.yml`` from it.
 
 Adding an iperf option: the option in ``plugins/modules/iperf_run.py`` (documentation = argument

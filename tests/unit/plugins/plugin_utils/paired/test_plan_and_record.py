@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The paired_test backend: plan expansion, preflight problems, run records; and those run records
 summarized, tabulated and written by the one report builder (``plugin_utils/report/``), which replaced the
-summary, CSV and report sections of ``_paired.py`` (the assertions on them are kept here, retargeted).
+summary, CSV and report sections of the paired backend (the assertions on them are kept here, retargeted).
 
 Run records are built from registered task results shaped as Ansible registers a looped task
 (``{"results": [{"item": ..., <action result>}, ...]}``), with normalized results parsed from
@@ -22,18 +22,17 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    BUILTIN_DEFAULTS,
-    MAX_RUNS,
-    SETTINGS,
-    PairedTestError,
-    auto_start_delay,
-    build_plan,
-    build_record,
-    reports_from_host_vars,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import (
+    BUILTIN_DEFAULTS,
+    MAX_RUNS,
+    PairedTestError,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record, reports_from_host_vars
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     RESULT_COLUMNS,
     ReportError,

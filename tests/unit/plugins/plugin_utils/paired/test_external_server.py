@@ -11,13 +11,11 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._paired import (
-    PairedTestError,
-    build_plan,
-    build_record,
-    with_line_rates,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from tests.collection_path import FIXTURES
 
 CLIENT_OUTPUT = (FIXTURES / "iperf3-3.1.3-json-client-tcp-pscheduler.json").read_text()

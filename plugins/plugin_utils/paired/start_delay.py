@@ -1,0 +1,75 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The start delay of a run with a barrier: planned for the first run with a number of clients, then learnt.
+
+Plain data in, plain data out; no Ansible import, no clock, no I/O.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
+
+__all__ = [
+    "DISPATCH_FACTOR",
+    "DISPATCH_MARGIN",
+    "DISPATCH_WINDOW",
+    "FIRST_RUN_FACTOR",
+    "FIRST_RUN_MARGIN",
+    "FIRST_RUN_MINIMUM",
+    "START_DELAY_BASE",
+    "START_DELAY_PER_CLIENT",
+    "auto_start_delay",
+]
+
+# Automatic start delay of a run with a barrier: Ansible hands the client task to the hosts one
+# after the other, so the last client reaches the barrier later the more clients there are
+# (measured on the 2-CPU lab controller: 0.7-1.8 s after the barrier was set for 8 clients,
+# 3.3 s under load). The first run with a number of clients waits START_DELAY_BASE +
+# START_DELAY_PER_CLIENT per client; later runs with as many clients wait what the last
+# DISPATCH_WINDOW of them measured (dispatch_time, see build_record) times DISPATCH_FACTOR plus
+# DISPATCH_MARGIN (see auto_start_delay): shorter or longer, as measured.
+START_DELAY_BASE = 1.0
+START_DELAY_PER_CLIENT = 0.4
+DISPATCH_WINDOW = 3
+DISPATCH_FACTOR = 1.5
+DISPATCH_MARGIN = 0.1
+# The first run with a number of clients, when the preflight measured how long Ansible took to hand the probe to
+# every host of the tests (``probe_dispatch``): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least
+# FIRST_RUN_MINIMUM, and never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. The
+# clients' task costs more to hand over than the probe (measured with 16 pairs on the 2-core lab: 1.86 s against
+# 0.69 s for the probe of 32 hosts; 1.5 x the probe made the clients 0.53 s late), hence the factor.
+FIRST_RUN_FACTOR = 4.0
+FIRST_RUN_MARGIN = 0.5
+FIRST_RUN_MINIMUM = 1.0
+
+
+def auto_start_delay(run: Mapping[str, Any], records: Sequence[Any], probe_dispatch: Any = None) -> float:
+    """The automatic start delay of ``run``: from the measured ``dispatch_time`` of the last
+    ``DISPATCH_WINDOW`` earlier runs with as many clients (``records``: the run records so far),
+    their maximum times ``DISPATCH_FACTOR`` plus ``DISPATCH_MARGIN``; when there is none yet, from
+    ``probe_dispatch`` (seconds Ansible took to hand the preflight's probe to every host of the
+    tests; see ``FIRST_RUN_MARGIN``), else the plan's delay. A late client shows as a long dispatch
+    time, so the next delay grows; a quick series shrinks it."""
+    if not run.get("start_delay_auto"):
+        return float(run["start_delay"])
+    clients = len(run.get("client_hosts") or ())
+    measured = [
+        float(r["dispatch_time"])
+        for r in records
+        if isinstance(r, Mapping)
+        and isinstance(r.get("dispatch_time"), int | float)
+        and len({p.get("client") for p in r.get("pairs") or []}) == clients
+    ][-DISPATCH_WINDOW:]
+    if not measured:
+        planned = float(run["start_delay"])
+        probe = finite_float(probe_dispatch)
+        if probe is None or probe < 0:
+            return planned
+        return round(min(planned, max(FIRST_RUN_MINIMUM, probe * FIRST_RUN_FACTOR + FIRST_RUN_MARGIN)), 3)
+    return round(max(measured) * DISPATCH_FACTOR + DISPATCH_MARGIN, 3)
