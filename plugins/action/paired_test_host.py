@@ -24,6 +24,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
 _NAME = "esxilab.iperf.paired_test_host"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
@@ -73,25 +74,30 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     def _record(
         self, result: dict[str, Any], args: Mapping[str, Any], piece: Mapping[str, Any], task_vars: dict[str, Any]
     ) -> dict[str, Any]:
-        """The keeper's stop: the other stop hosts' results from the spool, the record of the run from them and
-        from what the run's hosts registered, and the records so far as this host's fact."""
+        """The keeper's stop: the other stop hosts' pieces (waited for), the run's start and clients pieces, the
+        record of the run from them, the state of the series, and the records so far as this host's fact."""
         run: Mapping[str, Any] = args["run"]
+        spool = str(args["spool"])
         number = int(run["run"])
         host = str(task_vars.get("inventory_hostname"))
         active = set(task_vars.get("ansible_play_hosts") or ())  # a host Ansible dropped runs no stop
         others = [h for h in recorder.stop_hosts(run) if h != host and h in active]
-        stops = (
-            recorder.wait_pieces(str(args["spool"]), number, others, seconds=recorder.WAIT_SECONDS) if others else {}
-        )
+        stops = recorder.wait_pieces(spool, number, others, seconds=recorder.WAIT_SECONDS) if others else {}
         if host in recorder.stop_hosts(run):
             stops[host] = dict(piece)
+        pieces = {
+            "start": recorder.read_pieces(spool, number, recorder.run_hosts(run), "start"),
+            "clients": recorder.read_pieces(spool, number, recorder.clients_hosts(run), "clients"),
+            "stop": stops,
+        }
+        barriers = [p.get("barrier") for p in pieces["clients"].values() if isinstance(p.get("barrier"), Mapping)]
         hostvars: Any = task_vars.get("hostvars") or {}
 
-        def registered(name: str, variable: str) -> Any:
-            """A host's variable, untemplated (Ansible's HostVars.raw_get: registered results are data)."""
+        def failure(name: str) -> Any:
+            """What the rescue saw on a host that wrote no piece of a part (Ansible's HostVars.raw_get: untemplated)."""
             try:
                 values = hostvars.raw_get(name) if hasattr(hostvars, "raw_get") else hostvars[name]
-                return values.get(variable)
+                return values.get("__paired_test_failure")
             except (KeyError, TypeError, AttributeError):
                 return None
 
@@ -99,11 +105,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         previous = recorder.recorded(task_vars.get("ansible_facts"))
         record = build_record(
             run,
-            recorder.reports(run, registered, stops, missing),
-            barrier=args["barrier"],
+            recorder.reports(run, pieces, failure, missing),
+            barrier=barriers[0] if barriers else None,
             previous=previous,
         )
         halt = recorder.halts(record, bool(args["continue_on_error"]))
+        recorder.write_state(spool, recorder.next_state(recorder.read_state(spool), record, halt))
+        recorder.remove_pieces(spool, number, recorder.run_hosts(run))
         lost = f"; this host's own part: {self._lost}" if self._lost else ""
         result.update(
             ansible_facts={"__paired_test_recorded": [*previous, record], "__paired_test_halt": halt},
@@ -111,6 +119,15 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             msg=f"run {number}: recorded ({'ok' if record['ok'] else 'failed'}){lost}",
         )
         return result
+
+    def _barrier(self, run: Mapping[str, Any], args: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+        """The clients' common start time: when the last host of the run was ready (the start pieces), plus the
+        start delay learnt from the runs so far (``paired.start_delay``); every client computes the same."""
+        if not args["spool"]:
+            return {"run": run.get("run"), "start_at": args["start_at"], "start_delay": None}
+        delay = auto_start_delay(run, state.get("dispatch") or (), args["probe_dispatch"])
+        starts = recorder.read_pieces(str(args["spool"]), int(run["run"]), recorder.run_hosts(run), "start")
+        return {"run": run.get("run"), "start_at": recorder.start_at(starts, delay, time.time()), "start_delay": delay}
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
@@ -127,6 +144,16 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         result.update(changed=False, run=number)
         failed: list[str] = []
         part = args["part"]
+        spool = args["spool"]
+        try:
+            state = recorder.read_state(spool) if spool else recorder.new_state()
+        except (recorder.SpoolError, OSError) as exc:
+            result.update(failed=True, msg=f"{_NAME} run {number}: the state of the series cannot be read: {exc}")
+            return result
+        skipped = recorder.skip_reason(state, run)
+        if skipped:
+            result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
+            return result
 
         if part == "start":
             result["nic_before"] = self._nic(run, host, variables) if run.get("nic_before") else None
@@ -158,8 +185,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     break  # the ones started are stopped by part=stop (always)
             result["servers"] = {"results": items}
             result["ready_at"] = round(time.time(), 3)
+            piece = {"servers": result["servers"], "nic_before": result["nic_before"], "ready_at": result["ready_at"]}
 
         elif part == "clients":
+            barrier = self._barrier(run, args, state) if run.get("barrier") else None
             items = []
             for pair in pairs:
                 if pair.get("client") != host:
@@ -173,7 +202,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     "labels": pair.get("labels") or {},
                     "peer_is_esxi": peer is not None and peer in args["esxi_hosts"],
                     **_given(bind=pair.get("client_bind")),
-                    **(_given(start_at=args["start_at"]) if run.get("barrier") else {}),
+                    **(_given(start_at=barrier["start_at"]) if barrier else {}),
                     **common,
                     **tool,
                 }
@@ -205,6 +234,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 outcome = self._step("iperf_run", step, variables)
                 collects.append({**outcome, "item": pair})
             result["collects"] = {"results": collects}
+            result["barrier"] = barrier
+            piece = {"clients": result["clients"], "collects": result["collects"], "barrier": barrier}
 
         else:  # stop
             items = []
@@ -217,14 +248,19 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result["stops"] = {"results": items}
             result["nic_after"] = self._nic(run, host, variables) if run.get("nic_after") and not self._lost else None
             piece = {"stops": result["stops"], "nic_after": result["nic_after"]}
-            try:
-                if args["record"]:
+            if args["record"]:
+                try:
                     return self._record(result, args, piece, variables)
-                if args["spool"] and host in recorder.stop_hosts(run):
-                    recorder.write_piece(args["spool"], int(run["run"]), host, piece)
+                except (recorder.SpoolError, OSError) as exc:
+                    result.update(failed=True, msg=f"{_NAME} run {number}: the record of the run failed: {exc}")
+                    return result
+
+        # what this host did, for the run's record (the keeper reads it in the stop)
+        if spool and (part != "stop" or host in recorder.stop_hosts(run)):
+            try:
+                recorder.write_piece(spool, int(run["run"]), host, piece, kind=part)
             except (recorder.SpoolError, OSError) as exc:
-                result.update(failed=True, msg=f"{_NAME} run {number}: the record of the run failed: {exc}")
-                return result
+                failed.append(f"its part could not be handed to the record: {exc}")
 
         if self._lost:
             result.update(unreachable=True, msg=f"{_NAME} run {number} part {part} on {host}: {self._lost}")

@@ -19,16 +19,22 @@ description:
   - O(part=start) - the NIC counters before the run (when the run reads them), then the servers of this host's pairs;
     a server that fails to start fails the task, and the servers started before it are stopped by O(part=stop).
     Prints the command of every server outside the inventory this host's clients will connect to.
-  - O(part=clients) - this host's client (at O(start_at) when the run has a barrier), then, for this host's pairs
-    with clients outside the inventory (C(external)), prints what to run there and waits for them
-    (M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=collect)).
+  - O(part=clients) - this host's client, at the run's common start time when the run has a barrier, then, for this
+    host's pairs with clients outside the inventory (C(external)), prints what to run there and waits for them
+    (M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=collect)). The common start time is when the
+    last host of the run was ready (the start pieces in O(spool)) plus the start delay
+    (P(esxilab.iperf.paired_test_start_delay#filter), learnt from the runs so far and O(probe_dispatch)); without
+    O(spool), O(start_at).
+  - With O(spool), each part writes what it did there (its piece) for the run's record, and first reads the state of
+    the series - a part of a run the series does not make (it stopped after a failed run, or the run's C(repeat)
+    point is done) does nothing and is skipped.
   - O(part=stop) - stops this host's servers (also after a failure, the role runs it in C(always)), then the NIC
     counters after the run (when the run reads them), and hands the result to the run's recorder through O(spool).
   - O(part=stop) with O(record=true) (the role's keeper, one host of the tests, in every run) - also waits up to 120 s
-    for the stop results of the run's other stop hosts, builds the record of the run
-    (P(esxilab.iperf.paired_test_record#filter)) from them and from what the run's hosts registered in the start
-    and clients tasks (C(__paired_test_start), C(__paired_test_part)) and the rescue's C(__paired_test_failure), and
-    returns the records so far as this host's facts. A stop host whose result did not come is recorded as such - its
+    for the stop pieces of the run's other stop hosts, builds the record of the run
+    (P(esxilab.iperf.paired_test_record#filter)) from the run's pieces (and the rescue's C(__paired_test_failure) of
+    a host that wrote none), writes the state of the series, removes the run's pieces, and returns the records so far
+    as this host's facts. A stop host whose result did not come is recorded as such - its
     servers are not known to be stopped.
   - Each result of a server start, client, collect or stop is returned as the item of a loop would be (C(item) is the
     pair), so the record of the run (P(esxilab.iperf.paired_test_record#filter)) reads them as it reads loop results.
@@ -54,23 +60,26 @@ options:
       - What O(esxilab.iperf.iperf_run#module:mode=probe) returned on this host (one session per start or client).
     type: dict
   start_at:
-    description: The common start time of the clients (epoch seconds) when the run has a barrier (O(part=clients)).
+    description:
+      - O(part=clients) without O(spool) - the common start time of the clients (epoch seconds) when the run has a
+        barrier.
+    type: float
+  probe_dispatch:
+    description:
+      - O(part=clients) - seconds Ansible took to hand the preflight's probe to every host of the tests; the first
+        run with a number of clients learns its start delay from it (P(esxilab.iperf.paired_test_start_delay#filter)
+        O(esxilab.iperf.paired_test_start_delay#filter:probe_dispatch)).
     type: float
   spool:
     description:
-      - O(part=stop) - the directory on the controller where the run's stop results meet (what
-        M(esxilab.iperf.paired_test_preflight) returned as C(spool)). Unset - this host's stop result goes nowhere
-        (no record is made from it).
+      - The directory on the controller where the pieces of the run and the state of the series are kept (what
+        M(esxilab.iperf.paired_test_preflight) returned as C(spool)). Unset - this host's part goes nowhere (no record
+        is made from it, no run is skipped).
     type: str
   record:
     description: O(part=stop) - this host records the run (see above). Needs O(spool).
     type: bool
     default: false
-  barrier:
-    description:
-      - O(part=stop) with O(record=true) - the run's barrier, C({run, start_at, start_delay}) (see
-        P(esxilab.iperf.paired_test_record#filter)).
-    type: dict
   continue_on_error:
     description:
       - O(part=stop) with O(record=true) - a failed run does not stop the series (the role's
@@ -131,6 +140,16 @@ servers:
     - O(part=start) - C(results), one M(esxilab.iperf.iperf_run) server start per pair of this host, C(item) the pair.
   returned: part is start
   type: dict
+barrier:
+  description:
+    - O(part=clients) - the run's barrier, C({run, start_at, start_delay}) (see
+      P(esxilab.iperf.paired_test_record#filter)); V(null) for a run without one.
+  returned: part is clients
+  type: dict
+skip_reason:
+  description: Why the part did nothing - the series stopped after a failed run, or the run's point is done.
+  returned: skipped
+  type: str
 clients:
   description: O(part=clients) - C(results), this host's client run, C(item) the pair.
   returned: part is clients

@@ -1,19 +1,24 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The record of a run, built in the run's last task (stop), not in a task of its own.
+"""The record of a run, built in the run's last task (stop), and the state of the series, on the controller.
 
-The stop of a run (``esxilab.iperf.paired_test_host`` ``part=stop``) runs on the run's server hosts
-at the same time, and on the keeper - one host of the tests that keeps the records. Each host's stop
-result (its server stops, its NIC counters after the run) is written to a spool directory on the
-controller; the keeper's stop waits for them, builds the record from them and from what the run's
-hosts registered in the tasks before (start, clients, the rescue's failure), and returns the records
-so far as a fact of its own. So a run is three tasks, and the order of the plan holds: the next run's
-include starts only when every host of this one has stopped.
+Each host's part of a run (``esxilab.iperf.paired_test_host`` ``part=start|clients|stop``) writes
+what it did - its piece - to a spool directory on the controller. The stop of a run runs on the
+run's server hosts at the same time, and on the keeper - one host of the tests that keeps the
+records: the keeper's stop waits for the other stop pieces, builds the record from the run's
+pieces, and writes the state of the series (stopped after a failed run, the ``repeat`` points that
+are done, the measured dispatch times the start delay learns from). The next run's parts read the
+state: a part of a run the series skips does nothing, and the clients set their common start time
+from the start pieces (when the last host was ready) and the state (the start delay) - in Python,
+without templating every host's variables on every host. So a run is three tasks, the order of the
+plan holds (the next run's include starts only when every host of this one has stopped), and the
+cost of a run does not grow with the hosts of the play.
 
 The spool is a directory in Ansible's own private controller directory (``DEFAULT_LOCAL_TMP``,
-mode 0700, removed by Ansible when the play ends). Its files are written without following links
-and read only when they are regular files of ours; each run's files are removed once read.
+mode 0700, removed by Ansible when the play ends). Its files are written atomically without
+following links and read only when they are regular files of ours with the expected host and run;
+each run's pieces are removed once the run is recorded.
 """
 
 from __future__ import annotations
@@ -34,17 +39,17 @@ from typing import Any
 # not run the task there) is recorded as such after this.
 WAIT_SECONDS = 120.0
 POLL_SECONDS = 0.01
-# Where each piece of a host's report is: the registered results of the role's tasks per run
-# (esxilab.iperf.paired_test_host part start / clients) and the rescue's fact; the stop's part is
-# the spool's piece.
-REGISTERED = {
-    "servers": ("__paired_test_start", "servers"),
-    "nic_before": ("__paired_test_start", "nic_before"),
-    "clients": ("__paired_test_part", "clients"),
-    "collects": ("__paired_test_part", "collects"),
-    "failure": ("__paired_test_failure", None),
+# The parts of a run, each writing its piece; and which keys of a host's report come from which piece.
+KINDS = ("start", "clients", "stop")
+REPORT_KEYS = {
+    "servers": "start",
+    "nic_before": "start",
+    "clients": "clients",
+    "collects": "clients",
+    "stops": "stop",
+    "nic_after": "stop",
 }
-STOPPED = {"stops": "stops", "nic_after": "nic_after"}
+STATE_FILE = "series.json"
 
 
 class SpoolError(RuntimeError):
@@ -65,17 +70,15 @@ def _check_spool(spool: str) -> None:
         raise SpoolError(f"the spool directory {spool} is not a private directory of this user")
 
 
-def _piece_path(spool: str, run: int, host: str) -> str:
+def _piece_path(spool: str, kind: str, run: int, host: str) -> str:
     digest = hashlib.sha256(host.encode()).hexdigest()[:32]
-    return os.path.join(spool, f"run{int(run)}-{digest}.json")
+    return os.path.join(spool, f"{kind}{int(run)}-{digest}.json")
 
 
-def write_piece(spool: str, run: int, host: str, piece: Mapping[str, Any]) -> None:
-    """Write ``host``'s stop result of ``run`` (atomically: a reader sees all of it or nothing)."""
+def _write_json(spool: str, path: str, document: Mapping[str, Any]) -> None:
     _check_spool(spool)
-    path = _piece_path(spool, run, host)
     partial = f"{path}.{os.getpid()}.part"
-    data = json.dumps({"host": host, "run": run, "piece": piece}, default=str).encode()
+    data = json.dumps(document, default=str).encode()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     descriptor = os.open(partial, flags, 0o600)
     try:
@@ -88,7 +91,15 @@ def write_piece(spool: str, run: int, host: str, piece: Mapping[str, Any]) -> No
         raise
 
 
-def _read_piece(path: str, run: int, host: str) -> dict[str, Any] | None:
+def write_piece(spool: str, run: int, host: str, piece: Mapping[str, Any], kind: str = "stop") -> None:
+    """Write ``host``'s piece of ``run`` (``kind``: its part, start / clients / stop), atomically: a reader sees all
+    of it or nothing."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    _write_json(spool, _piece_path(spool, kind, run, host), {"host": host, "run": run, "piece": piece})
+
+
+def _read_json(path: str) -> Any:
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
@@ -100,13 +111,32 @@ def _read_piece(path: str, run: int, host: str) -> dict[str, Any] | None:
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             return None
         try:
-            data = json.loads(handle.read())
+            return json.loads(handle.read())
         except ValueError:
             return None
+
+
+def _read_piece(path: str, run: int, host: str) -> dict[str, Any] | None:
+    data = _read_json(path)
     if not isinstance(data, dict) or data.get("host") != host or data.get("run") != run:
         return None
     piece = data.get("piece")
     return piece if isinstance(piece, dict) else None
+
+
+def read_pieces(spool: str, run: int, hosts: Iterable[str], kind: str) -> dict[str, dict[str, Any]]:
+    """The ``kind`` pieces of ``run`` that ``hosts`` wrote (no wait: the task that writes them has ended)."""
+    _check_spool(spool)
+    found = {host: _read_piece(_piece_path(spool, kind, run, host), run, host) for host in hosts}
+    return {host: piece for host, piece in found.items() if piece is not None}
+
+
+def remove_pieces(spool: str, run: int, hosts: Iterable[str]) -> None:
+    """Remove the pieces of ``run`` (it is recorded)."""
+    for kind in KINDS:
+        for host in hosts:
+            with contextlib.suppress(OSError):
+                os.unlink(_piece_path(spool, kind, run, host))
 
 
 def wait_pieces(
@@ -118,21 +148,18 @@ def wait_pieces(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, dict[str, Any]]:
-    """The stop results of ``hosts`` in ``run``, waiting up to ``seconds`` for them; a host whose result did
-    not come is left out. The files read are removed."""
+    """The stop pieces of ``hosts`` in ``run``, waiting up to ``seconds`` for them; a host whose piece did not
+    come is left out."""
     _check_spool(spool)
     waiting = set(hosts)
     found: dict[str, dict[str, Any]] = {}
     deadline = clock() + seconds
     while True:
         for host in sorted(waiting):
-            path = _piece_path(spool, run, host)
-            piece = _read_piece(path, run, host)
+            piece = _read_piece(_piece_path(spool, "stop", run, host), run, host)
             if piece is not None:
                 found[host] = piece
                 waiting.discard(host)
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
         if not waiting or clock() >= deadline:
             return found
         sleep(POLL_SECONDS)
@@ -152,35 +179,50 @@ def run_hosts(run: Mapping[str, Any]) -> list[str]:
     return sorted(hosts)
 
 
+def clients_hosts(run: Mapping[str, Any]) -> list[str]:
+    """The hosts that take part in the run's clients task: its clients, and the servers waiting for external clients."""
+    hosts = set(run.get("client_hosts") or ())
+    if run.get("external"):
+        hosts |= set(run.get("server_hosts") or ())
+    return sorted(hosts)
+
+
 def reports(
     run: Mapping[str, Any],
-    registered: Callable[[str, str], Any],
-    stops: Mapping[str, Mapping[str, Any]],
+    pieces: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    failure: Callable[[str], Any],
     missing: str,
 ) -> list[dict[str, Any]]:
-    """One report per host of the run, as ``paired.record.build_record`` reads them: the pieces the host registered
-    in the run's earlier tasks (``registered(host, variable)``) and its stop result (``stops``; a stop host
-    without one gets ``missing`` as the reason)."""
+    """One report per host of the run, as ``paired.record.build_record`` reads them, from the run's pieces
+    (``pieces[kind][host]``). A host that lacks a piece of a part it takes part in gets what the rescue saw
+    (``failure(host)``: the role's ``__paired_test_failure``); a stop host without a stop piece gets ``missing`` as
+    the reason (its servers are not known to be stopped)."""
     out: list[dict[str, Any]] = []
-    stoppers = set(stop_hosts(run))
+    takes_part = {
+        "start": set(run.get("server_hosts") or ()) | set(run.get("client_hosts") or ()),
+        "clients": set(clients_hosts(run)),
+        "stop": set(stop_hosts(run)),
+    }
     for host in run_hosts(run):
-        report: dict[str, Any] = {"host": host}
-        for key, (name, field) in REGISTERED.items():
-            value = registered(host, name)
-            if field is not None:
-                value = value.get(field) if isinstance(value, Mapping) else None
-            report[key] = value
-        piece = stops.get(host)
-        for key, field in STOPPED.items():
+        report: dict[str, Any] = {"host": host, "failure": None}
+        lacking = False
+        for key, kind in REPORT_KEYS.items():
+            piece = pieces.get(kind, {}).get(host)
             if piece is not None:
-                report[key] = piece.get(field)
-            elif host in stoppers and key == "stops":  # every server of the host: not known to be stopped
+                report[key] = piece.get(key)
+                continue
+            report[key] = None
+            if host not in takes_part[kind]:
+                continue
+            if kind != "stop":
+                lacking = True
+            elif key == "stops":
                 served = [p for p in run.get("pairs") or () if p.get("server") == host and not p.get("external_server")]
                 report[key] = {"results": [{"item": p, "failed": True, "msg": missing} for p in served]}
-            elif host in stoppers:
-                report[key] = {"failed": True, "msg": missing}
             else:
-                report[key] = None
+                report[key] = {"failed": True, "msg": missing}
+        if lacking:
+            report["failure"] = failure(host)
         out.append(report)
     return out
 
@@ -197,3 +239,63 @@ def recorded(facts: Any) -> list[Any]:
     """The records so far, from the keeper's facts (``__paired_test_recorded``)."""
     value = facts.get("__paired_test_recorded") if isinstance(facts, Mapping) else None
     return list(value) if isinstance(value, Sequence) and not isinstance(value, str | bytes) else []
+
+
+# --------------------------------------------------------------------------------------------
+# The state of the series: written by the keeper after each record, read by every part
+# --------------------------------------------------------------------------------------------
+
+
+def new_state() -> dict[str, Any]:
+    """The state before the first run: not stopped, no point done, nothing measured."""
+    return {"halt_after": None, "done_points": [], "dispatch": []}
+
+
+def read_state(spool: str) -> dict[str, Any]:
+    """The state of the series (``new_state()`` before the first record)."""
+    _check_spool(spool)
+    data = _read_json(os.path.join(spool, STATE_FILE))
+    state = new_state()
+    if isinstance(data, dict):
+        state.update({key: data[key] for key in state if key in data})
+    return state
+
+
+def next_state(state: Mapping[str, Any], record: Mapping[str, Any], halt: bool) -> dict[str, Any]:
+    """The state after ``record``: stopped after it (``halt``), its point done (``stability.done``), its dispatch time
+    (the start delay of the next runs with as many clients learns from it)."""
+    updated = {**new_state(), **state}
+    if halt:
+        updated["halt_after"] = record.get("run")
+    stability = record.get("stability")
+    if isinstance(stability, Mapping) and stability.get("done") and record.get("point") is not None:
+        updated["done_points"] = [*updated["done_points"], record["point"]]
+    if isinstance(record.get("dispatch_time"), int | float):
+        clients = sorted({str(p.get("client")) for p in record.get("pairs") or () if isinstance(p, Mapping)})
+        entry = {
+            "run": record.get("run"),
+            "dispatch_time": record["dispatch_time"],
+            "pairs": [{"client": c} for c in clients],
+        }
+        updated["dispatch"] = [*updated["dispatch"], entry][-20:]
+    return updated
+
+
+def write_state(spool: str, state: Mapping[str, Any]) -> None:
+    _write_json(spool, os.path.join(spool, STATE_FILE), state)
+
+
+def skip_reason(state: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
+    """Why the series does not make ``run``: it stopped after a failed run, or the run's point is done."""
+    if state.get("halt_after") is not None:
+        return f"not run: the series stopped after run {state['halt_after']} failed"
+    if run.get("stability") is not None and run.get("point") in (state.get("done_points") or ()):
+        return "not run: its point is done (repeat: stable, or given up)"
+    return None
+
+
+def start_at(pieces: Mapping[str, Mapping[str, Any]], delay: float, now: float) -> float:
+    """The clients' common start time: when the last host of the run was ready (its start piece's ``ready_at``;
+    now when none is known), plus ``delay``."""
+    ready = [p["ready_at"] for p in pieces.values() if isinstance(p.get("ready_at"), int | float)]
+    return round((max(ready) if ready else now) + delay, 3)

@@ -51,6 +51,8 @@ RUN: dict[str, Any] = {
     "server_hosts": ["h1", "h2"],
     "client_hosts": ["h1", "h2", "h3"],
     "barrier": True,
+    "start_delay": 2.2,  # planned: 1 s + 0.4 s per client
+    "start_delay_auto": True,
     "nic_before": True,
     "nic_after": False,
     "nic_addresses": {"h1": ["198.18.0.1"]},
@@ -145,37 +147,53 @@ def _stop(host: str, spool: str, task_vars: dict[str, Any], **args: Any) -> dict
     return result
 
 
-def test_the_keepers_stop_records_the_run_from_the_others_stops_and_what_the_hosts_registered(
+def test_the_keepers_stop_records_the_run_from_its_pieces_and_keeps_the_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(recorder, "WAIT_SECONDS", 0.2)
     spool = recorder.make_spool(str(tmp_path))
-    # h1 serves pairs 1 and 2: its stop result goes to the spool, no record, no fact
+    # the start pieces (as part=start writes them) and the clients piece of h3
+    for host, pairs in (("h1", RUN["pairs"][:2]), ("h2", RUN["pairs"][2:])):
+        servers = {"results": [{"item": p, "pid": 7} for p in pairs]}
+        recorder.write_piece(spool, 3, host, {"servers": servers, "nic_before": None, "ready_at": 10.0}, kind="start")
+    barrier = {"run": 3, "start_at": 11.0, "start_delay": 1.0}
+    recorder.write_piece(spool, 3, "h3", {"clients": {"results": []}, "barrier": barrier}, kind="clients")
+    # h1 serves pairs 1 and 2: its stop piece goes to the spool, no record, no fact
     h1 = _stop("h1", spool, {})
-    assert "ansible_facts" not in h1 and len(os.listdir(spool)) == 1
-    started = {
-        "h1": {"__paired_test_start": {"servers": {"results": [{"item": p, "pid": 7} for p in RUN["pairs"][:2]]}}},
-        "h2": {"__paired_test_start": {"servers": {"results": [{"item": RUN["pairs"][2], "pid": 8}]}}},
-    }
+    assert "ansible_facts" not in h1
     earlier = {"run": 2, "ok": True}
     keeper_vars = {
-        "hostvars": started,
+        "hostvars": {"h1": {}, "h2": {}, "h3": {"__paired_test_failure": None}},
         "ansible_play_hosts": ["h1", "h2", "h3"],
         "ansible_facts": {"__paired_test_recorded": [earlier]},
     }
     # h3 (a client, no server) is the keeper; h2 serves pair 3 and its stop never came
-    result = _stop("h3", spool, keeper_vars, record=True, barrier={"run": 3, "start_at": 1.0, "start_delay": 0.5})
+    result = _stop("h3", spool, keeper_vars, record=True)
     assert not result.get("failed"), result.get("msg")
     facts = result["ansible_facts"]
     *before, record = facts["__paired_test_recorded"]
     assert before == [earlier] and record["run"] == 3
+    assert (record["start_at"], record["start_delay"]) == (11.0, 1.0)  # the clients' barrier
     assert [p["server_stop"] for p in record["pairs"]] == ["stopped", "stopped", "failed"]
+    assert [p["server_pid"] for p in record["pairs"]] == [7, 7, 7]  # from the start pieces
     assert any("pair 3: the server on h2 port 5203 could not be stopped (failed)" in w for w in record["warnings"])
-    # no client result was registered: the run failed, and without continue_on_error the series halts
+    # no client result: the run failed, and without continue_on_error the series halts - the next run is skipped
     assert record["ok"] is False and facts["__paired_test_halt"] is True and result["ok"] is False
-    assert os.listdir(spool) == []  # the pieces read are removed
-    again = _stop("h3", spool, keeper_vars, record=True, continue_on_error=True)
-    assert again["ansible_facts"]["__paired_test_halt"] is False
+    assert os.listdir(spool) == [recorder.STATE_FILE]  # the run's pieces are removed
+    nxt = _stop("h1", spool, {}, run={**RUN, "run": 4})
+    assert nxt["skipped"] is True and nxt["skip_reason"] == "not run: the series stopped after run 3 failed"
+
+
+def test_the_clients_start_at_the_last_ready_host_plus_the_learnt_delay(tmp_path: Path) -> None:
+    spool = recorder.make_spool(str(tmp_path))
+    for host, ready in (("h1", 100.0), ("h2", 100.5)):
+        recorder.write_piece(spool, 3, host, {"ready_at": ready}, kind="start")
+    result, steps = _part("clients", "h2", spool=spool, probe_dispatch=0.25)
+    # the first run with 3 clients: 3 x the probe's dispatch + 0.5 s, at least 1 s (paired.start_delay)
+    assert result["barrier"] == {"run": 3, "start_at": 101.75, "start_delay": 1.25}
+    assert [step[1]["start_at"] for step in steps] == [101.75]
+    (name,) = [n for n in os.listdir(spool) if n.startswith("clients3-")]  # its piece, for the record
+    assert name.endswith(".json")
 
 
 def test_a_dropped_host_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1423,10 +1423,12 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/run.yml").read_text())
     inner = next(t for t in tasks[0]["block"] if "block" in t)["block"]
     clients = next(t for t in inner if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "clients")
-    expression = clients["esxilab.iperf.paired_test_host"]["esxi_hosts"]
-    # from the server hosts' probes of the preflight (the same uname check as host_is_esxi); paired_test_host
+    assert clients["esxilab.iperf.paired_test_host"]["esxi_hosts"] == "{{ __paired_test_esxi_hosts }}"
+    # read once from the hosts' probes of the preflight (the same uname check as host_is_esxi); paired_test_host
     # gives a client peer_is_esxi when its server is one of them (tests/unit/plugins/action/test_paired_test_host.py)
-    assert "__paired_test_probe" in expression and "probe.caps.esxi" in expression
+    preflight = yaml.safe_load((REPO / "roles/paired_test/tasks/preflight.yml").read_text())
+    facts = next(t["ansible.builtin.set_fact"] for t in preflight if "ansible.builtin.set_fact" in t)
+    assert "__paired_test_probe.probe.caps.esxi" in facts["__paired_test_esxi_hosts"]
 
 
 @pytest.mark.parametrize("shell", RUN_SHELLS)
