@@ -120,6 +120,33 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         )
         return result
 
+    def _probe(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        """The one probe of a host of the tests (``iperf_run mode=probe``, its result as it returns it), then the link
+        speed of the host's test addresses (``iperf_facts``: the fact ``iperf_link_speeds``) - one task."""
+        probe = self._step(
+            "iperf_run", {"mode": "probe", "require": list(args["require"]), **_given(binary=args["binary"])}, task_vars
+        )
+        result.update(probe)
+        if probe.get("failed") or self._lost:
+            return result
+        if args["link_speed_of"]:
+            speeds = self._step(
+                "iperf_facts", {"gather_tools": False, "link_speed_of": list(args["link_speed_of"])}, task_vars
+            )
+            if speeds.get("failed") or self._lost:
+                result.update(
+                    failed=not self._lost,
+                    unreachable=bool(self._lost),
+                    msg=f"{_NAME}: the link speed of {', '.join(args['link_speed_of'])} could not be read: "
+                    f"{speeds.get('msg', 'no message')}",
+                )
+                return result
+            facts = speeds.get("ansible_facts")
+            if isinstance(facts, Mapping):
+                result["ansible_facts"] = dict(facts)
+            result["warnings"] = [*(result.get("warnings") or []), *(speeds.get("warnings") or [])]
+        return result
+
     def _barrier(self, run: Mapping[str, Any], args: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
         """The clients' common start time: when the last host of the run was ready (the start pieces), plus the
         start delay learnt from the runs so far (``paired.start_delay``); every client computes the same."""
@@ -135,6 +162,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
         variables = task_vars or {}
         host = str(variables.get("inventory_hostname"))
+        if args["part"] == "probe":  # read-only: also in check mode
+            return self._probe(result, args, variables)
+        if self._play_context.check_mode:
+            result.update(skipped=True, msg=f"part={args['part']} starts and stops processes: not in check mode")
+            return result
+        if args["run"] is None or not args["state_dir"]:
+            result.update(failed=True, msg=f"{_NAME}: part={args['part']} needs run and state_dir")
+            return result
         run: Mapping[str, Any] = args["run"]
         number = run.get("run")
         pairs = [p for p in run.get("pairs") or [] if isinstance(p, Mapping)]

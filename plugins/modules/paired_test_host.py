@@ -16,6 +16,9 @@ description:
     tasks (start, clients, stop - which also records the run). Each part does on this host what the run asks of it, by
     the same actions a hand-written play would use, in one task - M(esxilab.iperf.iperf_run) for servers and clients and
     M(esxilab.iperf.iperf_facts) for the NIC counters.
+  - O(part=probe) - the host's one probe before the runs (M(esxilab.iperf.iperf_run)
+    O(esxilab.iperf.iperf_run#module:mode=probe), returned as it returns it), then the link speed of its test
+    addresses (M(esxilab.iperf.iperf_facts), the fact C(iperf_link_speeds)), in one task.
   - O(part=start) - the NIC counters before the run (when the run reads them), then the servers of this host's pairs;
     a server that fails to start fails the task, and the servers started before it are stopped by O(part=stop).
     Prints the command of every server outside the inventory this host's clients will connect to.
@@ -40,18 +43,31 @@ description:
     pair), so the record of the run (P(esxilab.iperf.paired_test_record#filter)) reads them as it reads loop results.
 options:
   part:
-    description: Which part of the run.
+    description: Which part of the run (V(probe) - the host's one probe, before the runs).
     type: str
     required: true
-    choices: [start, clients, stop]
+    choices: [probe, start, clients, stop]
   run:
-    description: The run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs).
+    description:
+      - The run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs). Required but for O(part=probe).
     type: dict
-    required: true
   state_dir:
-    description: O(esxilab.iperf.iperf_run#module:state_dir) of this host.
+    description: O(esxilab.iperf.iperf_run#module:state_dir) of this host. Required but for O(part=probe).
     type: str
-    required: true
+  require:
+    description:
+      - O(part=probe) - the iperf families the host's runs use (O(esxilab.iperf.iperf_run#module:require)).
+    type: list
+    elements: str
+    default: []
+  link_speed_of:
+    description:
+      - O(part=probe) - the host's test addresses whose link speed is read after the probe
+        (M(esxilab.iperf.iperf_facts) O(esxilab.iperf.iperf_facts#module:link_speed_of) - the fact
+        C(iperf_link_speeds)); empty - none is read.
+    type: list
+    elements: str
+    default: []
   binary:
     description: O(esxilab.iperf.iperf_run#module:binary); unset - the probe's choice.
     type: str
@@ -98,9 +114,10 @@ extends_documentation_fragment:
   - esxilab.iperf.attributes.action
 attributes:
   check_mode:
-    support: none
+    support: partial
     details:
-      - The role does not run its series in check mode; the parts start and stop processes.
+      - O(part=probe) reads only and runs in check mode. The other parts start and stop processes - in check mode they
+        do nothing and are skipped (the role does not run its series in check mode).
   diff_mode:
     support: none
     details:
@@ -128,8 +145,12 @@ EXAMPLES = r"""
 RETURN = r"""
 run:
   description: The run's number.
-  returned: always
+  returned: part is not probe
   type: int
+probe:
+  description: O(part=probe) - what M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=probe) found.
+  returned: part is probe
+  type: dict
 ready_at:
   description:
     - O(part=start) - when this host's part was done (epoch seconds on the controller); the barrier is set from it.
@@ -167,8 +188,10 @@ nic_before:
   returned: part is start
   type: dict
 ansible_facts:
-  description: O(part=stop) with O(record=true) - the records of the series so far and whether it stops.
-  returned: part is stop and record is true
+  description:
+    - O(part=stop) with O(record=true) - the records of the series so far and whether it stops.
+    - O(part=probe) with O(link_speed_of) - C(iperf_link_speeds), as M(esxilab.iperf.iperf_facts) sets it.
+  returned: part is stop and record is true, or part is probe
   type: dict
   contains:
     __paired_test_recorded:

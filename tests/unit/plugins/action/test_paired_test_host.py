@@ -202,3 +202,28 @@ def test_a_dropped_host_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.Mo
     keeper_vars = {"hostvars": {}, "ansible_play_hosts": ["h3"], "ansible_facts": {}}  # h1 and h2 failed out
     result = _stop("h3", spool, keeper_vars, record=True)
     assert [p["server_stop"] for p in result["ansible_facts"]["__paired_test_recorded"][0]["pairs"]] == ["failed"] * 3
+
+
+def test_probe_is_the_probe_then_the_link_speed_in_one_task() -> None:
+    steps: list[tuple[str, dict[str, Any]]] = []
+
+    def step(name: str, options: Mapping[str, Any], _task_vars: dict[str, Any]) -> dict[str, Any]:
+        steps.append((name, dict(options)))
+        if name == "iperf_run":
+            return {"changed": False, "probe": {"caps": {"esxi": False}}, "probe_started_at": 5.0}
+        return {"changed": False, "ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
+
+    args = {"part": "probe", "require": ["iperf3"], "link_speed_of": ["198.18.0.1"]}
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
+    plugin._step = step  # type: ignore[method-assign,assignment]
+    result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "h1"})
+    assert not result.get("failed"), result.get("msg")
+    assert steps == [
+        ("iperf_run", {"mode": "probe", "require": ["iperf3"]}),
+        ("iperf_facts", {"gather_tools": False, "link_speed_of": ["198.18.0.1"]}),
+    ]
+    assert (result["probe"], result["probe_started_at"]) == ({"caps": {"esxi": False}}, 5.0)  # as iperf_run returns it
+    assert result["ansible_facts"] == {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}
+    # a run's part without its run fails clearly
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {"part": "start"})
+    assert plugin.run(task_vars={"inventory_hostname": "h1"})["msg"].endswith("part=start needs run and state_dir")

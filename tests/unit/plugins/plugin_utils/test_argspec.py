@@ -133,8 +133,8 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "fail_on_regression": {"type": "bool", "default": True},
     },
     "paired_test_host": {  # new since: its documented spec, as a check that it derives as meant
-        "part": {"type": "str", "required": True, "choices": ["start", "clients", "stop"]},
-        "run": {"type": "dict", "required": True},
+        "part": {"type": "str", "required": True, "choices": ["probe", "start", "clients", "stop"]},
+        "run": {"type": "dict"},
         "esxi_hosts": {"type": "list", "elements": "str", "default": []},
     },
     "paired_test_preflight": {  # new since: its documented spec, as a check that it derives as meant
