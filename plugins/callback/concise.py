@@ -53,12 +53,11 @@ requirements:
 # ruff: noqa: E402
 import os
 import time
-from collections.abc import MutableMapping
 from typing import Any
 
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, stdout_prints_runs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, result_data, stdout_prints_runs
 
 # The keys of a failed validate_argument_spec result left out: the whole spec, and the errors
 # again (its msg says them).
@@ -66,14 +65,6 @@ _DROPPED = ("argument_spec_data", "argument_errors")
 # The tasks of a run, and the file each run is included from.
 _RUN_ACTIONS = frozenset({"esxilab.iperf.paired_test_host"})
 _RUN_FILE = os.path.join("paired_test", "tasks", "run.yml")
-
-
-def _result_of(result: Any) -> MutableMapping[str, Any] | None:
-    """The result dictionary of a task result (``result`` from ansible-core 2.19, ``_result`` before)."""
-    data = getattr(result, "result", None)
-    if not isinstance(data, MutableMapping):
-        data = getattr(result, "_result", None)
-    return data if isinstance(data, MutableMapping) else None
 
 
 def _task_of(result: Any) -> Any:
@@ -118,7 +109,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
         super().v2_playbook_on_include(included_file)
 
     def v2_runner_on_ok(self, result: Any) -> None:
-        data = _result_of(result)
+        data = result_data(result)
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
         if not self._quiet(_task_of(result)):
             super().v2_runner_on_ok(result)
@@ -132,7 +123,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
             super().v2_runner_on_skipped(result)
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
-        data = _result_of(result)
+        data = result_data(result)
         if self._display.verbosity < 3 and data is not None:
             for key in _DROPPED:
                 data.pop(key, None)

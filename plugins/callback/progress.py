@@ -61,23 +61,14 @@ options:
 import os
 import sys
 import time
-from collections.abc import MutableMapping
 from typing import Any
 
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, stdout_prints_runs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, result_data, stdout_prints_runs
 
 _AWX_STDOUT = "awx_display"
-
-
-def _result_of(result: Any) -> MutableMapping[str, Any] | None:
-    """The result dictionary of a task result (``result`` from ansible-core 2.19, ``_result`` before)."""
-    data = getattr(result, "result", None)
-    if not isinstance(data, MutableMapping):
-        data = getattr(result, "_result", None)
-    return data if isinstance(data, MutableMapping) else None
 
 
 def _shown(mode: str) -> bool:
@@ -107,7 +98,7 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]  # ansible-core ships 
         self._shown = _shown(str(self.get_option("mode")))
 
     def v2_runner_on_ok(self, result: Any) -> None:
-        data = _result_of(result)
+        data = result_data(result)
         if not self._shown or data is None or stdout_prints_runs():
             return
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic())

@@ -29,7 +29,7 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +37,19 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import s
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import run_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import rate_with_unit
 
-__all__ = ["Progress", "duration_text", "stdout_prints_runs"]
+__all__ = ["Progress", "duration_text", "result_data", "stdout_prints_runs"]
 
 # Set by the stdout callback esxilab.iperf.concise when it prints the run lines itself (its runs=line): the
 # aggregate callback esxilab.iperf.progress then prints nothing, so no line is printed twice.
 _STDOUT_PRINTS_RUNS: list[bool] = [False]
+
+
+def result_data(result: Any) -> MutableMapping[str, Any] | None:
+    """The result dictionary of a callback's task result (``result`` from ansible-core 2.19, ``_result`` before)."""
+    data = getattr(result, "result", None)
+    if not isinstance(data, MutableMapping):
+        data = getattr(result, "_result", None)
+    return data if isinstance(data, MutableMapping) else None
 
 
 def stdout_prints_runs(value: bool | None = None) -> bool:
