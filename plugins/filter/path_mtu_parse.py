@@ -68,7 +68,15 @@ _value:
     reason:
       description: Why, see the description.
       type: str
-      choices: [ok, partial_loss, message_too_long, fragmentation_needed, no_reply, send_failed, tool_missing, unrecognized]
+      choices:
+        - ok
+        - partial_loss
+        - message_too_long
+        - fragmentation_needed
+        - no_reply
+        - send_failed
+        - tool_missing
+        - unrecognized
     message:
       description: The verdict in words, naming the size, the target and the likely cause.
       type: str

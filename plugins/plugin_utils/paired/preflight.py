@@ -122,6 +122,24 @@ def check_state_dirs(state_dirs: Mapping[str, Any], hosts: Iterable[str]) -> lis
     return problems
 
 
+def check_link_speeds(link_speeds: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
+    """``paired_test_link_speed_mbps`` of each host (null: not given): the given ones as floats, and the problems."""
+    given: dict[str, float] = {}
+    problems = []
+    for host, value in sorted(link_speeds.items()):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        speed = _number(value)
+        if speed is None or speed <= 0:
+            problems.append(
+                f"paired_test_link_speed_mbps={_shown(value)} on {host} is not a link speed: give a positive number of "
+                "Mbit/s (for example 1000 for a 1 Gbit/s link), or leave it unset to read the speed on the host"
+            )
+        else:
+            given[host] = speed
+    return given, problems
+
+
 def stored_schema_version(conn: history.Connection) -> int:
     """The schema version a history holds (0: none yet), read without creating anything."""
     if conn.dialect == "sqlite":
@@ -272,6 +290,7 @@ def preflight(
     report_settings: Mapping[str, Any],
     state_dirs: Mapping[str, Any],
     defined: Iterable[str],
+    link_speeds: Mapping[str, Any] | None = None,
     roles: Sequence[RoleNames],
     unknown_fail: bool = True,
     addresses: Mapping[str, Any] | None = None,
@@ -295,6 +314,8 @@ def preflight(
         )
     )
     max_runs = _number(role_settings.get("max_runs"))
+    given_speeds, speed_problems = check_link_speeds(link_speeds or {})
+    outcome.problems.extend(speed_problems)
     try:
         plan = build_plan(
             tests,
@@ -317,6 +338,8 @@ def preflight(
         for lines in plan["problems"].values():
             outcome.problems.extend(lines)
         outcome.problems.extend(check_state_dirs(state_dirs, plan["hosts"]))
+        # the line rate a host's links are given (the lab's shaped links): the plan carries it to with_line_rates
+        plan["given_link_speeds"] = {host: speed for host, speed in given_speeds.items() if host in plan["hosts"]}
         outcome.plan = plan
     if reporting:
         outcome.problems.extend(check_report(report_settings, resolve=resolve, connect=connect))
