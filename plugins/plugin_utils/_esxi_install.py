@@ -27,6 +27,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
@@ -78,7 +79,6 @@ __all__ = [
     "UPLOAD_PLACEHOLDER",
     "EsxiInstallError",
     "install",
-    "redact",
     "restore",
     "run",
 ]
@@ -658,7 +658,12 @@ def run(
     local_upload: str | None = None,
     journal: Journal | None = None,
 ) -> dict[str, Any]:
-    """Install (default) or, with ``restore``, undo an earlier install. Credentials in URLs are masked."""
+    """Install (default) or, with ``restore``, undo an earlier install.
+
+    Every URL in the result or the error is masked, and so is every secret of ``vib_source`` (its
+    password, query and fragment) wherever it appears: ``_secrets.redact``.
+    """
+    secrets = url_secrets(str(args.get("vib_source") or ""))
     try:
         if args.get("restore") is not None:
             result = restore(args, execute, check_mode=check_mode, journal=journal)
@@ -667,20 +672,6 @@ def run(
                 args, execute, check_mode=check_mode, upload=upload, local_upload=local_upload, journal=journal
             )
     except EsxiInstallError as exc:
-        raise EsxiInstallError(redact(exc.message), redact(exc.result)) from exc
-    redacted: dict[str, Any] = redact(result)
+        raise EsxiInstallError(redact(exc.message, secrets), redact(exc.result, secrets)) from exc
+    redacted: dict[str, Any] = redact(result, secrets)
     return redacted
-
-
-_CREDENTIALS_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s]*):(?P<password>[^/@\s]*)@")
-
-
-def redact(value: Any) -> Any:
-    """``value`` with the password of every ``scheme://user:password@`` URL replaced by ``****``."""
-    if isinstance(value, str):
-        return _CREDENTIALS_RE.sub(lambda m: f"{m['scheme']}{m['user']}:****@", value)
-    if isinstance(value, Mapping):
-        return {k: redact(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value

@@ -19,11 +19,11 @@ def test_preflight_masks_the_password_of_vib_source(tmp_path: Path) -> None:
     playbook.write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.include_role:\n        name: esxilab.iperf.esxi_iperf\n"
-        "      vars:\n        esxi_iperf_vib_source: https://lab:s3cr3t@depot.example/iperf.vib\n"
+        "      vars:\n        esxi_iperf_vib_source: https://lab:s3cr3t@depot.example/iperf.vib?token=t0ken\n"
         "        esxi_iperf_vib_upload: /nonexistent/iperf.zip\n"
     )
     proc = run_playbook("-i", "localhost,", "-c", "local", playbook, timeout=120)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 2, output[-3000:]
-    assert "esxi_iperf_vib_source (https://lab:****@depot.example/iperf.vib) are both set" in output
-    assert "s3cr3t" not in output
+    assert "esxi_iperf_vib_source are both set (the URL is not" in output
+    assert "s3cr3t" not in output and "t0ken" not in output

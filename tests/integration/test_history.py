@@ -41,7 +41,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history impor
 from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
 from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
-from tests.unit.plugins.plugin_utils.history_docs import doc_of
+from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1
 
 NOW = "2026-12-02T00:00:00Z"
 G = 1e9
@@ -66,13 +66,16 @@ def _connect(url: str, database: str) -> history_pg.PgConnection:
 def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
     conn = _connect(pg_url, "t_migrate")
     assert history.migrate(conn, NOW, upto=1) == [1]
-    first = history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1")
-    assert history.migrate(conn, NOW) == [2] and history.migrate(conn, NOW) == []
+    first = record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")
+    record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")  # recorded twice before schema 3
+    assert history.migrate(conn, NOW) == [2, 3] and history.migrate(conn, NOW) == []
+    assert history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1") == (first, False)
     history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")
-    second = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
+    second, _new = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
     now = history.entries_of(doc_of([0.7 * G, 0.7 * G]))
     assert history.previous(conn, now)[now[0].key].run_id == second
     assert history.previous(conn, now, before=second)[now[0].key].entry.samples == [0.94 * G, 0.95 * G]
+    assert history.previous(conn, now, excluding="/r/2 @ 2026-12-01T00:00:00Z")[now[0].key].run_id != second
     assert first < second
     types = dict(
         conn.execute(
@@ -106,7 +109,7 @@ _WRITER = textwrap.dedent(
 def test_postgresql_a_writer_killed_mid_write_loses_no_earlier_run(pg_url: str) -> None:
     conn = _connect(pg_url, "t_kill")
     history.migrate(conn, NOW)
-    kept = [history.record(conn, doc_of([G, G]), now=NOW, report_dir=f"/r/{i}") for i in range(2)]
+    kept = [history.record(conn, doc_of([G, G]), now=NOW, report_dir=f"/r/{i}")[0] for i in range(2)]
     url = pg_url.replace("/postgres?", "/t_kill?")
     proc = subprocess.Popen(
         [sys.executable, "-c", _WRITER, url, pg_cluster.PASSWORD],
@@ -124,7 +127,7 @@ def test_postgresql_a_writer_killed_mid_write_loses_no_earlier_run(pg_url: str) 
     assert proc.returncode == -signal.SIGKILL
     assert [r[0] for r in history.iter_runs(conn)] == kept
     assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 2
-    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/next") > kept[-1]
+    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/next")[0] > kept[-1]
     conn.close()
 
 

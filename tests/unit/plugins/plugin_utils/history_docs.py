@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, history, to_json
 from tests.collection_path import FIXTURES
 
 # "[  5]   0.00-2.01   sec   191 MBytes   796 Mbits/sec  receiver"
@@ -45,3 +45,22 @@ def doc_of(
     )
     document: dict[str, Any] = json.loads(to_json(report))
     return document
+
+
+def record_as_release_1(conn: history.Connection, document: dict[str, Any], report_dir: str) -> int:
+    """What a collection of schema 1 or 2 wrote for a report: no report_key (and a report could be written twice)."""
+    rows = conn.execute(
+        "INSERT INTO history_runs (name, title, generated_at, recorded_at, report_dir, document) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        (
+            document["name"],
+            document["title"],
+            document["generated_at"],
+            "2026-12-02T00:00:00Z",
+            report_dir,
+            json.dumps(document),
+        ),
+    )
+    for entry in history.entries_of(document):
+        history._insert_entry(conn, int(rows[0][0]), entry)  # pylint: disable=protected-access
+    return int(rows[0][0])

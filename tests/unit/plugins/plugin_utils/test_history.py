@@ -30,7 +30,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
 from tests.collection_path import REPO, ensure_collection_path
-from tests.unit.plugins.plugin_utils.history_docs import doc_of
+from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1
 
 NOW = "2026-12-02T00:00:00Z"
 G = 1e9
@@ -142,14 +142,21 @@ def _store(path: Path) -> history_sqlite.SqliteConnection:
 def test_migrations_apply_in_order_once_and_keep_data(tmp_path: Path) -> None:
     conn = history_sqlite.connect(str(tmp_path / "h.sqlite"))
     assert history.migrate(conn, NOW, upto=1) == [1]
-    history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/1")
-    assert history.migrate(conn, NOW) == [2]
+    old = record_as_release_1(conn, doc_of([G, G]), "/r/1")
+    assert history.migrate(conn, NOW, upto=2) == [2]
+    twice = record_as_release_1(conn, doc_of([G, G]), "/r/1")  # the same report recorded twice (issue 21)
+    assert history.migrate(conn, NOW) == [3]
     assert history.migrate(conn, NOW) == []
     rows = conn.execute("SELECT version, description FROM schema_version ORDER BY version")
-    assert [r[0] for r in rows] == [1, 2]
-    assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 1
+    assert [r[0] for r in rows] == [1, 2, 3]
+    assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 2
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert "history_entries_by_key" in names
+    assert {"history_entries_by_key", "history_runs_by_report_key"} <= names
+    # the oldest copy holds the report's key, the later copy none; recording it again adds nothing
+    keys = conn.execute("SELECT id, report_key FROM history_runs ORDER BY id")
+    assert keys == [(old, "/r/1 @ 2026-12-01T00:00:00Z"), (twice, None)]
+    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/1") == (old, False)
+    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/2")[1] is True
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -161,10 +168,10 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 def test_previous_is_the_newest_earlier_comparable_entry(tmp_path: Path) -> None:
     conn = _store(tmp_path / "h.sqlite")
-    first = history.record(conn, doc_of([0.90 * G, 0.91 * G]), now=NOW, report_dir="/r/1")
+    first, _new = history.record(conn, doc_of([0.90 * G, 0.91 * G]), now=NOW, report_dir="/r/1")
     history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")  # not comparable
     history.record(conn, doc_of([0.5 * G, 0.5 * G], test="other"), now=NOW, report_dir="/r/y")  # not comparable
-    second = history.record(conn, doc_of([0.80 * G, 0.81 * G]), now=NOW, report_dir="/r/2")
+    second, _new = history.record(conn, doc_of([0.80 * G, 0.81 * G]), now=NOW, report_dir="/r/2")
     now = history.entries_of(doc_of([0.7 * G, 0.71 * G]))
     found = history.previous(conn, now)[now[0].key]
     assert (found.run_id, found.entry.samples, found.report_dir) == (second, [0.80 * G, 0.81 * G], "/r/2")
@@ -189,7 +196,7 @@ _WRITER = textwrap.dedent(
 def test_a_writer_killed_mid_write_loses_no_earlier_run_and_leaves_no_part_of_its_own(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
     conn = _store(path)
-    kept = [history.record(conn, doc_of([G * (0.9 + i / 100)] * 2), now=NOW, report_dir=f"/r/{i}") for i in range(3)]
+    kept = [history.record(conn, doc_of([G * (0.9 + i / 100)] * 2), now=NOW, report_dir=f"/r/{i}")[0] for i in range(3)]
     conn.close()
     env = dict(os.environ, PYTHONPATH=str(ensure_collection_path()))
     proc = subprocess.Popen(
@@ -210,7 +217,7 @@ def test_a_writer_killed_mid_write_loses_no_earlier_run_and_leaves_no_part_of_it
     assert reader.execute("SELECT count(*) FROM history_entries")[0][0] == 3
     assert reader.execute("PRAGMA integrity_check")[0][0] == "ok"
     # and the store takes the next report
-    assert history.record(reader, doc_of([G, G]), now=NOW, report_dir="/r/next") > kept[-1]
+    assert history.record(reader, doc_of([G, G]), now=NOW, report_dir="/r/next")[0] > kept[-1]
 
 
 def test_a_symlinked_database_is_refused(tmp_path: Path) -> None:
