@@ -8,6 +8,7 @@ the firewall and install backends writing and clearing it; failures after a chan
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -333,6 +334,26 @@ def test_credentials_in_vib_source_are_masked(tmp_path: Path, url: str, masked: 
         _esxi_install.run({"vib_source": url}, host.execute, check_mode=False)  # refused: unsigned
     assert "s3cr3t" not in err.value.message + repr(err.value.result)
     assert any("s3cr3t" in c for c in host.commands)  # the host got the real URL
+
+
+def test_a_vib_source_with_a_secret_reaches_the_host_on_stdin_never_on_a_command_line(tmp_path: Path) -> None:
+    host = Host(tmp_path, "6.7")
+    url = "https://depot.example/iperf.vib?token=s3cr3t"
+    lines: list[tuple[str, str]] = []
+
+    def execute_input(command: str, stdin: str) -> CommandOutput:
+        lines.append((command, stdin))  # what a shell gets: `read` takes the line, "$src" expands to it
+        return host.execute(command.removeprefix("IFS= read -r src && ").replace('"$src"', shlex.quote(stdin[:-1])))
+
+    with pytest.raises(_esxi_install.EsxiInstallError) as err:  # the stand-in refuses the unsigned VIB
+        _esxi_install.run({"vib_source": url}, host.execute, check_mode=False, execute_input=execute_input)
+    assert lines == [('IFS= read -r src && esxcli software vib install -v "$src"', url + "\n")]
+    assert "s3cr3t" not in err.value.message + repr(err.value.result)
+    plain = Host(tmp_path / "plain", "6.7")  # a URL with no secret stays on the command line
+    with pytest.raises(_esxi_install.EsxiInstallError):
+        _esxi_install.run({"vib_source": "http://depot.example/iperf.vib"}, plain.execute, check_mode=False,
+                          execute_input=execute_input)  # fmt: skip
+    assert len(lines) == 1
 
 
 # --------------------------------------------------------------------------------------------
