@@ -38,7 +38,8 @@ import pytest
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
 from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
 from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if

@@ -27,7 +27,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Un
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
 
 __all__ = [
     "GATE_OPTIONS",
@@ -157,7 +158,7 @@ def _check_history(
             return [], target.kind
         if not os.path.isfile(path):
             return [f"report_history: {path} exists and is not a file; choose another sqlite:/// path"], target.kind
-        target = history.HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
+        target = HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
     if target.kind == "none":
         return [], target.kind
     try:

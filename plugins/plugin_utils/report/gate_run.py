@@ -34,7 +34,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
     lines,
     markdown,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import Entry, HistoryError, HistoryTarget
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import Entry, HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget
 
 __all__ = ["GateOutcome", "open_history", "run_gate"]
 

@@ -28,9 +28,7 @@ Infinity, samples that are not JSON) with a ``HistoryError`` naming the run and 
 ``migrate()`` is safe with concurrent first writers: PostgreSQL's ``pg_advisory_xact_lock``
 (SQLite: ``BEGIN IMMEDIATE``) serializes them, and each re-reads the version under the lock.
 
-The URL: ``parse_target()`` checks it as libpq reads it (the ports, an IPv6 address's brackets, a
-raw ``@`` or ``/`` in the password) before anything connects, and every shown form of it is
-``_secrets.mask_url``'s (passwords and secret parameters as ``***``).
+Where the history is (the URL, its checks and its masked form): ``history_url.py``.
 
 The backends (``history_sqlite.py``, ``history_pg.py``) give a ``Connection``: ``execute()``
 with ``?`` placeholders, ``transaction()``, ``close()`` and ``name`` (the masked URL, for
@@ -49,7 +47,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_text, mask_url, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS
 
 __all__ = [
@@ -60,12 +57,10 @@ __all__ = [
     "Entry",
     "Found",
     "HistoryError",
-    "HistoryTarget",
     "comparable_key",
     "entries_of",
     "iter_runs",
     "migrate",
-    "parse_target",
     "previous",
     "record",
     "recorded_id",
@@ -229,114 +224,6 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
         mean = entry.mean
         entry.percent_of_line_rate = None if rate is None or mean is None else 100.0 * mean / rate
     return list(entries.values())
-
-
-# --------------------------------------------------------------------------------------------
-# Where the history is
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HistoryTarget:
-    """``kind`` sqlite (``path``), postgresql (``dsn``) or none; ``shown`` is the URL with its secrets masked.
-
-    ``secrets`` are the secret values of the URL (``_secrets.url_secrets``): whatever shows a driver's
-    message masks them too. Neither ``dsn`` nor ``secrets`` is in the ``repr``.
-    """
-
-    kind: str
-    path: str | None = None
-    dsn: str | None = field(default=None, repr=False)
-    shown: str = ""
-    secrets: tuple[str, ...] = field(default=(), repr=False)
-
-    def mask(self, text: str) -> str:
-        """``text`` (a driver's message) with the URL and its secrets masked."""
-        if self.dsn:
-            text = text.replace(self.dsn, self.shown)
-        return mask_text(text, self.secrets)
-
-
-_FORMS = (
-    "use sqlite:///PATH (a file; sqlite:////abs/history.sqlite), postgresql://USER@HOST:PORT/DB (password from the "
-    "password option or PGPASSWORD) or none"
-)
-
-
-def _port_problem(port: str) -> bool:
-    return port != "" and (not port.isdigit() or not 1 <= int(port) <= 65535)
-
-
-def _check_libpq_uri(url: str, option: str, shown: str) -> None:
-    """The host list and ports of a libpq URI, read as libpq reads them (``HistoryError`` naming ``option``).
-
-    libpq's user part ends at the first ``@`` or ``/``; the host list at the next ``/`` or ``?``.
-    A value that may be a piece of a password is never echoed.
-    """
-    rest = url.split("://", 1)[1]
-    stops = [i for i in (rest.find("@"), rest.find("/")) if i >= 0]
-    first = min(stops) if stops else -1
-    has_user = first >= 0 and rest[first] == "@"
-    after = rest[first + 1 :] if has_user else rest
-    hosts = after[: min([i for i in (after.find("/"), after.find("?")) if i >= 0], default=len(after))]
-    password_seen = mask_url(url) != url
-    if has_user and "@" in hosts:
-        raise HistoryError(
-            f"{option}={shown}: the user part holds an '@' that is not percent-encoded, so libpq would read the rest "
-            "as the host: write it as %40 in the URL, or leave the password out of the URL and give it in the "
-            "password option (report_history_password) or PGPASSWORD"
-        )
-    for host in hosts.split(","):
-        if host.startswith("["):
-            close = host.find("]")
-            if close < 0:
-                raise HistoryError(
-                    f"{option}={shown}: the IPv6 address {host!r} has no closing ']': write it as [ADDRESS] or "
-                    "[ADDRESS]:PORT, for example postgresql://USER@[::1]:5432/DB"
-                )
-            if host[close + 1 :] and not host[close + 1 :].startswith(":"):
-                raise HistoryError(
-                    f"{option}={shown}: {host!r} has text after ']' that is not :PORT; write [ADDRESS]:PORT"
-                )
-            port = host[close + 2 :]
-        else:
-            port = host.partition(":")[2]
-        if _port_problem(port):
-            if password_seen and not has_user:
-                raise HistoryError(
-                    f"{option}={shown}: libpq reads the text before the first '/' as HOST:PORT and finds no port "
-                    "number there: a '/' in the password must be percent-encoded as %2F (or leave the password out of "
-                    "the URL and give it in report_history_password or PGPASSWORD)"
-                )
-            raise HistoryError(
-                f"{option}={shown}: the port {port!r} is not a number from 1 to 65535: write "
-                "postgresql://USER@HOST:5432/DB, or leave :PORT out for 5432"
-            )
-    query = after.split("?", 1)[1] if "?" in after else ""
-    for item in query.split("&") if query else ():
-        key, _eq, value = item.partition("=")
-        if key == "port" and any(_port_problem(p) or p == "" for p in value.split(",")):
-            raise HistoryError(f"{option}={shown}: port={value!r} in the query is not a port number from 1 to 65535")
-
-
-def parse_target(url: str, *, option: str = "report_history") -> HistoryTarget:
-    """``sqlite:///PATH`` (``sqlite:////abs/path`` or a relative path), ``postgresql://...`` or ``none``.
-
-    Every problem is a ``HistoryError`` naming ``option`` with the URL masked (``_secrets.mask_url``).
-    """
-    text = url.strip() if isinstance(url, str) else ""
-    if text.lower() in ("none", "off", "false", ""):
-        return HistoryTarget(kind="none", shown="none")
-    shown = mask_url(text)
-    if text.startswith("sqlite:///") and len(text) > len("sqlite:///"):
-        path = text[len("sqlite:///") :]
-        if "\0" in path or "\n" in path:
-            raise HistoryError(f"{option}={shown!r}: the path holds a NUL or a newline; {_FORMS}")
-        return HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
-    if text.startswith(("postgresql://", "postgres://")):
-        _check_libpq_uri(text, option, shown)
-        return HistoryTarget(kind="postgresql", dsn=text, shown=shown, secrets=tuple(url_secrets(text)))
-    raise HistoryError(f"{option}={shown!r} is not a history: {_FORMS}")
 
 
 # --------------------------------------------------------------------------------------------

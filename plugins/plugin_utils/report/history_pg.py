@@ -10,7 +10,7 @@ passed to libpq apart from the URL and never shown. ``transaction()`` is psycopg
 block: the report's rows are committed together or not at all.
 
 Before connecting, the URL is parsed by libpq itself (``conninfo_to_dict``), so a URL libpq reads
-otherwise than ``history.parse_target`` checked is refused, not tried. Every psycopg error is a
+otherwise than ``history_url.parse_target`` checked is refused, not tried. Every psycopg error is a
 ``HistoryError`` whose text has the URL, the password option and the URL's secrets masked
 (``_secrets.mask_text``): libpq quotes the whole URI in some of its messages.
 
@@ -92,7 +92,7 @@ class PgConnection:
 def connect(dsn: str, shown: str, password: str | None = None, secrets: Iterable[str] = ()) -> PgConnection:
     """Connect to ``dsn`` (autocommit; ``transaction()`` makes the blocks).
 
-    ``shown`` (the masked URL) names it in errors; ``secrets`` (``history.HistoryTarget.secrets``)
+    ``shown`` (the masked URL) names it in errors; ``secrets`` (``history_url.HistoryTarget.secrets``)
     and ``password`` are masked in every message.
     """
     problem = psycopg_problem()

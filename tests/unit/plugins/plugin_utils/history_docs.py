@@ -77,7 +77,7 @@ _CONCURRENT = textwrap.dedent(
     import sys, time
     from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
     from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
-    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import parse_target
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
     while time.time() < float(sys.argv[3]):  # start together
         time.sleep(0.001)
     outcome = run_gate(sys.argv[2], target=parse_target(sys.argv[1]), password=sys.argv[4] or None,

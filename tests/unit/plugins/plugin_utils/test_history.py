@@ -30,7 +30,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
     lines,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
 from tests.collection_path import REPO, ensure_collection_path
 from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1, run_concurrently
 
