@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_text, mask_url, url_secrets
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 
 __all__ = ["HistoryTarget", "parse_target"]
@@ -37,12 +37,6 @@ class HistoryTarget:
     dsn: str | None = field(default=None, repr=False)
     shown: str = ""
     secrets: tuple[str, ...] = field(default=(), repr=False)
-
-    def mask(self, text: str) -> str:
-        """``text`` (a driver's message) with the URL and its secrets masked."""
-        if self.dsn:
-            text = text.replace(self.dsn, self.shown)
-        return mask_text(text, self.secrets)
 
 
 _FORMS = (

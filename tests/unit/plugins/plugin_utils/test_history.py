@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import t_cdf, t_quantile
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_sqlite
@@ -165,7 +166,7 @@ def test_a_url_libpq_would_misread_is_refused_naming_the_option_and_the_fix(url:
 def test_every_password_form_is_kept_from_shown_and_repr(url: str, password: str) -> None:
     target = parse_target(url)
     assert target.dsn == url and "s3cret" not in target.shown + repr(target)
-    assert "s3cret" not in target.mask(f"libpq: {url} refused password {password}")
+    assert "s3cret" not in mask_text(f"libpq: refused password {password}", target.secrets)
 
 
 def test_preflight_refuses_a_bad_history_url_before_anything_runs() -> None:
