@@ -27,7 +27,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Un
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
 
 __all__ = [
     "GATE_OPTIONS",
@@ -37,7 +38,6 @@ __all__ = [
     "check_role_settings",
     "check_state_dirs",
     "preflight",
-    "stored_schema_version",
 ]
 
 #: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset.
@@ -140,19 +140,6 @@ def check_link_speeds(link_speeds: Mapping[str, Any]) -> tuple[dict[str, float],
     return given, problems
 
 
-def stored_schema_version(conn: history.Connection) -> int:
-    """The schema version a history holds (0: none yet), read without creating anything."""
-    if conn.dialect == "sqlite":
-        query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-    else:
-        query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-    rows = conn.execute(query)
-    if not rows or not int(rows[0][0]):
-        return 0
-    rows = conn.execute("SELECT MAX(version) FROM schema_version")
-    return int(rows[0][0] or 0) if rows else 0
-
-
 def _writable_ancestor(path: str) -> str | None:
     """The nearest existing directory above ``path`` when it cannot be written (None: it can)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -189,7 +176,7 @@ def _check_history(
             return [], target.kind
         if not os.path.isfile(path):
             return [f"report_history: {path} exists and is not a file; choose another sqlite:/// path"], target.kind
-        target = history.HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
+        target = HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
     if target.kind == "none":
         return [], target.kind
     try:
@@ -199,9 +186,9 @@ def _check_history(
     if conn is None:
         return [], target.kind
     try:
-        version = stored_schema_version(conn)
-    except Exception as exc:  # any driver error reading the store is the user's to fix
-        return [f"report_history={target.shown}: cannot read its schema version: {exc}"], target.kind
+        version = history.stored_version(conn)
+    except HistoryError as exc:  # the backends turn every driver error into one, naming the store and the fix
+        return [str(exc)], target.kind
     finally:
         conn.close()
     if version > history.LATEST:
@@ -230,7 +217,7 @@ def _check_baseline(value: Any, history_kind: str, resolve: Callable[[str], str]
     path = resolve(value)
     try:
         with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+            document = history.strict_json(handle.read())
     except FileNotFoundError:
         return [
             f"report_baseline={value}: {path} does not exist; give the results.json of an earlier report "
