@@ -26,6 +26,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import format_rate, md_text, pick_unit
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.baseline import Delta
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import KEY_FIELDS
 
 __all__ = ["MARKER", "Check", "Limits", "evaluate", "failure_message", "gate_doc", "lines", "markdown"]
 
@@ -151,6 +152,7 @@ def _delta_doc(delta: Delta) -> dict[str, Any]:
         "streams": delta.now.streams,
         "tool": delta.now.tool,
         "protocol": delta.now.protocol,
+        "pairs": delta.now.pairs,
         "labels": delta.now.labels,
         "baseline_source": delta.baseline_source,
         "baseline": None if delta.baseline is None else delta.baseline.as_doc(),
@@ -220,6 +222,8 @@ def _reasons(checks: Sequence[Check]) -> str:
 def markdown(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | None) -> str:
     """The ``summary.md`` section (starts with ``MARKER`` so that it is replaced, never repeated)."""
     out = [MARKER, "", "## Baseline and regression gate", "", f"Baseline: {md_text(baseline or 'none')}", ""]
+    if deltas:
+        out += [f"A row is compared with the baseline's row of the same {KEY_FIELDS}.", ""]
     out += [
         "| test | baseline | now | difference (95 % CI) |",
         "|---|---|---|---|",

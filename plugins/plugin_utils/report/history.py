@@ -9,11 +9,13 @@ percentage of line rate. The same entries come from a history row or from an ear
 ``results.json`` file, so a baseline is one thing wherever it comes from.
 
 Comparable (``comparable_key``): two entries are comparable when they have the same test name,
-direction, swapped flag, stream count, tool (``iperf3``/``iperf2``), protocol (``tcp``/``udp``)
-and the same *identifying labels*: every run label except the run's place (``run``,
-``repetition``, ``test``, ``streams``, ``direction``, ``swapped``) and its line rate
-(``line_rate_bps``, ``link_speed_mbps``) -- a line rate describes the link, which is what a
-regression may have changed (a NIC that came up at a lower speed), so it never hides the baseline.
+direction, swapped flag, stream count, tool (``iperf3``/``iperf2``), protocol (``tcp``/``udp``),
+number of pairs measured at once, and the same *identifying labels*: every run label except the
+run's place (``run``, ``repetition``, ``test``, ``streams``, ``direction``, ``swapped``), its line
+rate (``line_rate_bps``, ``link_speed_mbps``) and ``line_rate_source`` (free text naming the
+slowest host and its address) -- a line rate describes the link, which is what a regression may
+have changed (a NIC that came up at a lower speed), so it never hides the baseline. Migration 4
+computes the keys of the reports recorded before from their stored ``results.json``.
 
 The store (one schema for SQLite and PostgreSQL, ``MIGRATIONS``): table ``schema_version`` (one row
 per applied migration), ``history_runs`` (one row per report: name, generated_at, recorded_at,
@@ -50,6 +52,7 @@ from typing import Any, Protocol
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS
 
 __all__ = [
+    "KEY_FIELDS",
     "LATEST",
     "MIGRATIONS",
     "PLACE_LABELS",
@@ -69,8 +72,14 @@ __all__ = [
     "strict_json",
 ]
 
-# Run labels that place a run, or give its line rate: never part of what makes runs comparable.
-PLACE_LABELS = frozenset((*RUN_LABELS, "line_rate_bps", "link_speed_mbps"))
+# Run labels that place a run, give its line rate or say in words where that came from (free text naming a host and
+# its address): never part of what makes runs comparable.
+PLACE_LABELS = frozenset((*RUN_LABELS, "line_rate_bps", "link_speed_mbps", "line_rate_source"))
+#: What makes two entries comparable, in words (summary.md says it beside the baseline).
+KEY_FIELDS = (
+    "test, direction, swapped, streams, tool, protocol, number of pairs and the identifying labels (every run label "
+    "but the run's place, its line rate and where that came from)"
+)
 
 
 class HistoryError(ValueError):
@@ -93,6 +102,7 @@ class Entry:
     tool: str | None
     protocol: str | None
     labels: dict[str, Any]
+    pairs: int | None = None  # pairs the run measured at once (a 2-pair run is not a 1-pair run's baseline)
     samples: list[float] = field(default_factory=list)  # bits/s of every run with a figure, in run order
     runs: int = 0  # runs of the key, with or without a figure
     max_retransmits: int | None = None
@@ -108,7 +118,9 @@ class Entry:
     def title(self) -> str:
         swapped = " (swapped)" if self.swapped else ""
         streams = "" if self.streams is None else f", {self.streams} stream{'s' if self.streams != 1 else ''}"
-        return f"{self.test} {self.direction}{swapped}{streams}"
+        pairs = f", {self.pairs} pairs" if self.pairs is not None and self.pairs > 1 else ""
+        labels = "".join(f", {k}={v}" for k, v in sorted(self.labels.items()))
+        return f"{self.test} {self.direction}{swapped}{streams}{pairs}{labels}"
 
     @property
     def count(self) -> int:
@@ -133,6 +145,7 @@ class Entry:
             "streams": self.streams,
             "tool": self.tool,
             "protocol": self.protocol,
+            "pairs": self.pairs,
             "labels": self.labels,
             "samples": self.samples,
             "count": self.count,
@@ -148,7 +161,16 @@ class Entry:
 def comparable_key(entry: Entry) -> str:
     """The canonical JSON of what makes two entries comparable (see the module docstring)."""
     return json.dumps(
-        [entry.test, entry.direction, entry.swapped, entry.streams, entry.tool, entry.protocol, entry.labels],
+        [
+            entry.test,
+            entry.direction,
+            entry.swapped,
+            entry.streams,
+            entry.tool,
+            entry.protocol,
+            entry.pairs,
+            entry.labels,
+        ],
         sort_keys=True,
         separators=(",", ":"),
         default=str,
@@ -204,6 +226,7 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
             tool=tool,
             protocol=run.get("protocol") if isinstance(run.get("protocol"), str) else None,
             labels={k: v for k, v in sorted(labels.items()) if k not in PLACE_LABELS},
+            pairs=pairs or None,
         )
         entry = entries.setdefault(entry.key, entry)
         entry.runs += 1
@@ -250,8 +273,22 @@ _ID = {
     "postgresql": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 }
 
-# Ordered migrations: (version, what it does, statements). Never edit a released one: add the next.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+def _rekey_entries(conn: Connection) -> None:
+    """Migration 4: the entries of every recorded report again, from its stored ``results.json`` (the same data,
+    the keys as ``comparable_key`` makes them now). A report whose document cannot be read keeps its entries."""
+    for run_id, document in conn.execute("SELECT id, document FROM history_runs ORDER BY id"):
+        try:
+            entries = entries_of(strict_json(document), source=f"history run {run_id}")
+        except (ValueError, TypeError, HistoryError):
+            continue
+        conn.execute("DELETE FROM history_entries WHERE run_id = ?", (run_id,))
+        for entry in entries:
+            _insert_entry(conn, int(run_id), entry)
+
+
+# Ordered migrations: (version, what it does, SQL statements or a function of the connection). Never edit a released
+# one: add the next.
+MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[Connection], None], ...]], ...] = (
     (
         1,
         "history_runs and history_entries",
@@ -302,6 +339,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "WHERE id IN (SELECT MIN(id) FROM history_runs GROUP BY report_dir, generated_at)",
             "CREATE UNIQUE INDEX history_runs_by_report_key ON history_runs (report_key)",
         ),
+    ),
+    (
+        4,
+        "comparable keys with the number of pairs, without line_rate_source: every entry again from its report",
+        (_rekey_entries,),
     ),
 )
 
@@ -366,7 +408,10 @@ def migrate(conn: Connection, now: str, *, upto: int | None = None) -> list[int]
             if stored_version(conn) >= version:  # another writer applied it meanwhile
                 continue
             for statement in statements:
-                conn.execute(statement.replace("{id}", _ID[conn.dialect]))
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement.replace("{id}", _ID[conn.dialect]))
             conn.execute(
                 "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
                 (version, description, now),
@@ -504,6 +549,7 @@ def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
         tool=entry.tool,
         protocol=entry.protocol,
         labels=dict(entry.labels),
+        pairs=entry.pairs,
         samples=[x for x in numbers if x is not None],
         max_retransmits=retransmits,
         max_lost_percent=_finite(lost),
@@ -532,9 +578,9 @@ def previous(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
             "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
             "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
-            "WHERE e.comparable_key = ? AND e.run_id < ? AND COALESCE(r.report_key, '') <> ? "
+            "WHERE e.comparable_key = ? AND e.run_id < ? AND (r.report_key IS NULL OR r.report_key <> ?) "
             "ORDER BY e.run_id DESC LIMIT 1",
-            (entry.key, before if before is not None else 2**62, excluding or ""),
+            (entry.key, before if before is not None else 2**62, excluding if excluding is not None else ""),
         )
         if not rows:
             continue

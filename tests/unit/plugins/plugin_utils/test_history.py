@@ -192,10 +192,16 @@ def test_migrations_apply_in_order_once_and_keep_data(tmp_path: Path) -> None:
     old = record_as_release_1(conn, doc_of([G, G]), "/r/1")
     assert history.migrate(conn, NOW, upto=2) == [2]
     twice = record_as_release_1(conn, doc_of([G, G]), "/r/1")  # the same report recorded twice (issue 21)
-    assert history.migrate(conn, NOW) == [3]
+    assert history.migrate(conn, NOW, upto=3) == [3]
+    conn.execute("UPDATE history_entries SET comparable_key = 'a key of release 1'")  # no pairs, line_rate_source
+    assert history.migrate(conn, NOW) == [4]
     assert history.migrate(conn, NOW) == []
     rows = conn.execute("SELECT version, description FROM schema_version ORDER BY version")
-    assert [r[0] for r in rows] == [1, 2, 3]
+    assert [r[0] for r in rows] == [1, 2, 3, 4]
+    # migration 4 made every entry's key again from its report: the old reports are baselines of new ones
+    (entry,) = history.entries_of(doc_of([G]))
+    assert {r[0] for r in conn.execute("SELECT comparable_key FROM history_entries")} == {entry.key}
+    assert history.previous(conn, [entry])[entry.key].run_id == twice
     assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 2
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"history_entries_by_key", "history_runs_by_report_key"} <= names
@@ -204,6 +210,19 @@ def test_migrations_apply_in_order_once_and_keep_data(tmp_path: Path) -> None:
     assert keys == [(old, "/r/1 @ 2026-12-01T00:00:00Z"), (twice, None)]
     assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/1") == (old, False)
     assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/2")[1] is True
+
+
+def test_the_key_has_the_number_of_pairs_and_never_free_text() -> None:
+    """A 1-pair run was compared with a 2-pair one (-50 %), and the line_rate_source sentence, which names the slowest
+    host and its address, made a run with another slowest host find no baseline (issue 22)."""
+    (one,) = history.entries_of(doc_of([G], line_rate_source="host: 1000 Mb/s, the slowest end (h1 198.18.0.1)"))
+    (other,) = history.entries_of(doc_of([G], line_rate_source="host: 1000 Mb/s, the slowest end (h3 198.18.0.3)"))
+    assert one.key == other.key and "line_rate_source" not in one.labels
+    assert one.pairs == 1 and '"one-pair","forward",false,1,"iperf3","tcp",1,{}' in one.key
+    two = history.Entry(**{**vars(one), "pairs": 2, "samples": []})
+    assert two.key != one.key and two.title == "one-pair forward, 1 stream, 2 pairs"
+    (labelled,) = history.entries_of(doc_of([G], nic="e1000"))
+    assert labelled.key != one.key and labelled.title == "one-pair forward, 1 stream, nic=e1000"
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
