@@ -24,6 +24,9 @@ description:
   - "Per entry: baseline mean vs now, the difference in % of the baseline mean with its 95 % confidence interval
     (Welch's t with the Welch-Satterthwaite degrees of freedom), C(not significant) when the interval crosses zero,
     C(n=1, no statistics) when a side has fewer than 2 figures."
+  - A run that is not complete (for example an implausible figure claimed by a peer outside the inventory) is counted
+    but its figure is not a sample - neither gated nor a baseline; O(baseline=previous) takes the newest earlier
+    comparable entry that has a sample.
   - The history is one schema in SQLite or PostgreSQL (tables C(schema_version), C(history_runs),
     C(history_entries)), created and migrated by this module; a report is written in one transaction.
   - Runs on the controller only; the host of the task is not contacted. Use it with C(run_once=true).

@@ -20,7 +20,9 @@ per applied migration), ``history_runs`` (one row per report: name, generated_at
 report directory, the whole ``results.json``) and ``history_entries`` (one row per entry: the key's
 fields as columns, the key as canonical JSON in ``comparable_key``, the samples as JSON, count,
 mean, stdev). A report is recorded in one transaction: a crash mid-write leaves the earlier
-reports and no part of this one. ``previous()`` returns, per key, the newest earlier entry.
+reports and no part of this one. ``previous()`` returns, per key, the newest earlier entry with a sample (a run
+that is not complete - an implausible figure of a peer outside the inventory - is never a sample, so never a
+baseline).
 
 The backends (``history_sqlite.py``, ``history_pg.py``) give a ``Connection``: ``execute()``
 with ``?`` placeholders, ``transaction()`` and ``close()``; nothing here imports a driver.
@@ -82,7 +84,7 @@ class Entry:
     tool: str | None
     protocol: str | None
     labels: dict[str, Any]
-    samples: list[float] = field(default_factory=list)  # bits/s of every run with a figure, in run order
+    samples: list[float] = field(default_factory=list)  # bits/s of every complete run with a figure, in run order
     runs: int = 0  # runs of the key, with or without a figure
     max_retransmits: int | None = None
     max_lost_percent: float | None = None
@@ -197,7 +199,9 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
         entry = entries.setdefault(entry.key, entry)
         entry.runs += 1
         figure = _number(run.get("bits_per_second"))
-        if figure is not None:
+        # an incomplete run (an implausible figure of a peer outside the inventory, a cut test) is counted in runs,
+        # but its figure is never a sample: neither gated nor, once recorded, a baseline
+        if figure is not None and run.get("complete") is not False:
             entry.samples.append(figure)
         retransmits = run.get("retransmits")
         if isinstance(retransmits, int) and not isinstance(retransmits, bool):
@@ -437,14 +441,15 @@ class Found:
 
 
 def previous(conn: Connection, entries: Sequence[Entry], *, before: int | None = None) -> dict[str, Found]:
-    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``)."""
+    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``) that has a
+    sample: an entry whose runs were all incomplete (``entries_of``) is never a baseline."""
     found: dict[str, Found] = {}
     for entry in entries:
         rows = conn.execute(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
             "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
             "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
-            "WHERE e.comparable_key = ? AND e.run_id < ? ORDER BY e.run_id DESC LIMIT 1",
+            "WHERE e.comparable_key = ? AND e.run_id < ? AND e.count > 0 ORDER BY e.run_id DESC LIMIT 1",
             (entry.key, before if before is not None else 2**62),
         )
         if not rows:
