@@ -79,15 +79,20 @@ options:
     description:
       - Fail when an entry's mean throughput dropped by more than this percentage of the baseline mean and the 95 %
         interval of the difference excludes zero. A drop without statistics (n=1) is shown and not gated.
+      - From 0 to 100 (a drop is at most 100 % of the baseline mean); anything else, V(nan) included, fails the task
+        before the report is read.
     type: float
   min_line_rate_percent:
-    description: Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+    description:
+      - Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+      - From 0 to 100 - iperf measures goodput, always below the line rate (headers, gaps), so a bound above 100 %
+        would fail every run.
     type: float
   max_retransmits:
-    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this.
+    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this (0 or more).
     type: int
   max_loss_percent:
-    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams.
+    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams (0 to 100).
     type: float
   fail_on_regression:
     description:
