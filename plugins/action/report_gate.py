@@ -61,7 +61,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             max_retransmits=args["max_retransmits"],
             max_loss_percent=args["max_loss_percent"],
         )
-        problems = limit_problems(limits.as_doc())
+        problems = [
+            f"{problem} (role esxilab.iperf.report: report_{name})"
+            for name, value in limits.as_doc().items()
+            for problem in limit_problems({name: value})
+        ]
         if problems:
             result.update(failed=True, msg=f"{_NAME}: " + "; ".join(problems))
             return result

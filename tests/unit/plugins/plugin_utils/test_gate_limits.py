@@ -67,4 +67,5 @@ def test_report_gate_refuses_them_before_reading_the_report(tmp_path: Path, args
     task = {"report_dir": str(tmp_path / "no-report"), "history": f"sqlite:///{history}", **args}
     out = make_action(ActionModule, "esxilab.iperf.report_gate", task).run(task_vars={})
     assert out["failed"] is True and message in out["msg"], out
+    assert out["msg"].endswith(f"(role esxilab.iperf.report: report_{next(iter(args))})"), out["msg"]
     assert not history.exists()  # nothing opened, nothing created
