@@ -23,7 +23,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits, limit_problems
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
 
 _NAME = "esxilab.iperf.report_gate"
 _display = Display()

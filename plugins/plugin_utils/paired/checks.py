@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -200,6 +201,8 @@ def _check_setting(name: str, value: Any, where: str) -> Any:
         if form is not None and not form[0].match(text):
             raise PairedTestError(f"{where}: {name}={value!r} is not {form[1]}")
         return text
+    if name == "labels":
+        return check_labels(value, f"{where}: labels", allow_null=True)
     if kind == "dict":
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise PairedTestError(f"{where}: {name} must be a dictionary with string keys, got {_kind_name(value)}")
@@ -304,8 +307,10 @@ def _plain_kind(value: Any) -> str:
     return _kind_name(value)
 
 
-def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
-    """A pair's ``labels``: a dictionary of string keys and scalar values (string, number, boolean)."""
+def check_labels(value: Any, where: str, *, allow_null: bool = False) -> dict[str, Any]:
+    """``labels`` (of a pair, a test or the role): a dictionary of string keys and scalar values (string, number,
+    boolean; null too with ``allow_null``: a test's null unsets the role's label); never a label the plan sets itself,
+    no control character in a name or a value."""
     fix = "give a dictionary of scalar values, for example labels: {os: centos, nic: vmxnet3}"
     if value is None:
         return {}
@@ -313,20 +318,35 @@ def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
         raise PairedTestError(f"{where} must be a dictionary, got {_plain_kind(value)} {value!r}; {fix}")
     labels: dict[str, Any] = {}
     for key, item in value.items():
-        if not isinstance(key, str) or not key.strip():
-            raise PairedTestError(f"{where}: a label name must be a non-empty string, got {key!r}; {fix}")
+        if not isinstance(key, str) or not key.strip() or has_control(key):
+            raise PairedTestError(
+                f"{where}: a label name must be a non-empty string without control characters, got {key!r}; {fix}"
+            )
         if key in IDENTITY_LABELS:
             raise PairedTestError(
                 f"{where}: {key} is one of the labels the plan sets for every run and pair "
                 f"({', '.join(IDENTITY_LABELS)}); choose another label name"
             )
-        scalar = isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
+        scalar = (allow_null and item is None) or (
+            isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
+        )
         if not scalar:
             raise PairedTestError(
                 f"{where}.{key} must be a string, number or boolean, got {_plain_kind(item)} {item!r}; {fix}"
             )
+        if isinstance(item, str) and has_control(item):
+            raise PairedTestError(
+                f"{where}.{key} must not contain control characters (line breaks, tabs, escapes), got {item!r}; "
+                "give one line of plain text"
+            )
         labels[key] = item
     return labels
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control or format character (a line break, a tab, an escape, a bidi override):
+    names and labels end up in one-line messages, CSV cells and Markdown tables."""
+    return any(unicodedata.category(char) in ("Cc", "Cf") for char in text)
 
 
 def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:

@@ -36,7 +36,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     PlanErrors,
     _check_address,
     _check_host,
-    _check_pair_labels,
     _check_peer_address,
     _check_setting,
     _coerce,
@@ -45,6 +44,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     _messages,
     _unknown_keys,
     _with_path,
+    check_labels,
+    has_control,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
@@ -223,7 +224,7 @@ def _read_pair(item: Any, index: int, where: str, position: int) -> _Pair:
         address=_check_address(item.get("address"), f"{path} ({here})", "address"),
         client_address=_check_address(item.get("client_address"), f"{path} ({here})", "client_address"),
         port=port,
-        labels=_check_pair_labels(item.get("labels"), f"{path}.labels ({here})"),
+        labels=check_labels(item.get("labels"), f"{path}.labels ({here})"),
         external=None if external is None else _read_external(external, here, path),
         external_server=outside,
     )
@@ -439,6 +440,12 @@ def build_plan(
             errors.append(f"{here}.name (item {position}) is missing: give each test a short unique name")
             continue
         name = name.strip()
+        if has_control(name):
+            errors.append(
+                f"{here}.name (item {position}) must be one line of plain text without control characters "
+                f"(line breaks, tabs, escapes), got {name!r}; rename the test"
+            )
+            continue
         where = f"test {name!r}"
         found: list[str] = []
         if name in names:

@@ -104,7 +104,8 @@ SETTINGS: dict[str, Setting] = {
                 "remaining runs are skipped as soon as the coefficient of variation is at most C(until_cv) % of the "
                 "mean and (when given) the half-width of the 95 % confidence interval at most C(ci_percent) % of the "
                 'mean. A point that reaches C(max) without that is reported as "unstable after N runs (cv X %)" '
-                "(C(stability) in the run records and the summary)."
+                "(C(stability) in the run records and the summary). C(until_cv) and C(ci_percent) are above 0 and at "
+                "most 100."
             ),
             (
                 "C(max_failures) - failed runs a point tolerates (they do not stop the play even without "
@@ -220,6 +221,8 @@ SETTINGS: dict[str, Setting] = {
                 "C(direction), C(swapped) and C(repetition), which are always added)."
             ),
             "A pair's own C(labels) are merged over these for that pair (the pair's value wins).",
+            "A label the plan sets itself, or a name or value with a control character (a line break, a tab), is "
+            "refused before anything runs.",
         ),
     ),
     "omit": Setting(

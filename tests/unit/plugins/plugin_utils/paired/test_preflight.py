@@ -23,7 +23,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight imp
     check_role_settings,
     check_state_dirs,
     preflight,
-    stored_schema_version,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_sqlite
 from tests.unit.plugins.plugin_utils.history_docs import doc_of
@@ -169,7 +168,7 @@ def test_a_history_of_a_newer_schema_is_refused_before_the_runs(tmp_path: Path) 
 def test_an_empty_database_has_schema_version_zero(tmp_path: Path) -> None:
     conn = history_sqlite.connect(str(tmp_path / "empty.sqlite"))
     try:
-        assert stored_schema_version(conn) == 0
+        assert history.stored_version(conn) == 0
         assert conn.execute("SELECT COUNT(*) FROM sqlite_master")[0][0] == 0  # nothing created
     finally:
         conn.close()
