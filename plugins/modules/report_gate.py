@@ -24,6 +24,9 @@ description:
   - "Per entry: baseline mean vs now, the difference in % of the baseline mean with its 95 % confidence interval
     (Welch's t with the Welch-Satterthwaite degrees of freedom), C(not significant) when the interval crosses zero,
     C(n=1, no statistics) when a side has fewer than 2 figures."
+  - A run that is not complete (for example an implausible figure claimed by a peer outside the inventory) is counted
+    but its figure is not a sample - neither gated nor a baseline; O(baseline=previous) takes the newest earlier
+    comparable entry that has a sample.
   - The history is one schema in SQLite or PostgreSQL (tables C(schema_version), C(history_runs),
     C(history_entries)), created and migrated by this module (concurrent first writers are serialized - a
     PostgreSQL advisory lock, SQLite's write lock); a report is written in one transaction, and once - its directory
@@ -88,15 +91,20 @@ options:
     description:
       - Fail when an entry's mean throughput dropped by more than this percentage of the baseline mean and the 95 %
         interval of the difference excludes zero. A drop without statistics (n=1) is shown and not gated.
+      - From 0 to 100 (a drop is at most 100 % of the baseline mean); anything else, V(nan) included, fails the task
+        before the report is read.
     type: float
   min_line_rate_percent:
-    description: Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+    description:
+      - Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+      - From 0 to 100 - iperf measures goodput, always below the line rate (headers, gaps), so a bound above 100 %
+        would fail every run.
     type: float
   max_retransmits:
-    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this.
+    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this (0 or more).
     type: int
   max_loss_percent:
-    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams.
+    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams (0 to 100).
     type: float
   fail_on_regression:
     description:

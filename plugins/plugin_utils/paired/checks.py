@@ -32,6 +32,7 @@ __all__ = [
     "EXTERNAL_SERVER",
     "IDENTITY_LABELS",
     "MAX_EXTERNAL_CLIENTS",
+    "MAX_EXTERNAL_DEADLINE",
     "MAX_RUNS",
     "MAX_STREAMS",
     "PAIR_KEYS",
@@ -43,6 +44,8 @@ __all__ = [
 
 MAX_STREAMS = 128  # iperf3's limit for -P
 MAX_EXTERNAL_CLIENTS = 64  # client tests one external pair may wait for
+# external.deadline: at most a day - the server listens, and an ESXi firewall window stays open, that long
+MAX_EXTERNAL_DEADLINE = 86400
 # Most runs one play may plan (role variable paired_test_max_runs): Ansible needs seconds per run
 # and templating a plan of 100000 runs alone takes minutes, so a typo in repeat fails at once.
 MAX_RUNS = 1000
@@ -247,12 +250,52 @@ def _check_address(value: Any, where: str, key: str) -> str | None:
         raise PairedTestError(f"{where}: {key} must be an IP address (or host name), got {_kind_name(value)} {value!r}")
     text = value.strip()
     try:
-        return ipaddress.ip_address(text).compressed
+        address = ipaddress.ip_address(text)
     except ValueError:
-        pass
+        address = None
+    if address is not None:
+        _check_unicast(address, where, key)
+        return address.compressed
     if text.startswith("-") or any(c.isspace() for c in text) or "/" in text:
         raise PairedTestError(f"{where}: {key}={value!r} is not an IP address or host name (no prefix length)")
     return text
+
+
+def _check_unicast(address: ipaddress.IPv4Address | ipaddress.IPv6Address, where: str, key: str) -> None:
+    """An end of a test is one host: not the unspecified address (0.0.0.0 or ::, which a client takes for itself),
+    not a multicast or the broadcast address."""
+    kind = (
+        "the unspecified address (a client connecting to it reaches its own host)"
+        if address.is_unspecified
+        else "a multicast address"
+        if address.is_multicast
+        else "the broadcast address"
+        if address == ipaddress.IPv4Address("255.255.255.255")
+        else None
+    )
+    if kind is not None:
+        raise PairedTestError(
+            f"{where}: {key}={address.compressed} is {kind}, not the address of one host; give the unicast address "
+            "of the host's test interface"
+        )
+
+
+def _check_peer_address(value: Any, where: str, key: str) -> str | None:
+    """An address a server log names its peer by (``external.from``): an IP address, never a host name (the log
+    holds the address the connection came from, so a name would never match and no client would be counted)."""
+    if value is None:
+        return None
+    try:
+        address = ipaddress.ip_address(value.strip() if isinstance(value, str) else "")
+    except ValueError:
+        raise PairedTestError(
+            f"{where}: {key}={value!r} is not an IP address: the server's log names each client by the address its "
+            f"connection came from, so only an address can match (a host name never would, and no client test "
+            f"would be counted) - give the external host's IP address, for example {key}: 198.18.1.51, or leave "
+            f"{key} out to count a test from any address"
+        ) from None
+    _check_unicast(address, where, key)
+    return address.compressed
 
 
 def _plain_kind(value: Any) -> str:

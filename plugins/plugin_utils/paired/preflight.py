@@ -27,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Un
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import limit_problems
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
 
@@ -248,10 +249,8 @@ def check_report(
             f"report_line_rate_bps={_shown(rate)} must be a positive number of bit/s, for example 10000000000 for "
             "10 Gbit/s, or unset for no percentage of line rate"
         )
-    for name in GATE_OPTIONS:
-        value = settings.get(name)
-        if value is not None and ((_number(value) is None) or (_number(value) or 0) < 0):
-            problems.append(f"{name}={_shown(value)} must be a number of at least 0, or unset to leave it out")
+    problems.extend(limit_problems({name.removeprefix("report_"): settings.get(name) for name in GATE_OPTIONS},
+                                   prefix="report_"))  # fmt: skip
     if connect is None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import open_history
 

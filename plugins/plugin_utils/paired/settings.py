@@ -459,11 +459,12 @@ PAIR_OPTIONS: dict[str, PairOption] = {
                 "C(client_address))."
             ),
             (
-                "C(count) - how many client tests to wait for (default 1, at most 64); C(deadline) (required) - "
+                "C(count) - how many client tests to wait for (default 1, at most 64); C(deadline) (required, above "
+                "0 and at most 86400, a day - the server listens, and a firewall window stays open, that long) - "
                 "seconds the server waits for them from right after its start, a test still running then is cut "
-                "(incomplete), the server's guard (C(server_timeout)) is set beyond it; C(from) - the address the "
-                "external client comes from (client tests from other addresses are not counted, a warning names "
-                "them; unset - any address counts)."
+                "(incomplete), the server's guard (C(server_timeout)) is set beyond it; C(from) - the IP address the "
+                "external client comes from, never a host name (the server's log names clients by address; client "
+                "tests from other addresses are not counted, a warning names them; unset - any address counts)."
             ),
             (
                 "Every pair of the test must be external; the test's C(direction) stays V(forward), C(swap_roles) "

@@ -133,7 +133,8 @@ def run_gate(
         elif baseline:
             source = baseline
             for entry in history.entries_of(_read_json(baseline, "report_baseline"), source=baseline):
-                base[entry.key] = (entry, baseline)
+                if entry.samples:  # an entry whose runs were all incomplete is no baseline (as in the history)
+                    base[entry.key] = (entry, baseline)
         deltas = compare_entries(entries, base)
         checks = evaluate(deltas, limits)
         doc = gate_doc(deltas, checks, limits, source, target.shown)

@@ -25,8 +25,10 @@ fields as columns, the key as canonical JSON in ``comparable_key``, the samples 
 mean, stdev). A report is recorded in one transaction, and once (``INSERT ... ON CONFLICT
 (report_key) DO NOTHING``: gating the same report twice, or twice at once, records it once); a
 crash mid-write leaves the earlier reports and no part of this one. ``previous()`` returns, per
-key, the newest earlier entry, and refuses a stored value ``record()`` never writes (NaN,
-Infinity, samples that are not JSON) with a ``HistoryError`` naming the run and the fix.
+key, the newest earlier entry with a sample (a run that is not complete - an implausible figure of
+a peer outside the inventory - is never a sample, so never a baseline), and refuses a stored value
+``record()`` never writes (NaN, Infinity, samples that are not JSON) with a ``HistoryError``
+naming the run and the fix.
 ``migrate()`` is safe with concurrent first writers: PostgreSQL's ``pg_advisory_xact_lock``
 (SQLite: ``BEGIN IMMEDIATE``) serializes them, and each re-reads the version under the lock.
 
@@ -103,7 +105,7 @@ class Entry:
     protocol: str | None
     labels: dict[str, Any]
     pairs: int | None = None  # pairs the run measured at once (a 2-pair run is not a 1-pair run's baseline)
-    samples: list[float] = field(default_factory=list)  # bits/s of every run with a figure, in run order
+    samples: list[float] = field(default_factory=list)  # bits/s of every complete run with a figure, in run order
     runs: int = 0  # runs of the key, with or without a figure
     max_retransmits: int | None = None
     max_lost_percent: float | None = None
@@ -231,7 +233,9 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
         entry = entries.setdefault(entry.key, entry)
         entry.runs += 1
         figure = _number(run.get("bits_per_second"))
-        if figure is not None:
+        # an incomplete run (an implausible figure of a peer outside the inventory, a cut test) is counted in runs,
+        # but its figure is never a sample: neither gated nor, once recorded, a baseline
+        if figure is not None and run.get("complete") is not False:
             entry.samples.append(figure)
         retransmits = run.get("retransmits")
         if isinstance(retransmits, int) and not isinstance(retransmits, bool):
@@ -272,6 +276,7 @@ _ID = {
     "sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT",
     "postgresql": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 }
+
 
 def _rekey_entries(conn: Connection) -> None:
     """Migration 4: the entries of every recorded report again, from its stored ``results.json`` (the same data,
@@ -565,7 +570,8 @@ def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
 def previous(
     conn: Connection, entries: Sequence[Entry], *, before: int | None = None, excluding: str | None = None
 ) -> dict[str, Found]:
-    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``).
+    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``) that has a
+    sample: an entry whose runs were all incomplete (``entries_of``) is never a baseline.
 
     ``excluding`` is the ``report_key`` of the report being compared: never its own baseline, even
     when a concurrent gate recorded it a moment ago.
@@ -578,7 +584,8 @@ def previous(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
             "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
             "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
-            "WHERE e.comparable_key = ? AND e.run_id < ? AND (r.report_key IS NULL OR r.report_key <> ?) "
+            "WHERE e.comparable_key = ? AND e.run_id < ? AND e.count > 0 "
+            "AND (r.report_key IS NULL OR r.report_key <> ?) "
             "ORDER BY e.run_id DESC LIMIT 1",
             (entry.key, before if before is not None else 2**62, excluding if excluding is not None else ""),
         )

@@ -496,3 +496,33 @@ def test_printed_lines_say_baseline_now_difference_and_why_a_check_was_not_made(
         "new forward, 1 stream: now 900.5 Mbit/s (n=2), no baseline",
         "gate: passed (1 passed, 0 failed, 2 not checked: n=1, no statistics; no baseline)",
     ]
+
+
+def test_an_incomplete_report_is_recorded_but_never_a_baseline(tmp_path: Path) -> None:
+    """Issue 21: a run that is not complete (an implausible figure of a peer outside the inventory) is recorded with
+    no sample, so the next honest report has no baseline - neither from the history nor from its results.json."""
+    target = parse_target(f"sqlite:///{tmp_path}/h.sqlite")
+    limits = Limits(max_drop_percent=5)
+    honest = _report(tmp_path, "r0", [940e6, 941e6], "2026-12-01T00:00:00Z")
+    hostile = _report(tmp_path, "r1", [9.6e13, 9.7e13], "2026-12-01T01:00:00Z")
+    document = json.loads((hostile / "results.json").read_text())
+    for run in document["runs"]:
+        run["complete"] = False
+    (hostile / "results.json").write_text(json.dumps(document))
+    later = _report(tmp_path, "r2", [938e6, 939e6], "2026-12-01T02:00:00Z")
+
+    def gate(report: Path, baseline: str) -> GateOutcome:
+        return run_gate(str(report), target=target, password=None, baseline=baseline, limits=limits, now=NOW,
+                        check_mode=False)  # fmt: skip
+
+    assert gate(hostile, "previous").recorded  # recorded, without a sample
+    (comparison,) = gate(later, "previous").doc["baseline"]["comparisons"]
+    assert comparison["verdict"] == "no baseline"  # the hostile report is no baseline, and nothing earlier is
+    assert gate(honest, "previous").recorded
+    next_one = _report(tmp_path, "r3", [937e6, 938e6], "2026-12-01T03:00:00Z")
+    outcome = gate(next_one, "previous")
+    (comparison,) = outcome.doc["baseline"]["comparisons"]
+    assert "history run 3 (hist" in comparison["baseline_source"] and outcome.message is None  # the honest one
+    by_file = gate(later, str(hostile / "results.json"))
+    (comparison,) = by_file.doc["baseline"]["comparisons"]
+    assert comparison["verdict"] == "no baseline" and by_file.message is None
