@@ -258,12 +258,14 @@ def build_server_script(
             # (job control, set -m) keeps the server out of that group.
             "if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid",
             "else { set -m; } 2>/dev/null; _ss=; fi",
+            "_t0=$(date +%s)",
+            f"_tu=0; if [ {int(server_timeout)} -gt 0 ]; then _tu=$(( _t0 + {int(server_timeout)} )); fi",
             f"( trap '' HUP; exec $_ss {shlex.join(argv)} ) >\"$_lf\" 2>&1 </dev/null &",
             "p=$!",
             f"( trap '' HUP; exec /bin/sh -c {shlex.quote(_GUARD)} esxilab-iperf-guard"
             f' "$p" "$_pf" {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
             "g=$!",
-            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} >"$_pf"',
+            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} "started=$_t0" "until=$_tu" >"$_pf"',
             listener_function(port, protocol),
             "st=running; ls=none; _bn=0; i=0",
             f'while [ "$i" -lt {tries} ]; do',

@@ -896,6 +896,8 @@ class FakeHost:
             return r.CommandOutput(0, emit(token, state, *self.client, ("done", "", "")), "")
         if " stopped pid=" in script:
             pids = re.findall(r"grep -qx 'pid=(\d+)'", script)
+            # a stopped server no longer runs: its pidfile no longer makes the port busy
+            self.pidfiles = [(alive and not any(f"pid={p}\n" in c for p in pids), c) for alive, c in self.pidfiles]
             parts = [("stopped", f"pid={p} status={self.stopped}", "server log\n") for p in pids]
             return r.CommandOutput(0, emit(token, state, *parts, ("done", "", "")), "")
         parts = [("env", "", self.env)]
@@ -1001,10 +1003,11 @@ def test_flow_server_refuses_port_in_use() -> None:
     host = FakeHost(listing=("ss", SS_OUTPUT))
     with pytest.raises(r.IperfRunError) as err:
         run(host, mode="server", port=15430, bind="127.0.0.1")
-    assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss)" in err.value.message
+    assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss; held by:" in err.value.message
+    assert "no server this collection started holds it" in err.value.message
     assert len(host.scripts) == 2  # the probe; the start script stopped at its check
-    with pytest.raises(r.IperfRunError, match="already runs on port 15400"):
-        run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)
+    with pytest.raises(r.IperfRunError, match="port 15400 is held by a server of this collection"):
+        run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)  # no owner: cannot tell
     # a stale pidfile (process gone) does not block
     assert run(FakeHost(pidfiles=[(False, PIDFILE_15400)]), mode="server", port=15400)["changed"] is True
 
