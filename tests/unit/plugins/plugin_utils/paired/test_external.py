@@ -92,8 +92,8 @@ def test_the_command_asked_of_the_person_has_the_test_settings() -> None:
 def test_ordinary_pairs_are_unchanged() -> None:
     (run,) = plan({"server": "esx1", "client": "h2", "address": "198.18.0.10"})["runs"]
     assert (run["external"], run["external_wait"], run["pairs"][0]["external"], run["pairs"][0]["one_off"]) == (
-        False, None, None, True,
-    )  # fmt: skip  (one test per run: a one-off iperf3 server, issue 21)
+        False, None, None, True,  # one test per run: a one-off iperf3 server (issue 21)
+    )  # fmt: skip
     assert run["client_hosts"] == ["h2"] and run["server_timeout"] == 10 + 2 + 120
 
 
