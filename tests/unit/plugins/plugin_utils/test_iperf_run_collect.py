@@ -326,7 +326,7 @@ def test_collect_options_are_checked(values: dict[str, Any], needle: str) -> Non
 def _many_tests(count: int) -> str:
     """A server log of ``count`` client tests: the recorded first test, then the recorded second (-P 2) again and
     again, each under its own banner number, then the banner after the last one (it has ended)."""
-    first, second = (t.result["raw"] for t in server_tests(IPERF3_LOG, exited=True)[:2])
+    first, second = (str(t.result["raw"]) for t in server_tests(IPERF3_LOG, exited=True)[:2])
     again = [second.replace("(test #2)", f"(test #{n})") for n in range(2, count + 1)]
     banner = second[: second.index("Accepted connection")].replace("(test #2)", f"(test #{count + 1})")
     return first + "".join(again) + banner
