@@ -8,8 +8,11 @@ otherwise. Liveness is checked with real processes of this machine."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +25,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover i
     this_run,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import holder_lines
-from tests.unit.plugins.plugin_utils.test_iperf_run import SS_OUTPUT, TOKEN, FakeHost, params
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import _GUARD
+from tests.unit.plugins.plugin_utils.test_iperf_run import GNU_CAPS, SS_OUTPUT, TOKEN, FakeHost, params
 
 ME = this_run(os.getpid())
 STARTED = 1_700_000_000  # 2023-11-14T22:13:20Z
@@ -135,3 +139,70 @@ def test_read_pidfile_reads_owner_and_times_as_written() -> None:
     assert (entry["owner"], entry["started"], entry["until"]) == ("h:1:2", STARTED, STARTED + 150)
     legacy = r.read_pidfile("esxilab-iperf-15400.pid", _pidfile(None))
     assert legacy is not None and (legacy["owner"], legacy["started"], legacy["until"]) == (None, None, None)
+
+
+# ------------------------------------------------------------------------------------------
+# A one-off server that has just ended, in a real shell: gone, never "reused" or "notours"
+# ------------------------------------------------------------------------------------------
+
+RUN_SHELLS = [shell for shell in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(shell[0])]
+
+
+def _private(tmp_path: Path) -> tuple[Path, Path]:
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    private = base / f"esxilab-iperf-{os.getuid()}"
+    private.mkdir(mode=0o700)
+    return base, private
+
+
+@pytest.mark.parametrize("shell", RUN_SHELLS)
+def test_an_ended_server_is_gone_whether_a_zombie_or_its_pidfile_removed(tmp_path: Path, shell: list[str]) -> None:
+    base, private = _private(tmp_path)
+    zombie = subprocess.Popen(["true"])  # ends at once; not reaped until wait(): a zombie, as an unreaped server
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.3)
+        targets = []
+        for port, pid in ((15991, zombie.pid), (15992, 4_000_000), (15993, other.pid)):
+            content = f"pid={pid}\nguard=\ntool=iperf3\nport={port}\nbind=\nbinary=/usr/bin/iperf3\n"
+            entry = r.read_pidfile(f"esxilab-iperf-{port}.pid", content)
+            assert entry is not None
+            targets.append(entry)
+            if port == 15991:
+                (private / entry["name"]).write_text(content)  # 15992: its guard removed it already
+            if port == 15993:  # another start's pidfile now: not ours to touch
+                (private / entry["name"]).write_text(content.replace(f"pid={pid}", "pid=1"))
+        script = r.build_stop_script(TOKEN, targets, caps=GNU_CAPS, state_dir=str(base))
+        out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
+        stopped = {
+            r.parse_kv(s.args)["pid"]: r.parse_kv(s.args)["status"]
+            for s in r.parse_sections(out.stdout, TOKEN)
+            if s.name == "stopped"
+        }
+        assert stopped == {str(zombie.pid): "gone", "4000000": "gone", str(other.pid): "notours"}, out.stderr
+        assert other.poll() is None  # never killed
+    finally:
+        zombie.wait(timeout=10)
+        other.kill()
+        other.wait(timeout=10)
+
+
+def test_the_guard_ends_with_its_server_even_a_zombie(tmp_path: Path) -> None:
+    _base, private = _private(tmp_path)
+    zombie = subprocess.Popen(["true"])
+    pidfile = private / "esxilab-iperf-15994.pid"
+    pidfile.write_text(f"pid={zombie.pid}\n")
+    try:
+        time.sleep(0.2)
+        started = time.monotonic()
+        guard = subprocess.run(
+            ["/bin/sh", "-c", _GUARD, "esxilab-iperf-guard", str(zombie.pid), str(pidfile), "600"],
+            timeout=30,
+            check=False,
+        )
+        assert guard.returncode == 0 and time.monotonic() - started < 5  # not the 600 s of its limit
+        assert not pidfile.exists()
+    finally:
+        zombie.wait(timeout=10)
