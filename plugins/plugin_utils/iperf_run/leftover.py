@@ -150,8 +150,7 @@ def refusal(entry: dict[str, Any], state: HolderState, *, log: str | None) -> st
             f"a server this run started already runs on port {port} ({what}); stop it first ({stop_task}), "
             "or use another port"
         )
-    if state == "live":
-        assert owner is not None
+    if state == "live" and owner is not None:
         return (
             f"port {port} is held by a server of another ansible run that is still going on this controller "
             f"(ansible pid {owner.pid}; {what}); wait for that run to end, or use another port"
