@@ -735,9 +735,11 @@ def _make_run(
                 "external": external,
                 # the server is outside the inventory: nobody here starts it ({command}: what runs there)
                 "external_server": outside,
-                # an iperf3 server for one external client exits after its test (--one-off): its log is then
-                # complete (iperf3 before 3.1.5 buffers it) and no second client is served unseen
-                "one_off": external is not None and external["count"] == 1 and settings["tool"] == "iperf3",
+                # an iperf3 server serves one test per run (its pair's client, or one external client): it exits
+                # after that test (--one-off), so a server an interrupted run left ends by itself; for an external
+                # client its log is then complete (iperf3 before 3.1.5 buffers it) and no second client is served
+                # unseen. Several external clients come one after the other: not one-off
+                "one_off": settings["tool"] == "iperf3" and (external is None or external["count"] == 1),
                 "labels": {
                     **settings["labels"],
                     **pair.get("labels", {}),

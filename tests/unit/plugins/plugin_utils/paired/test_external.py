@@ -69,6 +69,11 @@ def test_a_host_with_two_external_pairs_waits_for_them_in_turn() -> None:
 def test_one_iperf3_client_gets_a_one_off_server_and_iperf2_never() -> None:
     assert plan(external())["runs"][0]["pairs"][0]["one_off"] is True
     assert plan(external(), tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
+    assert plan(external(count=2))["runs"][0]["pairs"][0]["one_off"] is False
+    # a pair's own client is one test per run too: its iperf3 server ends by itself after it (issue 21)
+    inside = {**SERVER, "client": "h2"}
+    assert plan(inside)["runs"][0]["pairs"][0]["one_off"] is True
+    assert plan(inside, tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
     # count defaults to 1; a string from -e is read as Ansible would
     assert plan({**SERVER, "external": {"deadline": "60"}})["runs"][0]["pairs"][0]["external"]["count"] == 1
 
@@ -87,7 +92,7 @@ def test_the_command_asked_of_the_person_has_the_test_settings() -> None:
 def test_ordinary_pairs_are_unchanged() -> None:
     (run,) = plan({"server": "esx1", "client": "h2", "address": "198.18.0.10"})["runs"]
     assert (run["external"], run["external_wait"], run["pairs"][0]["external"], run["pairs"][0]["one_off"]) == (
-        False, None, None, False,
+        False, None, None, True,  # one test per run: a one-off iperf3 server (issue 21)
     )  # fmt: skip
     assert run["client_hosts"] == ["h2"] and run["server_timeout"] == 10 + 2 + 120
 
