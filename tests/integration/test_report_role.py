@@ -362,8 +362,15 @@ def test_comparison_report_matches_the_results_parsed_in_the_play(played: dict[s
     row = document["comparison"]["rows"][0]
     assert row["means"] == {"e1000": statistics.fmean([796e6, 721e6]), "vmxnet3": pytest.approx(25.3e9)}
     assert row["delta_percent"]["vmxnet3"] == pytest.approx((25.3e9 / 758.5e6 - 1) * 100)
+    # the comparison gets the gate's statistics: Welch's 95 % interval of the difference, and its verdict
+    difference = row["difference"]["vmxnet3"]
+    assert difference["difference_percent"] == row["delta_percent"]["vmxnet3"]
+    assert difference["ci95_low_percent"] == pytest.approx(2589.4, abs=0.05) and difference["verdict"] == "significant"
     text = (directory / "summary.md").read_text()
-    assert "| tcp-1 | forward | 1 | 0.758 ± 0.476 (n=2) | 25.30 ± 5.082 (n=2) | +3235.5 % |" in text
+    assert (
+        "| tcp-1 | forward | 1 | 0.758 ± 0.476 (n=2) | 25.30 ± 5.082 (n=2) | +3235.5 % (95 % CI +2589.4 % .. "
+        "+3881.7 %) |" in text
+    )
     assert "% of line rate" not in text  # no line rate given: no invented percentage
     assert "| tcp-1 | forward | 1 | vmxnet3 | 25.30 | 97.2 | 64.2 | 0.260 |" in text  # CPU vs throughput
     summary = _csv_rows(directory / "summary.csv")
@@ -371,12 +378,16 @@ def test_comparison_report_matches_the_results_parsed_in_the_play(played: dict[s
         ("e1000", "", ""),
         ("vmxnet3", "97.2", "64.2"),
     ]
+    assert [(r["compared_with"], r["difference_verdict"]) for r in summary] == [
+        ("", ""),
+        ("nic=e1000", "significant"),
+    ]
     assert played["tables"][1] == [
         "e1000 vs vmxnet3: 4 run(s)",
         "test   direction  streams  nic      runs  mean Gbit/s  +/-95% CI    min    max  retr  cpu % loc/rem",
         "tcp-1  forward          1  e1000     2/2        0.758      0.476  0.721  0.796   268            n/a",
         "tcp-1  forward          1  vmxnet3   2/2        25.30      5.082  24.90  25.70     0      97.2/64.2",
-        "nic vs e1000 (test=tcp-1, direction=forward, streams=1): vmxnet3 +3235.5 %",
+        "nic vs e1000 (test=tcp-1, direction=forward, streams=1): vmxnet3 +3235.5 % (95 % CI +2589.4 % .. +3881.7 %)",
         f"report: {directory}/summary.md",
     ]
 

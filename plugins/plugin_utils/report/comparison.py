@@ -13,8 +13,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import NA, signed_pct
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.baseline import welch_interval
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, in_order, streams_order
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A value's mean against the first value's, as the regression gate compares a run with its baseline: the
+    difference in % of the first value's mean with Welch's 95 % interval (``report.baseline.welch_interval``)."""
+
+    percent: float | None
+    low: float | None  # the interval's ends, in % of the first value's mean; None without 2 figures a side
+    high: float | None
+    verdict: str  # significant, not significant, "n=1, no statistics", no figure
+
+    @property
+    def text(self) -> str:
+        """``+12.3 % (95 % CI +8.1 % .. +16.5 %)``, then ``, not significant`` or why there is no interval."""
+        if self.percent is None:
+            return NA
+        text = signed_pct(self.percent)
+        if self.low is None or self.high is None:
+            return f"{text} ({self.verdict})"
+        text += f" (95 % CI {signed_pct(self.low)} .. {signed_pct(self.high)})"
+        return text + (", not significant" if self.verdict == "not significant" else "")
+
+    def as_doc(self) -> dict[str, Any]:
+        return {
+            "difference_percent": self.percent,
+            "ci95_low_percent": self.low,
+            "ci95_high_percent": self.high,
+            "verdict": self.verdict,
+        }
+
+
+def _samples(group: Group | None) -> list[float]:
+    return [float(r.bits_per_second) for r in group.runs if r.bits_per_second is not None] if group else []
 
 
 @dataclass
@@ -37,11 +73,20 @@ class Comparison:
 
     def delta(self, row: ComparisonRow, value: str) -> float | None:
         """``value``'s mean relative to the first value's, in percent."""
+        return self.difference(row, value).percent
+
+    def difference(self, row: ComparisonRow, value: str) -> Difference:
+        """``value``'s mean against the first value's, with Welch's 95 % interval (same test as the gate's)."""
         base = row.cells.get(self.values[0])
         other = row.cells.get(value)
         if base is None or other is None or base.mean is None or other.mean is None or base.mean <= 0:
-            return None
-        return (other.mean / base.mean - 1.0) * 100.0
+            return Difference(None, None, None, "no figure")
+        percent = (other.mean / base.mean - 1.0) * 100.0
+        interval = welch_interval(_samples(base), _samples(other))
+        if interval is None:
+            return Difference(percent, None, None, "n=1, no statistics")
+        low, high = 100.0 * interval.low / base.mean, 100.0 * interval.high / base.mean
+        return Difference(percent, low, high, "significant" if interval.significant else "not significant")
 
 
 def build_comparison(label: str, runs: Sequence[RunRow], groups: Sequence[Group]) -> Comparison:

@@ -17,7 +17,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     format_rate,
     label_text,
     pct,
-    signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS, NO_VALUE
@@ -111,7 +110,7 @@ def table_lines(
     if report.comparison is not None and len(report.comparison.values) > 1:
         comparison = report.comparison
         for compared in comparison.rows:
-            deltas = [f"{v} {signed_pct(comparison.delta(compared, v))}" for v in comparison.values[1:]]
+            deltas = [f"{v} {comparison.difference(compared, v).text}" for v in comparison.values[1:]]
             # e.g. direction=forward, streams=1 (swapped only when true)
             where = ", ".join(f"{k}={label_text(v)}" for k, v in compared.key.items() if k != "swapped" or v)
             lines.append(f"{comparison.label} vs {comparison.values[0]} ({where}): {', '.join(deltas)}")

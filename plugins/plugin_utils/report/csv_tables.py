@@ -93,7 +93,14 @@ SUMMARY_COLUMNS = (
     "flows",
     *FIGURE_NAMES,
     *NIC_COLUMNS,
+    # with compare_by: this row's mean against the first compared value's, as summary.md's last columns
+    "compared_with",
+    "difference_percent",
+    "difference_ci95_low_percent",
+    "difference_ci95_high_percent",
+    "difference_verdict",
 )
+COMPARISON_COLUMNS = SUMMARY_COLUMNS[-5:]
 
 
 def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, Any]:
@@ -158,9 +165,32 @@ def results_csv(report: Report) -> str:
     return csv_text((*RESULT_COLUMNS, *label_columns), rows, _cell)
 
 
+def _differences(report: Report) -> dict[int, dict[str, Any]]:
+    """The comparison columns of each compared group (by ``id``): its difference to the first value's group."""
+    comparison = report.comparison
+    if comparison is None or not comparison.values:
+        return {}
+    cells: dict[int, dict[str, Any]] = {}
+    for row in comparison.rows:
+        for value in comparison.values[1:]:
+            group = row.cells.get(value)
+            if group is None:
+                continue
+            found = comparison.difference(row, value)
+            cells[id(group)] = {
+                "compared_with": f"{comparison.label}={comparison.values[0]}",
+                "difference_percent": found.percent,
+                "difference_ci95_low_percent": found.low,
+                "difference_ci95_high_percent": found.high,
+                "difference_verdict": found.verdict,
+            }
+    return cells
+
+
 def summary_csv(report: Report) -> str:
     """``summary.csv``: one row per test, direction, swap, streams value and compared label value."""
     rows = []
+    differences = _differences(report)
     for group in report.groups:
         ci95 = group.stats.get("ci95") or {}
         rows.append(
@@ -182,11 +212,13 @@ def summary_csv(report: Report) -> str:
                 "flows": "; ".join(group.flows) or None,
                 **group.figures.as_dict(),
                 **_nic_cells(group.nic),
+                **differences.get(id(group), {}),
             }
         )
     columns = list(SUMMARY_COLUMNS)
     if report.compare_by is None:
         columns.remove("compare")
+        columns = [c for c in columns if c not in COMPARISON_COLUMNS]
     if report.parts:  # runs split by the compared label: say which rows sum only a value's pairs of each run
         columns.append("part")
     return csv_text(columns, rows, _cell)

@@ -24,7 +24,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     md_text,
     pct,
     rate_with_unit,
-    signed_pct,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures
@@ -420,7 +419,8 @@ def _comparison_md(report: Report) -> list[str]:
         f"Mean ± half width of the 95 % CI in {unit.name} (n = runs with a figure)"
         + ("; % of line rate" if report.has_line_rate else "")
         + f". The last column(s): difference of the means relative to {md_text(comparison.label)}="
-        f"{md_text(comparison.values[0])}."
+        f"{md_text(comparison.values[0])}, with its 95 % interval (Welch, as the regression gate) - "
+        '"not significant" when the interval crosses zero, "n=1, no statistics" with fewer than 2 runs a side.'
     )
     lines.append("")
     dims = [k for k in ("test", "direction", "streams") if k in comparison.rows[0].key] if comparison.rows else []
@@ -432,7 +432,7 @@ def _comparison_md(report: Report) -> list[str]:
         cells = [_key_text(row.key, dim) for dim in dims]
         for value in comparison.values:
             cells.append(_compare_cell(row.cells.get(value), unit, report.has_line_rate))
-        cells += [signed_pct(comparison.delta(row, v)) for v in comparison.values[1:]]
+        cells += [comparison.difference(row, v).text for v in comparison.values[1:]]
         rows.append(cells)
     lines += _table(header, "l" * len(dims) + "r" * (len(header) - len(dims)), rows)
     lines.append("")

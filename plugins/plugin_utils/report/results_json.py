@@ -124,6 +124,8 @@ def _comparison_doc(comparison: Comparison) -> dict[str, Any]:
                 "means": {v: (g.mean if g else None) for v, g in row.cells.items()},
                 "ci95_half_width": {v: (g.half_width if g else None) for v, g in row.cells.items()},
                 "delta_percent": {v: comparison.delta(row, v) for v in comparison.values[1:]},
+                # the same difference with Welch's 95 % interval, in % of the first value's mean, and its verdict
+                "difference": {v: comparison.difference(row, v).as_doc() for v in comparison.values[1:]},
             }
             for row in comparison.rows
         ],

@@ -395,10 +395,38 @@ def test_comparison_across_tests_when_each_test_is_one_variant() -> None:
     assert _table_after(text, "## Comparison by `nic`") == [
         "| Direction | Streams | nic=e1000 | nic=vmxnet3 | vmxnet3 vs e1000 |",
         "| --- | --- | --: | --: | --: |",
-        "| forward | 1 | 0.758 ± 0.476 (n=2, 7.6 %) | 25.30 ± 5.082 (n=2, 253.0 %) | +3235.5 % |",
+        # the difference with Welch's interval, as the gate shows a baseline's
+        "| forward | 1 | 0.758 ± 0.476 (n=2, 7.6 %) | 25.30 ± 5.082 (n=2, 253.0 %) | +3235.5 % (95 % CI +2589.4 % "
+        ".. +3881.7 %) |",
     ]
     lines = table_lines(report)
-    assert lines[-1] == "nic vs e1000 (direction=forward, streams=1): vmxnet3 +3235.5 %"
+    assert (
+        lines[-1] == "nic vs e1000 (direction=forward, streams=1): vmxnet3 +3235.5 % (95 % CI +2589.4 % .. +3881.7 %)"
+    )
+
+
+def test_a_comparison_whose_interval_crosses_zero_is_not_significant_in_summary_md_and_csv() -> None:
+    """Seed 001's question (is vmxnet3 better than e1000?) gets the gate's statistics, not a bare % (issue 22)."""
+    runs = [
+        result(LABLOG, test="t", nic="e1000"),
+        result(ATTFIBER, test="t", nic="e1000"),
+        result(LABLOG, test="t", nic="vmxnet3"),
+        result(ATTFIBER, test="t", nic="vmxnet3"),
+        result(LABLOG, test="t", nic="vmxnet3"),
+    ]
+    report = build_report(runs, compare_by="nic")
+    assert report.comparison is not None
+    [row] = report.comparison.rows
+    found = report.comparison.difference(row, "vmxnet3")
+    assert found.low is not None and found.high is not None and found.low < 0 < found.high
+    assert found.verdict == "not significant" and found.text.endswith(", not significant")
+    assert f"| {found.text} |" in to_markdown(report)
+    rows = list(csv.DictReader(io.StringIO(summary_csv(report))))
+    assert [(r["compare"], r["compared_with"], r["difference_verdict"]) for r in rows] == [
+        ("e1000", "", ""),
+        ("vmxnet3", "nic=e1000", "not significant"),
+    ]
+    assert float(rows[1]["difference_ci95_low_percent"]) == pytest.approx(found.low)
 
 
 def test_comparison_within_a_test_and_runs_without_the_label() -> None:
@@ -417,7 +445,7 @@ def test_comparison_within_a_test_and_runs_without_the_label() -> None:
     nine = row.cells["9000"]
     assert nine is not None and nine.stats["count"] == 1
     text = to_markdown(report)
-    assert "| mtu | forward | 1 | 0.758 ± 0.476 (n=2) | 24.90 (n=1) | +3182.8 % |" in text
+    assert "| mtu | forward | 1 | 0.758 ± 0.476 (n=2) | 24.90 (n=1) | +3182.8 % (n=1, no statistics) |" in text
     assert "1 run(s) without the label `mtu` are not in this comparison." in text
     assert [g.compare for g in report.groups] == ["1500", "9000", None]
 
