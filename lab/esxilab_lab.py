@@ -23,8 +23,11 @@ Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
   ``FLOW_CLASSES`` leaf classes at F under it, chosen by a ``u32`` hash of the source port
   (IPv4 without options; TCP and UDP) - so throughput rises with parallel streams (1 stream
   = F) and plateaus at R, like a path whose single flows are limited (window, per-flow
-  policer) below the link. Parallel streams of one client get distinct classes (consecutive
-  ephemeral ports); two flows whose ports fall into one class share F. ``fq`` with
+  policer) below the link. Parallel streams of one client get distinct classes when it connects
+  without binding first: connect() hands out even ports a few apart (measured: 2-16 on kernel
+  6.x), far less than the 128 ports the classes repeat after. A socket bound before it connects
+  (iperf's ``-B``, ``paired_test_client_bind``) gets a random port, and two such flows share a
+  class (and F) with a chance of 1 in 64 - the demo turns client_bind off for that reason. ``fq`` with
   ``maxrate`` would be the natural qdisc, but not every kernel has it (``sch_fq``);
   ``htb`` + ``u32`` are everywhere ``tc`` shaping is.
 * ``--host-rate HOST=R`` gives one host an access link of R instead (both directions, as

@@ -314,8 +314,8 @@ def test_sweep_summary_markdown(played: dict[str, Any]) -> None:
     assert "Beside throughput:" in text
     assert "1 result with intervals has no time-series plot" in text
     assert (
-        "![Mean throughput vs parallel streams (forward: esxi3 → esxi1), error bars: 95 % CI, star: knee]"
-        "(sweep-forward.png)" in text
+        "![Mean throughput vs parallel streams (forward: esxi3 → esxi1), error bars: 95 % CI, star: knee, x axis log2 "
+        "scale (each doubling of the streams one step)](sweep-forward.png)" in text
     )
 
 

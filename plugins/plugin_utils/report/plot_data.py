@@ -45,6 +45,11 @@ class PlotSpec:
     line_rate: float | None = None  # in the plot's unit
     line_rate_label: str | None = None
     caption: str = ""
+    x_log2: bool = False  # sweeps over 1, 2, 4, 8...: the x axis evenly spaced per doubling, and the label says so
+
+
+# A sweep whose largest stream count is at least this multiple of its smallest is drawn on a log2 x axis.
+SWEEP_LOG2_SPAN = 4
 
 
 def _scaled(value: float | None, unit: Unit) -> float | None:
@@ -143,6 +148,8 @@ def plot_specs(report: Report, *, timeseries_min_seconds: float = DEFAULT_TIMESE
         if not series:
             continue
         rate = common_value(s.line_rate_bps for s in sweeps)
+        xs = sorted({x for s in series for x in s.x})
+        log2 = bool(xs) and xs[0] > 0 and xs[-1] / xs[0] >= SWEEP_LOG2_SPAN
         direction_text = sweeps[0].direction_text if len(sweeps) == 1 else direction_label(direction, swapped, [])
         subject = sweeps[0].test if len({s.test for s in sweeps}) == 1 else report.name
         specs.append(
@@ -150,11 +157,13 @@ def plot_specs(report: Report, *, timeseries_min_seconds: float = DEFAULT_TIMESE
                 kind="sweep",
                 file=_unique(slug(f"sweep-{direction}{'-swapped' if swapped else ''}"), used),
                 title=f"Throughput vs parallel streams: {subject} ({direction_text})",
-                xlabel="Parallel streams per client",
+                xlabel="Parallel streams per client" + (" (log2 scale)" if log2 else ""),
                 ylabel=ylabel,
                 series=tuple(series),
                 **_line_rate(rate, unit),
-                caption=f"Mean throughput vs parallel streams ({direction_text}), error bars: 95 % CI, star: knee",
+                caption=f"Mean throughput vs parallel streams ({direction_text}), error bars: 95 % CI, star: knee"
+                + (", x axis log2 scale (each doubling of the streams one step)" if log2 else ""),
+                x_log2=log2,
             )
         )
 

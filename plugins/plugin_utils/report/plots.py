@@ -83,7 +83,7 @@ def _sweep(ax: Any, spec: PlotSpec) -> list[Any]:
             )
         )
     ordered = sorted(ticks)
-    if ordered and ordered[0] > 0 and ordered[-1] / ordered[0] >= 4:  # 1, 2, 4, 8: evenly spaced
+    if spec.x_log2:  # 1, 2, 4, 8: evenly spaced (plot_data decides, and the axis label says so)
         ax.set_xscale("log", base=2)
     ax.set_xticks(ordered, [f"{t:g}" for t in ordered])
     ax.minorticks_off()

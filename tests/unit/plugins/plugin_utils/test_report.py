@@ -364,7 +364,8 @@ def test_markdown_lists_the_plots_and_why_some_are_missing(sweep: Any) -> None:
     specs = plot_specs(sweep)
     text = to_markdown(sweep, specs[:1], "skipped - matplotlib is not installed")
     assert (
-        "![Mean throughput vs parallel streams (forward), error bars: 95 % CI, star: knee](sweep-forward.png)" in text
+        "![Mean throughput vs parallel streams (forward), error bars: 95 % CI, star: knee, x axis log2 scale (each "
+        "doubling of the streams one step)](sweep-forward.png)" in text
     )
     assert "Plots: skipped - matplotlib is not installed" in text
     assert "timeseries-" not in text
@@ -592,7 +593,13 @@ def test_sweep_plot_spec(sweep: Any) -> None:
     specs = {s.file: s for s in plot_specs(sweep, timeseries_min_seconds=0)}
     assert sorted(specs) == ["sweep-forward.png", "timeseries-sweep-forward-streams-1.png"]
     spec = specs["sweep-forward.png"]
-    assert (spec.kind, spec.xlabel, spec.ylabel) == ("sweep", "Parallel streams per client", "Throughput (Gbit/s)")
+    # 1, 2, 4 streams: a log2 x axis (each doubling one step), and the axis says so
+    assert (spec.kind, spec.xlabel, spec.ylabel) == (
+        "sweep",
+        "Parallel streams per client (log2 scale)",
+        "Throughput (Gbit/s)",
+    )
+    assert spec.x_log2 is True
     assert spec.title == "Throughput vs parallel streams: sweep (forward)"
     [series] = spec.series
     assert series.x == (1.0, 2.0, 4.0)
