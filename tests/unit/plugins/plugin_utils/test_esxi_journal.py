@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,16 +83,6 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
-
-
-@pytest.fixture
-def reap() -> Iterator[list[int]]:
-    """Pids a test starts or finds; killed afterwards if still running (no test leaves a timer behind)."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------------------------
