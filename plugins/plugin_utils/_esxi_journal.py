@@ -66,7 +66,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner impor
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections, undo_pty
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
@@ -294,7 +294,7 @@ def parse_output(directory: str, text: str, tag: str) -> JournalState:
             exists = False
         elif kind == "entry":
             value = _one_line(section.text)
-            why = "its content is not one line" if value is None else _accept(rest, value, state)
+            why = f"its content {section.text[:40]!r} is not one line" if value is None else _accept(rest, value, state)
             if why is not None:
                 rejected[rest] = why
         elif kind == "badname":
@@ -665,7 +665,8 @@ class Journal:
     def _script(self, build: Any, *args: Any, **kwargs: Any) -> JournalState:
         tag = f"esxilab-journal-{secrets.token_hex(6)}"
         out = self.execute(build(self.directory, tag, *args, **kwargs))
-        return parse_output(self.directory, out.stdout + "\n" + out.stderr, tag)
+        # a pty (ssh -tt) turns each \n into \r\n: undone on each stream before they are joined
+        return parse_output(self.directory, undo_pty(out.stdout)[0] + "\n" + undo_pty(out.stderr)[0], tag)
 
     def _kept(self, state: JournalState) -> JournalState:
         if self.copy_dir:
