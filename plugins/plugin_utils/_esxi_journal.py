@@ -563,9 +563,16 @@ def _scope_globs(scopes: Sequence[str]) -> list[str]:
 
 
 def clear_script(
-    directory: str, tag: str, *, scopes: Sequence[str] = (), keys: Sequence[str] = (), forget_fired: bool = False
+    directory: str,
+    tag: str,
+    *,
+    scopes: Sequence[str] = (),
+    keys: Sequence[str] = (),
+    forget_fired: bool = False,
+    disarm: bool = False,
 ) -> str:
-    """Drop the keys of ``scopes`` and the ``keys`` named; with nothing pending any more, stop the dead-man."""
+    """Drop the keys of ``scopes`` and the ``keys`` named; with nothing pending any more (or ``disarm``: what is
+    left is for a person), stop the dead-man."""
     globs = _scope_globs(scopes) + [f'"$d"/{shlex.quote(k)}' for k in keys]
     lines = [_prelude(directory, tag, create=False)]
     if globs:
@@ -573,7 +580,7 @@ def clear_script(
     if forget_fired:
         lines.append('rm -f "$d/fired"')
     lines += [
-        "if ! _pending; then",
+        "if ! _pending || [ -n " + ("yes" if disarm else "''") + " ]; then",
         '  if _ours; then kill "$(cat "$d/deadman.pid")" 2>/dev/null; fi',
         '  rm -f "$d/deadman.pid" "$d/deadline"',
         "fi",
@@ -717,7 +724,13 @@ class Journal:
         )
 
     def clear(
-        self, scopes: Sequence[str] = (), *, keys: Sequence[str] = (), forget_fired: bool = False, attempts: int = 3
+        self,
+        scopes: Sequence[str] = (),
+        *,
+        keys: Sequence[str] = (),
+        forget_fired: bool = False,
+        disarm: bool = False,
+        attempts: int = 3,
     ) -> JournalState:
         """Drop ``scopes`` and ``keys``; a lost session is retried (``attempts``), the last error raised."""
         bad = [k for k in keys if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", k)]
@@ -726,7 +739,7 @@ class Journal:
         error: JournalError | None = None
         for attempt in range(max(1, attempts)):
             try:
-                state = self._script(clear_script, scopes=scopes, keys=keys, forget_fired=forget_fired)
+                state = self._script(clear_script, scopes=scopes, keys=keys, forget_fired=forget_fired, disarm=disarm)
                 return self._kept(state)
             except JournalError as exc:
                 error = exc

@@ -155,8 +155,8 @@ def _restore(
         except _esxi_firewall.EsxiFirewallError as exc:
             result["commands"] += list(exc.result.get("commands") or [])
             left.update(exc.result.get("left") or {"firewall": exc.message})
-            if exc.result.get("left"):
-                done["firewall"] = exc.result.get("journal_restored") or {}
+            if exc.result.get("left"):  # the rest is back
+                done["firewall"] = _without(pending["firewall"], exc.result["left"])
         else:
             result["commands"] += fw["commands"]
             warnings += [w for w in fw.get("warnings", []) if "is not applied and kept" not in w]
@@ -196,10 +196,11 @@ def _restore(
             f"{_NAME}: {journal.directory} recorded changes that were not put back (an interrupted or failed earlier"
             f" run); put back now: {describe(done)}",
         )
-    if result.get("fired"):
-        _forget_fired(journal, result)
     try:
-        result["journal"] = journal.read().as_dict()
+        if left or result.get("fired"):  # what is left is for a person: no dead-man retries it
+            result["journal"] = journal.clear(forget_fired=True, disarm=bool(left)).as_dict()
+        else:
+            result["journal"] = journal.read().as_dict()
     except JournalError as exc:
         warnings.append(f"{_NAME}: {exc.message}")
     if left:
@@ -211,6 +212,15 @@ def _restore(
             result,
         )
     return result
+
+
+def _without(firewall: Mapping[str, Any], left: Mapping[str, str]) -> dict[str, Any]:
+    """The firewall values put back: ``firewall`` without the entries ``left``."""
+    out = {k: v for k, v in firewall.items() if f"firewall.{k}" not in left and k != "rulesets"}
+    rulesets = {k: v for k, v in (firewall.get("rulesets") or {}).items() if f"firewall.ruleset.{k}" not in left}
+    if rulesets:
+        out["rulesets"] = rulesets
+    return out
 
 
 def _forget_fired(journal: Journal, result: dict[str, Any]) -> None:
