@@ -26,8 +26,14 @@ says the point is reached, not after a sleep.
 
 After each way back, the whole stand-in state (``esxi-standin show`` without its logs), the files
 under ``/usr/lib/vmware`` and ``/opt`` and the journal must equal the state before the window, and
-no dead-man may be left running. The matrix is printed (``pytest -s``) and written to
-``fault-matrix.txt`` in the test's temporary directory.
+no dead-man may be left running; a dead-man that restored must leave its ``fired`` record. The
+matrix is printed (``pytest -s``) and written to ``fault-matrix.txt`` in the test's temporary
+directory.
+
+Beside the matrix: a journal entry that cannot apply (a ruleset the host no longer has) is kept and
+named by ``restore.yml`` while the rest is put back; a fired dead-man is reported by ``restore.yml``
+and by the next run; a second ``ansible-playbook`` on a host whose window a live run holds refuses,
+naming that run's pid, and takes the window over with ``esxilab_journal_takeover``.
 """
 
 from __future__ import annotations
