@@ -120,7 +120,7 @@ def run(
         if state.fired and not check_mode:
             _forget_fired(journal, result)
         return result
-    result["changed"] = bool(pending)
+    result["changed"] = True
     result["diff"] = {"before": pending, "after": {}}
     if check_mode:
         return result
