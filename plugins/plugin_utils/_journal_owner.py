@@ -14,7 +14,8 @@ keeps the holder in its ``owner`` file (:meth:`RunId.line`) and the dead-man car
 * ``mine`` -- this run's window;
 * ``live`` -- another run's window, and that run may still be working: on *this* controller its
   process runs (same pid, same start time); on *another* controller its deadline is still ahead
-  (the dead-man would put the host back then, so until then the window is presumed held);
+  (the dead-man would put the host back then, so until then the window is presumed held), or it
+  has no deadline at all (no dead-man: nothing tells when it ends, so only ``takeover`` ends it);
 * ``gone`` -- another run's window whose run is over (an interrupted run): recovered as before.
 
 Plain data; no Ansible import. Private module: not part of the collection's public API.
@@ -109,4 +110,5 @@ def holder(
         return "mine"
     if owner.controller == me.controller:
         return "live" if alive_here(owner) else "gone"
-    return "live" if deadline is not None and now is not None and deadline > now else "gone"
+    # another controller: alive until its deadline passed; without a deadline (no dead-man) nobody can tell
+    return "gone" if deadline is not None and now is not None and deadline <= now else "live"

@@ -225,7 +225,7 @@ def test_holder_decisions() -> None:
     assert holder(A, me, pending=True, now=10, deadline=20) == "mine"
     assert holder(B, me, pending=True, now=10, deadline=20) == "live"
     assert holder(B, me, pending=True, now=30, deadline=20) == "gone"
-    assert holder(B, me, pending=True, now=30, deadline=None) == "gone"
+    assert holder(B, me, pending=True, now=30, deadline=None) == "live"  # no dead-man: only takeover ends it
     assert holder(here, me, pending=True, now=10, deadline=None, alive_here=lambda run: True) == "live"
     assert holder(here, me, pending=True, now=10, deadline=10**9, alive_here=lambda run: False) == "gone"
     assert RunId.parse(B.line()) == B and RunId.parse(B.line().replace("4343", "4344")) is None
