@@ -15,12 +15,13 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 COLLECTION_ROOT := build/collections
 COLLECTION_DIR := $(COLLECTION_ROOT)/ansible_collections/esxilab/iperf
-# The demo: the real tools in the lab hosts (iperf3, iperf), their sshd and the controller's ssh, ip/tc.
-DEMO_APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 procps
-# make test adds ping, fuser, shellcheck (hacking/check-docs.sh), git, busybox (ESXi stand-in),
+# The demo and the README lab block: the real tools in the lab hosts (iperf3, iperf), their sshd and the
+# controller's ssh, ip/tc, and ping (the path MTU checks of mtu-compare.yml and esxi-56g.yml).
+DEMO_APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 procps iputils-ping
+# make test adds fuser, shellcheck (hacking/check-docs.sh), git, busybox (ESXi stand-in),
 # Go with govmomi's simulator (vcsim) for the vSphere tests, and the PostgreSQL server the history
 # tests start (a throw-away cluster).
-APT_PACKAGES := $(DEMO_APT_PACKAGES) iputils-ping psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev postgresql
+APT_PACKAGES := $(DEMO_APT_PACKAGES) psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev postgresql
 export PIP_CACHE_DIR := $(abspath build/pip-cache)
 export MPLCONFIGDIR := $(abspath build/matplotlib)
 PYTEST_ARGS ?=

@@ -31,6 +31,8 @@ Shaping (``--rate``/``--delay``) uses tc on both ends of every host's veth:
   ``--rate`` does for every host; with ``--flow-rate`` R must be above it), e.g. ``h4=300mbit``
   beside ``--rate 1gbit``, so concurrent pairs run at different rates. The host's inventory
   variables ``lab_rate``/``lab_rate_bps`` say its rate.
+* The inventory gives every shaped host ``paired_test_link_speed_mbps`` (its rate in Mbit/s):
+  ``esxilab.iperf.paired_test`` takes it for the line rate instead of the 10000 Mb/s a veth reports.
 * ``--delay D`` puts a ``netem`` qdisc on the host's ``eth0`` only (root ``netem``, ``tbf``
   as its child when a rate is set): every packet a host sends is delayed by D, so the RTT
   between two hosts is 2*D and between the controller and a host D. It needs
@@ -853,6 +855,8 @@ def inventory_text(spec: LabSpec) -> str:
             f"          lab_ifname: {_q(HOST_IFNAME)}",
             f"          lab_veth: {_q(host.veth)}",
         ]
+        if host.egress.rate_bps:  # the line rate of the shaped link, not the veth's 10000 Mb/s (% of line rate)
+            lines.append(f"          paired_test_link_speed_mbps: {_q(host.egress.rate_bps / 1e6)}")
         if host.egress.rate_bps != spec.rate_bps:  # --host-rate: this host's own link rate
             rate_bps = host.egress.rate_bps
             lines += [

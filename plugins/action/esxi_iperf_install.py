@@ -48,6 +48,7 @@ class ActionModule(HostAction):
                 upload=self._upload,
                 local_upload=local_upload,
                 journal=self.journal(args, task_vars),
+                execute_input=self.execute_input,
             )
         finally:
             # the uploaded bundle (if any) goes with the temporary directory

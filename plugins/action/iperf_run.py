@@ -18,6 +18,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import this_run
 
 
 class ActionModule(HostAction):
@@ -39,7 +40,13 @@ class ActionModule(HostAction):
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
         started = round(time.time(), 3)  # a probe says when Ansible handed it over (the role's first start delay)
         result = backend.run(
-            args, self.execute, check_mode=self.check_mode, token=secrets.token_hex(8), now=time.time, sleep=time.sleep
+            args,
+            self.execute,
+            check_mode=self.check_mode,
+            token=secrets.token_hex(8),
+            now=time.time,
+            sleep=time.sleep,
+            run_id=this_run(),  # this ansible process: a later run tells the servers it left when interrupted
         )
         if args["mode"] == "probe":
             result["probe_started_at"] = started

@@ -215,6 +215,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 }
                 outcome = self._step("iperf_run", step, variables)
                 items.append({**outcome, "item": pair})
+                # servers an interrupted run left on this port, stopped before this start: said, not only recorded
+                leftovers = [f"pair {pair['pair']}: {note}" for note in outcome.get("leftovers") or []]
+                result["warnings"] = [*(result.get("warnings") or []), *leftovers]
                 if outcome.get("failed") or self._lost:
                     failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the server did not start')}")
                     break  # the ones started are stopped by part=stop (always)

@@ -63,6 +63,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             },
             report_settings=args["report"],
             state_dirs=args["state_dirs"],
+            link_speeds=args["link_speeds"],
             defined=list(variables),
             roles=roles,
             unknown_fail=args["unknown_variables"] == "fail",

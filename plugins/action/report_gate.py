@@ -21,9 +21,10 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits, limit_problems
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
 
 _NAME = "esxilab.iperf.report_gate"
 _display = Display()
@@ -61,10 +62,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             max_retransmits=args["max_retransmits"],
             max_loss_percent=args["max_loss_percent"],
         )
-        for name, value in limits.as_doc().items():
-            if value is not None and value < 0:
-                result.update(failed=True, msg=f"{_NAME}: {name}={value} must not be negative (or unset it)")
-                return result
+        problems = [
+            f"{problem} (role esxilab.iperf.report: report_{name})"
+            for name, value in limits.as_doc().items()
+            for problem in limit_problems({name: value})
+        ]
+        if problems:
+            result.update(failed=True, msg=f"{_NAME}: " + "; ".join(problems))
+            return result
         try:
             target = parse_target(args["history"], option="history (role: report_history)")
             if target.kind == "sqlite" and target.path is not None:

@@ -36,6 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     to_json,
     to_markdown,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import check_generated_at, compare_by_warning
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
@@ -61,7 +62,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if args is None:  # wrong or unknown options
             return result
         check_mode = bool(self._play_context.check_mode)
-        generated_at = args["generated_at"]
+        try:
+            generated_at = check_generated_at(args["generated_at"])
+        except ReportError as exc:
+            result.update(failed=True, msg=f"{_NAME}: {exc}")
+            return result
         dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
         if args["dest_time"]:
             stamp = generated_at or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -147,8 +152,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             )
             return result
 
-        if problems:
-            result["warnings"] = [f"{_NAME}: the report was written without (some) plots: {p}" for p in problems]
+        warnings = [f"{_NAME}: the report was written without (some) plots: {p}" for p in problems]
+        unused = compare_by_warning(report)
+        if unused:
+            warnings.append(f"{_NAME}: {unused}")
+        if warnings:
+            result["warnings"] = warnings
         document = summary_doc(report)
         table = table_lines(report, directory=dest, plots_note=note, check_mode=check_mode)
         if args["print_table"]:

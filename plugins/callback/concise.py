@@ -57,7 +57,12 @@ from typing import Any
 
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, result_data, stdout_prints_runs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import (
+    Progress,
+    playbook_name,
+    result_data,
+    stdout_prints_runs,
+)
 
 # The keys of a failed validate_argument_spec result left out: the whole spec, and the errors
 # again (its msg says them).
@@ -128,6 +133,13 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
             for key in _DROPPED:
                 data.pop(key, None)
         super().v2_runner_on_failed(result, ignore_errors)
+
+    def v2_playbook_on_start(self, playbook: Any) -> None:
+        lines = self._progress.next_playbook(playbook_name(playbook), time.monotonic())
+        if self._lines:
+            for line in lines:  # the playbook before's
+                self._display.display(line)
+        super().v2_playbook_on_start(playbook)
 
     def v2_playbook_on_stats(self, stats: Any) -> None:
         if self._lines:

@@ -66,7 +66,12 @@ from typing import Any
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, result_data, stdout_prints_runs
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import (
+    Progress,
+    playbook_name,
+    result_data,
+    stdout_prints_runs,
+)
 
 _AWX_STDOUT = "awx_display"
 
@@ -104,6 +109,12 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]  # ansible-core ships 
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic())
         if line:
             self._display.display(line)
+
+    def v2_playbook_on_start(self, playbook: Any) -> None:
+        lines = self._progress.next_playbook(playbook_name(playbook), time.monotonic())
+        if self._shown and not stdout_prints_runs():
+            for line in lines:  # the playbook before's
+                self._display.display(line)
 
     def v2_playbook_on_stats(self, stats: Any) -> None:
         if not self._shown or stdout_prints_runs():

@@ -21,8 +21,15 @@ description:
     carry is C(null), never guessed.
   - The headline RV(_value.bits_per_second) is the receiver's total when the output has a usable one, else the
     sender's.
-  - A server log holding several tests (one C(Server listening) banner per test) gives the last test and a warning
-    saying how many tests it held; set O(all=true) to get every test.
+  - 'A server log holding several tests (one C(Server listening) banner per test, or one C(-J) document per test)
+    gives the last test with figures and a warning saying how many tests it held; set O(all=true) to get every test.
+    A banner followed by no test (the server stopped while idle: C(iperf3: interrupt - the server has terminated))
+    is not a test; its message goes to the warnings of the test before it.'
+  - 'iperf2 dual tests (C(-d), C(-r)) and C(--full-duplex): each direction is its own transfer, never merged with the
+    other. In C(-y C) output the direction this host sends in is told by the C(-e) write and read columns, the
+    C(::,0) end a 2.1 client prints for its receiving direction, or the server''s C(Client connecting to) banner;
+    when nothing tells it (a 2.1.8 server''s plain full-duplex CSV), no direction is reported as sent or received
+    and a warning lists each direction''s figures.'
   - Output of a failed run (for example C(unable to connect to server)) is not an error of the filter; it gives a
     result with RV(_value.error) set and the text kept in RV(_value.raw).
   - 'Input that is not iperf output is refused with an error that says what was expected and never quotes the

@@ -19,7 +19,8 @@ description:
     interface''s MTU is smaller), C(fragmentation_needed) (a router reported a smaller MTU, see
     RV(_value.mtu_reported)), C(no_reply) (nothing came back and no error was printed - a device on the path drops
     frames of this size, or the target does not answer at all; ping it with a small payload to tell the two apart),
-    C(send_failed) (another send error) and C(unrecognized).'
+    C(send_failed) (another send error), C(tool_missing) (the shell found no such program - the message names the
+    package to install) and C(unrecognized) (the message quotes the output''s first line).'
   - Every figure is read from the output or is C(null). Used by the C(esxilab.iperf.path_mtu) role.
 options:
   _input:
@@ -67,7 +68,15 @@ _value:
     reason:
       description: Why, see the description.
       type: str
-      choices: [ok, partial_loss, message_too_long, fragmentation_needed, no_reply, send_failed, unrecognized]
+      choices:
+        - ok
+        - partial_loss
+        - message_too_long
+        - fragmentation_needed
+        - no_reply
+        - send_failed
+        - tool_missing
+        - unrecognized
     message:
       description: The verdict in words, naming the size, the target and the likely cause.
       type: str

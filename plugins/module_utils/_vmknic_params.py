@@ -87,15 +87,22 @@ def _ipv4_checked(what: str, value: str, reasons: list[str]) -> str:
         return value
 
 
+# The shortest prefix a test network may have: /0 to /7 would cover other networks (a route to all of them).
+MIN_PREFIX = 8
+
+
 def _netmask_checked(value: str, reasons: list[str]) -> str:
     """A netmask in dotted form (``255.255.255.0``) or as a prefix length (``24``, ``/24``),
     returned dotted: the form the vSphere API takes and reports."""
     text = value.strip()
     prefix = text.removeprefix("/")
     if prefix.isdecimal():
-        if int(prefix) <= 32:
+        if MIN_PREFIX <= int(prefix) <= 32:
             return str(ipaddress.IPv4Network(f"0.0.0.0/{int(prefix)}").netmask)
-        reasons.append(f"vmknic.netmask {value!r} is out of range: a prefix length is 0 to 32 (e.g. 24 or /24)")
+        reasons.append(
+            f"vmknic.netmask {value!r} is out of range: a prefix length is {MIN_PREFIX} to 32 (e.g. 24 or /24); "
+            f"a shorter one makes the test network cover others, the management network among them"
+        )
         return value
     try:
         network = ipaddress.IPv4Network(f"0.0.0.0/{text}")
@@ -106,6 +113,13 @@ def _netmask_checked(value: str, reasons: list[str]) -> str:
         reasons.append(
             f"vmknic.netmask {value!r} is not a dotted IPv4 netmask (e.g. 255.255.255.0) or a prefix length "
             f"(e.g. 24 or /24)"
+        )
+        return value
+    if network.prefixlen < MIN_PREFIX:
+        reasons.append(
+            f"vmknic.netmask {value!r} (/{network.prefixlen}) is too wide: give at least /{MIN_PREFIX} "
+            f"(255.0.0.0), e.g. 255.255.255.0; a shorter one makes the test network cover others, the management "
+            f"network among them"
         )
         return value
     return str(network.netmask)

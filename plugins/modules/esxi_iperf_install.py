@@ -52,6 +52,10 @@ options:
         host (for example a datastore path). A name ending in C(.zip) is installed as an offline bundle (C(-d)),
         anything else as a single VIB (C(-v)).
       - The host's outgoing HTTP may be blocked by its firewall (ruleset C(httpClient)); O(vib_upload) avoids that.
+      - "Secrets in the URL are never shown: the password of USER:PASSWORD@, every query value (a C(?token=) or a
+        signature) and the fragment appear as C(***) in the result and the messages. Such a URL reaches the host on
+        the standard input of C(esxcli), so it is in no command line - not in Ansible's C(-vvv) output, not in the
+        host's process list."
       - Needed only when the VIB must be installed. Mutually exclusive with O(vib_upload).
     type: str
   vib_upload:

@@ -237,10 +237,10 @@ options:
         type: str
       netmask:
         description:
-          - IPv4 netmask, dotted (V(255.255.255.0)) or as a prefix length (V(24) or V(/24), 0 to 32). A prefix
+          - IPv4 netmask, dotted (V(255.255.255.0)) or as a prefix length (V(24) or V(/24), 8 to 32). A prefix
             length is turned into the dotted form, which is what the API takes and what is returned.
-          - Anything else (a host mask such as V(0.0.0.255), V(33), V(255.255.255.0/24)) is refused before the host is
-            contacted.
+          - Anything else (a host mask such as V(0.0.0.255), V(33), V(255.255.255.0/24), a network wider than /8
+            such as V(0)) is refused before the host is contacted.
         type: str
       dhcp:
         description:

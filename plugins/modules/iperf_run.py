@@ -28,6 +28,22 @@ description:
     2.1.8 leaves the UDP server report (the receiver's loss and jitter) out of its CSV output (C(-y C)); C(-f b) makes
     byte counts and rates exact integers (the default adaptive units keep three significant digits); C(-e) adds the
     TCP retry counts. iperf2 before 2.1 (for example 2.0.5 on ESXi) prints the legacy format, which has no C(-e).
+  - 'Servers left by an interrupted run (Ctrl-C, a killed controller) - O(mode=server) finds a server this module
+    started still running on its port and stops it before it starts, with a warning and an RV(leftovers) line
+    naming its pid, port and start time, when the run that started it
+    is gone - each server''s pidfile names its run (the controller''s host name, the process id and start time of
+    its C(ansible-playbook)), and that process no longer runs on this controller. The pid is checked to be that
+    server (the pidfile lists it and its command line is C(<binary> -s -p <port>)) right before the C(kill). A
+    server of a run that still goes on, of this same run, or of another controller is never killed - the start
+    is refused (V(port_in_use)) naming the holder, its start and when its guard ends it, and the command that
+    stops it. A port held by a process that is not a server of this module is refused naming the port and, where
+    C(ss -p)/C(netstat -p)/C(esxcli) tell, the process that holds it.'
+  - 'What ends a server - O(mode=stop) (the role M(esxilab.iperf.paired_test) stops every server in its
+    C(always:)); with O(one_off=true) (iperf3) the server itself, right after its one test, and, when no client
+    came, iperf3''s C(--idle-timeout) (3.11 and later, O(server_timeout) seconds); in every case its guard after
+    O(server_timeout) seconds; and the next O(mode=server) on that port after an interrupted run (above). The role
+    runs every iperf3 server with O(one_off=true), as each serves one test per run; an iperf2 server (no one-off
+    mode) ends by the stop, the guard or the next run.'
   - A failure is reported with a message that names the cause and the fix, and with everything known anyway
     (RV(command), RV(raw), RV(stderr), RV(result)).
   - 'Failures recognised, as RV(error_kind): V(refused) (no server on that port), V(unreachable) (no route),
@@ -38,7 +54,7 @@ description:
     V(udp_no_server) (no iperf2 UDP server answered), V(timeout), V(exec_failed), V(iperf_error), V(no_result),
     V(bind_resolve) (the client''s O(bind) is a name that does not resolve), V(state_dir) (O(state_dir) or the
     private directory in it cannot be used safely; nothing was done), V(not_installed) (O(mode=probe) found no runnable
-    binary of a family in O(require)).'
+    binary of a family in O(require)), V(no_server) (O(mode=collect) found no server of this module on that port).'
 options:
   mode:
     description:
@@ -48,6 +64,10 @@ options:
         appliance) - it waits until O(clients) client tests have ended at the server this module started on O(port)
         (and O(bind)), the server has exited (iperf3 C(--one-off), O(one_off)) or O(deadline) seconds have passed,
         then stops the server and returns what the server measured, one RV(tests) item per client test.
+        Once a second it reads the bytes the server's log gained since the last read (only those), and parses the
+        whole log only when enough lines that may end a test (iperf3's next banner, iperf2's totals) came to make
+        up the tests still missing. No server of this module on that port (no pidfile and no log of it) fails at
+        once with RV(error_kind=no_server), naming the port and the fix (start one with O(mode=server) first).
       - An option that does not apply to the mode is an error, so a mistake is not silently ignored.
     type: str
     required: true
@@ -96,6 +116,7 @@ options:
   interval:
     description:
       - Seconds between interval reports (C(-i)); V(0) turns them off. The intervals are in RV(result.intervals).
+        Negative, NaN and infinite values are refused.
     type: float
   window:
     description:
@@ -148,8 +169,10 @@ options:
         refused when it does not exist, when every user may write to it and it has no sticky bit, or when it
         belongs to a user other than root and the task's user (in both cases another user could swap the private
         directory). Nothing is started or stopped then.
-      - Servers are found again (by O(mode=server) to refuse a second one on the same port, and by O(mode=stop))
-        through the pidfiles of the private directory only. Servers started as another user, or by a release before
+      - Servers are found again (by O(mode=server) to stop a leftover of an interrupted run or refuse a second one
+        on the same port, and by O(mode=stop)) through the pidfiles of the private directory only; a pidfile also
+        names the run that started the server (C(owner)), when (C(started), the host's epoch time) and when its
+        guard ends it (C(until)). Servers started as another user, or by a release before
         1.1.0 (pidfiles directly in O(state_dir)), are not found; their guard still ends them after O(server_timeout).
       - Must be an absolute path of letters, digits and C(._+-/).
     type: str
@@ -162,12 +185,14 @@ options:
       - With O(one_off=true) and iperf3 3.11 or later, it is also passed as C(--idle-timeout), so the server exits
         when no client came within that time (before 3.11, C(--idle-timeout) restarts the server instead of ending
         it and is not used).
-      - V(0) disables the guard's time limit (the server then runs until stopped).
+      - V(0) disables the guard's time limit (the server then runs until stopped, or until the next O(mode=server)
+        on its port after the run that started it was interrupted).
     type: int
     default: 600
   one_off:
     description:
-      - iperf3 only (3.0.11 or later) - the server exits after its first test (C(-1)).
+      - iperf3 only (3.0.11 or later) - the server exits after its first test (C(-1)), so it ends by itself soon
+        after its test even when nobody stops it (an interrupted run).
     type: bool
     default: false
   server:
@@ -236,7 +261,8 @@ options:
     description:
       - Seconds the client may run before it is killed and the task fails with RV(error_kind=timeout); counted from
         the start of iperf, after the O(start_at) barrier.
-      - Default O(duration) (10 s when unset) + O(omit) + 30 s; 600 s for a test limited by O(bytes).
+      - Default O(duration) (10 s when unset) + O(omit) + 30 s; 600 s for a test limited by O(bytes). At most 86400
+        (one day); not a number (NaN) or infinite is refused.
       - GNU C(timeout) wraps iperf when the host has it; elsewhere (busybox, ESXi) a shell watchdog kills it.
     type: float
   start_at:
@@ -251,7 +277,8 @@ options:
         (busybox C(date)) the script busy-waits for the target second to begin and then sleeps the fraction, again to a
         few milliseconds, or, without any sub-second sleep, starts at the next whole second.'
       - Waiting counts neither in O(timeout) nor in RV(result); it does make the task last that long.
-      - Values that look like milliseconds, or lie more than an hour ahead, are refused.
+      - Values that look like milliseconds, lie more than an hour ahead, are not positive or are not a finite number,
+        are refused.
     type: float
   labels:
     description:
@@ -268,6 +295,7 @@ options:
       - O(mode=collect) - seconds to wait, from the start of the task, for the O(clients) client tests to end. A test
         still running then is cut by the stop (its result is incomplete); a client that did not come has no result.
       - The server's O(server_timeout) should be longer, or its guard ends the server first.
+      - More than 0 and at most 86400 (one day); for a longer wait run several collect tasks one after the other.
     type: float
   peer:
     description:
@@ -470,6 +498,16 @@ pid:
   returned: mode is server
   type: int
   sample: 48213
+leftovers:
+  description:
+    - Servers an interrupted run of this module left on the port and this start stopped first (or, in check mode,
+      would stop), one line each, naming the run that left it, the server's pid, its port and its start time (see
+      the sample). Also given as warnings.
+  returned: mode is server
+  type: list
+  elements: str
+  sample: ["stopped a server left by an interrupted run (ansible pid 9457 on ctl, which is gone): pid 10025, port
+      5201, started at 2026-12-06T15:57:24Z"]
 guard_pid:
   description: Process id of the shell guard that enforces O(server_timeout) and removes the pidfile.
   returned: mode is server and a server was started
@@ -659,7 +697,8 @@ probe_started_at:
 error_kind:
   description:
     - What went wrong, as a keyword (see the description); with O(mode=server) also V(port_in_use) and
-      V(server_exited) (the server ended right after its start for a reason not recognised; see RV(raw)).
+      V(server_exited) (the server ended right after its start for a reason not recognised; see RV(raw)); with
+      O(mode=collect) V(no_server).
   returned: when the task failed for a recognised cause
   type: str
   sample: refused
@@ -680,7 +719,8 @@ waited:
   type: float
   sample: 14.2
 polls:
-  description: O(mode=collect) - how often the server's log was read (once a second).
+  description: O(mode=collect) - how often the server's log was read (once a second; each read fetches only the bytes
+    it gained).
   returned: mode is collect and it waited
   type: int
   sample: 15
@@ -742,9 +782,10 @@ stopped:
       description: Path of its log on the host.
       type: str
     status:
-      description: V(stopped) (ended by SIGTERM), V(killed) (needed SIGKILL), V(gone) (had already ended; its stale
-        pidfile was removed), V(reused) (the pid now belongs to another process, which was left alone; the stale
-        pidfile was removed), V(notours) (its pidfile changed meanwhile; left alone), V(would stop) (check mode).
+      description: V(stopped) (ended by SIGTERM), V(killed) (needed SIGKILL), V(gone) (had already ended - a one-off
+        server after its test; its stale pidfile was removed, or its guard had removed it), V(reused) (the pid now
+        belongs to another process, which was left alone; the stale pidfile was removed), V(notours) (its pidfile
+        changed meanwhile; left alone), V(would stop) (check mode).
       type: str
     raw:
       description:

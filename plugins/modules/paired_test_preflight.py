@@ -56,6 +56,12 @@ options:
     description: C(paired_test_state_dir) of each host of the play.
     type: dict
     default: {}
+  link_speeds:
+    description:
+      - C(paired_test_link_speed_mbps) of each host of the play (null where unset) - a positive number of Mbit/s.
+        The plan returned carries the given ones in C(given_link_speeds).
+    type: dict
+    default: {}
   report:
     description:
       - The report's settings by variable name (C(report_history), C(report_history_password), C(report_baseline),

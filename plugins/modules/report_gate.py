@@ -24,8 +24,16 @@ description:
   - "Per entry: baseline mean vs now, the difference in % of the baseline mean with its 95 % confidence interval
     (Welch's t with the Welch-Satterthwaite degrees of freedom), C(not significant) when the interval crosses zero,
     C(n=1, no statistics) when a side has fewer than 2 figures."
+  - A run that is not complete (for example an implausible figure claimed by a peer outside the inventory) is counted
+    but its figure is not a sample - neither gated nor a baseline; O(baseline=previous) takes the newest earlier
+    comparable entry that has a sample.
   - The history is one schema in SQLite or PostgreSQL (tables C(schema_version), C(history_runs),
-    C(history_entries)), created and migrated by this module; a report is written in one transaction.
+    C(history_entries)), created and migrated by this module (concurrent first writers are serialized - a
+    PostgreSQL advisory lock, SQLite's write lock); a report is written in one transaction, and once - its directory
+    and C(generated_at) are its key, so gating the same report again, or twice at once, records it once.
+  - A history file that is not a SQLite database (damaged, truncated, another program's file) or a stored value this
+    module never writes (NaN, Infinity, samples that are not JSON) fails the task with one message naming the file
+    or the run and the fix.
   - Runs on the controller only; the host of the task is not contacted. Use it with C(run_once=true).
 extends_documentation_fragment:
   - esxilab.iperf.attributes
@@ -58,6 +66,13 @@ options:
         as V(sqlite:////srv/iperf/history.sqlite), a relative one relative to the playbook's directory),
         V(postgresql://USER@HOST:PORT/DB) (a libpq URI; a Unix socket as V(postgresql:///DB?host=/run/postgresql);
         libpq's environment such as C(PGPASSWORD) applies), or V(none) to record nothing."
+      - The URL is checked as libpq reads it before anything is read or written - a port that is not a number from 1
+        to 65535, an IPv6 address without its closing bracket, or an at-sign or slash in the password that is not
+        percent-encoded (V(%40), V(%2F)) is refused naming the option and the fix.
+      - "Secrets are never shown - in the task's messages, C(results.json), C(summary.md) or the history: the password
+        of USER:PASSWORD@ (up to the last at-sign, so a raw C(#), C(?) or C(:) in it is masked whole) and the libpq
+        parameters C(password), C(sslpassword) and C(oauth_client_secret) appear as C(***). Prefer O(history_password)
+        or C(PGPASSWORD) to a password in the URL."
       - PostgreSQL needs the Python package C(psycopg) (3) on the controller.
     type: str
     default: none
@@ -76,15 +91,20 @@ options:
     description:
       - Fail when an entry's mean throughput dropped by more than this percentage of the baseline mean and the 95 %
         interval of the difference excludes zero. A drop without statistics (n=1) is shown and not gated.
+      - From 0 to 100 (a drop is at most 100 % of the baseline mean); anything else, V(nan) included, fails the task
+        before the report is read.
     type: float
   min_line_rate_percent:
-    description: Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+    description:
+      - Fail when an entry's mean is below this percentage of its line rate (an entry without one is noted).
+      - From 0 to 100 - iperf measures goodput, always below the line rate (headers, gaps), so a bound above 100 %
+        would fail every run.
     type: float
   max_retransmits:
-    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this.
+    description: Fail when a run of an entry had more TCP retransmits (the senders' sum) than this (0 or more).
     type: int
   max_loss_percent:
-    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams.
+    description: Fail when a run of an entry lost more than this percentage of its UDP datagrams (0 to 100).
     type: float
   fail_on_regression:
     description:

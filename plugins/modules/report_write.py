@@ -49,9 +49,16 @@ description:
     manifest does not list, makes the task fail before anything is written, unless O(force=true). When the report is
     written again in the same O(dest), the files the previous report wrote and this one does not (for example plots
     of a sweep that is gone) are removed - only those; other files are never touched.'
-  - 'Text from the input (labels, test names, the title, the environment, error messages) is HTML-escaped in
-    C(summary.md) (C(&) and C(<)), so a label such as C(<img src=x onerror=alert(1)>) is shown as text.'
-  - 'CSV cells that start with C(=), C(+), C(-), C(@), a tab or a carriage return get a leading C('') so a spreadsheet
+  - 'Text from the input (labels, test names, the title, the environment, error messages) is made inert in
+    C(summary.md) by one function - C(&) and C(<) HTML-escaped, so no tag and no autolink in angle brackets;
+    backslash, C([), C(]), backtick, C(@) and C(|) backslash-escaped, so no image, no link (also none to
+    C(javascript:)), no code span and no e-mail autolink; C(://) and C(www.) broken, so no bare URL is linked; line
+    breaks joined; control characters and the Unicode bidi controls U+202A-U+202E, U+2066-U+2069, U+200E, U+200F
+    shown as their code, for example C(<U+202E>). A label such as C(<img src=x onerror=alert> [x]) is shown as
+    text.'
+  - 'CSV cells whose first non-blank character is C(=), C(+), C(-) or C(@), or that start with a tab or a carriage
+    return, get a leading C(''); inside a cell, such a character after a separator or line break (C(,) C(;), tab,
+    line feed, carriage return, then blanks) gets a C('') before it - so a spreadsheet, also one that splits at C(;),
     shows them as text instead of running them as formulas (OWASP "CSV Injection"); plain numbers such as C(-1.5)
     are written as they are.'
 options:

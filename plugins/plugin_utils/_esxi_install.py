@@ -27,6 +27,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
@@ -69,7 +70,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
     parse_vib_install_result,
     parse_vib_list,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError, checked
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import (
+    CommandOutput,
+    Execute,
+    HostError,
+    checked,
+)
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -78,7 +84,6 @@ __all__ = [
     "UPLOAD_PLACEHOLDER",
     "EsxiInstallError",
     "install",
-    "redact",
     "restore",
     "run",
 ]
@@ -104,6 +109,8 @@ DOMAIN_LIST = "localcli system secpolicy domain list"
 
 
 Upload = Callable[[str], str]
+#: Runs one command with the given standard input (``HostAction.execute_input``).
+ExecuteInput = Callable[[str, str], CommandOutput]
 
 
 class EsxiInstallError(HostError):
@@ -302,8 +309,12 @@ def install(
     upload: Upload | None = None,
     local_upload: str | None = None,
     journal: Journal | None = None,
+    execute_input: ExecuteInput | None = None,
 ) -> dict[str, Any]:
     """Make a runnable iperf available; the task result (raises :class:`EsxiInstallError`).
+
+    ``execute_input(command, stdin)`` (the action's) carries a ``vib_source`` that holds a secret
+    to the host on standard input instead of the command line (``_vib_install_command``).
 
     With a ``journal``, what the plan would undo is recorded on the host before its first command.
     """
@@ -400,7 +411,7 @@ def install(
     done: list[Step] = []
     for step in plan.steps:
         try:
-            _apply(execute, step, warnings)
+            _apply(execute, step, warnings, execute_input)
         except EsxiInstallError as exc:
             partial = _restore_value(plan.restore, app_previous, done)
             tail = (
@@ -449,8 +460,24 @@ def read_tool_version_or_fail(execute: Execute, plan: InstallPlan, result: Mappi
         raise EsxiInstallError(exc.message, result) from exc
 
 
-def _apply(execute: Execute, step: Step, warnings: list[str]) -> None:
-    out = execute(step.command)
+def _vib_install_command(step: Step) -> tuple[str, str] | None:
+    """``(command, stdin)`` for a ``vib_install`` step whose source holds a secret (a password, a token), else None.
+
+    The command reads the source from standard input (``IFS= read -r``), so the secret is in no
+    command line: neither in Ansible's ``-vvv`` ``SSH: EXEC`` line nor in the host's process list.
+    """
+    if step.action != "vib_install":
+        return None
+    sources = [a for a in step.argv[4:] if a != "--no-sig-check" and not a.startswith("-")]
+    if len(sources) != 1 or mask_url(sources[0]) == sources[0] or "\n" in sources[0]:
+        return None
+    argv = ['"$src"' if a == sources[0] else shlex.quote(a) for a in step.argv]
+    return "IFS= read -r src && " + " ".join(argv), sources[0] + "\n"
+
+
+def _apply(execute: Execute, step: Step, warnings: list[str], execute_input: ExecuteInput | None = None) -> None:
+    hidden = _vib_install_command(step) if execute_input is not None else None
+    out = execute(step.command) if hidden is None or execute_input is None else execute_input(*hidden)
     if step.action == "vib_install":
         try:
             installed = parse_vib_install_result(out.text)
@@ -689,30 +716,28 @@ def run(
     upload: Upload | None = None,
     local_upload: str | None = None,
     journal: Journal | None = None,
+    execute_input: ExecuteInput | None = None,
 ) -> dict[str, Any]:
-    """Install (default) or, with ``restore``, undo an earlier install. Credentials in URLs are masked."""
+    """Install (default) or, with ``restore``, undo an earlier install.
+
+    Every URL in the result or the error is masked, and so is every secret of ``vib_source`` (its
+    password, query and fragment) wherever it appears: ``_secrets.redact``.
+    """
+    secrets = url_secrets(str(args.get("vib_source") or ""))
     try:
         if args.get("restore") is not None:
             result = restore(args, execute, check_mode=check_mode, journal=journal)
         else:
             result = install(
-                args, execute, check_mode=check_mode, upload=upload, local_upload=local_upload, journal=journal
+                args,
+                execute,
+                check_mode=check_mode,
+                upload=upload,
+                local_upload=local_upload,
+                journal=journal,
+                execute_input=execute_input,
             )
     except EsxiInstallError as exc:
-        raise EsxiInstallError(redact(exc.message), redact(exc.result)) from exc
-    redacted: dict[str, Any] = redact(result)
+        raise EsxiInstallError(redact(exc.message, secrets), redact(exc.result, secrets)) from exc
+    redacted: dict[str, Any] = redact(result, secrets)
     return redacted
-
-
-_CREDENTIALS_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s]*):(?P<password>[^/@\s]*)@")
-
-
-def redact(value: Any) -> Any:
-    """``value`` with the password of every ``scheme://user:password@`` URL replaced by ``****``."""
-    if isinstance(value, str):
-        return _CREDENTIALS_RE.sub(lambda m: f"{m['scheme']}{m['user']}:****@", value)
-    if isinstance(value, Mapping):
-        return {k: redact(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value

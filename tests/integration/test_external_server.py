@@ -241,7 +241,8 @@ def test_a_test_mixes_a_server_outside_with_an_inventory_pair(lab: Lab, tmp_path
     assert outside["ok"] and inside["ok"], run["errors"]
     assert (outside["server"], outside["measured_by"], outside["server_pid"]) == ("external", "client", None)
     assert (inside["server"], inside["client"], inside.get("measured_by")) == ("h2", "h3", None)
-    assert inside["server_pid"] is not None and inside["server_stop"] in ("stopped", "killed")
+    # a one-off iperf3 server (one test per run, issue 21) may have ended by itself before the stop
+    assert inside["server_pid"] is not None and inside["server_stop"] in ("stopped", "killed", "gone", "not running")
     assert run["start_at"] is not None and inside["late_by"] is not None and outside["late_by"] is not None
     _bytes, server_rate = server_measured("iperf3", server_output.read_text())
     assert outside["result"]["bits_per_second"] == pytest.approx(server_rate, rel=0.05)

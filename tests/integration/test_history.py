@@ -28,6 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,12 @@ import pytest
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
 from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
 from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
-from tests.unit.plugins.plugin_utils.history_docs import doc_of
+from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1, run_concurrently
 
 NOW = "2026-12-02T00:00:00Z"
 G = 1e9
@@ -66,13 +68,16 @@ def _connect(url: str, database: str) -> history_pg.PgConnection:
 def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
     conn = _connect(pg_url, "t_migrate")
     assert history.migrate(conn, NOW, upto=1) == [1]
-    first = history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1")
-    assert history.migrate(conn, NOW) == [2] and history.migrate(conn, NOW) == []
+    first = record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")
+    record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")  # recorded twice before schema 3
+    assert history.migrate(conn, NOW) == [2, 3] and history.migrate(conn, NOW) == []
+    assert history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1") == (first, False)
     history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")
-    second = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
+    second, _new = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
     now = history.entries_of(doc_of([0.7 * G, 0.7 * G]))
     assert history.previous(conn, now)[now[0].key].run_id == second
     assert history.previous(conn, now, before=second)[now[0].key].entry.samples == [0.94 * G, 0.95 * G]
+    assert history.previous(conn, now, excluding="/r/2 @ 2026-12-01T00:00:00Z")[now[0].key].run_id != second
     assert first < second
     types = dict(
         conn.execute(
@@ -81,6 +86,80 @@ def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
     )
     assert (types["swapped"], types["mean_bps"], types["id"]) == ("boolean", "double precision", "bigint")
     conn.close()
+
+
+_FIRST_WRITER = textwrap.dedent(
+    """
+    import json, sys, time
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
+    conn = history_pg.connect(sys.argv[1], "pg", sys.argv[2])
+    document = json.loads(sys.stdin.read())
+    while time.time() < float(sys.argv[3]):  # start together
+        time.sleep(0.001)
+    history.migrate(conn, "t")
+    print(*history.record(conn, document, now="t", report_dir=sys.argv[4]))
+    """
+)
+
+
+def test_postgresql_eight_concurrent_first_writers_make_one_schema_and_eight_records(pg_url: str) -> None:
+    _connect(pg_url, "t_first").close()
+    url = pg_url.replace("/postgres?", "/t_first?")
+    env = dict(os.environ, PYTHONPATH=str(ensure_collection_path()))
+    start = str(time.time() + 2.0)  # every process connected before any migrates
+    procs = []
+    for index in range(8):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _FIRST_WRITER, url, pg_cluster.PASSWORD, start, f"/r/{index}"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+        )  # fmt: skip
+        procs.append(proc)
+    results = []
+    for index, proc in enumerate(procs):
+        out, err = proc.communicate(json.dumps(doc_of([G, G], generated_at=f"2026-12-01T00:00:0{index}Z")), timeout=60)
+        assert proc.returncode == 0, err[-3000:]
+        results.append(out.split())
+    assert [new for _id, new in results] == ["True"] * 8
+    conn = history_pg.connect(url, url, pg_cluster.PASSWORD)
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
+    assert conn.execute("SELECT count(*) FROM history_runs")[0][0] == 8
+    assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 8
+    conn.close()
+
+
+def test_postgresql_the_same_report_gated_concurrently_is_recorded_once(pg_url: str, tmp_path: Path) -> None:
+    _connect(pg_url, "t_once").close()
+    url = pg_url.replace("/postgres?", "/t_once?")
+    report = tmp_path / "r1"
+    report.mkdir()
+    (report / "results.json").write_text(json.dumps(doc_of([G, G])))
+    outputs = run_concurrently(url, [report] * 4, password=pg_cluster.PASSWORD)
+    assert sorted(o.split()[1] for o in outputs) == ["False", "False", "False", "True"]
+    assert len({o.split()[0] for o in outputs}) == 1
+    conn = history_pg.connect(url, url, pg_cluster.PASSWORD)
+    assert conn.execute("SELECT count(*) FROM history_runs")[0][0] == 1
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://iperf:Zq9s3cret@[::1/postgres",
+        "postgresql://iperf@localhost:notaport/postgres?password=Zq9s3cret",
+        "postgresql:///postgres?host={socket}&password=Zq9s3cret-wrong",
+        "postgresql://iperf:Zq9s3cret%23%2F%3F-wrong@/postgres?host={socket}",
+        "postgresql://iperf:Zq9s3cret#/?-wrong@localhost:1/postgres?sslpassword=Zq9s3cret",
+        "postgresql:///postgres?host={socket}&bogus_option=Zq9&password=Zq9s3cret",
+    ],
+)
+def test_postgresql_no_password_form_shows_in_any_error(pg_url: str, url: str) -> None:
+    socket = pg_url.split("host=", 1)[1].split("&", 1)[0]
+    url = url.format(socket=socket)
+    with pytest.raises(HistoryError) as caught:
+        target = parse_target(url)
+        history_pg.connect(str(target.dsn), target.shown, None, target.secrets)
+    assert "s3cret" not in str(caught.value), str(caught.value)
+    assert str(caught.value).startswith("report_history=postgresql://")
 
 
 def test_postgresql_a_wrong_password_is_refused_without_showing_it(pg_url: str) -> None:
@@ -106,7 +185,7 @@ _WRITER = textwrap.dedent(
 def test_postgresql_a_writer_killed_mid_write_loses_no_earlier_run(pg_url: str) -> None:
     conn = _connect(pg_url, "t_kill")
     history.migrate(conn, NOW)
-    kept = [history.record(conn, doc_of([G, G]), now=NOW, report_dir=f"/r/{i}") for i in range(2)]
+    kept = [history.record(conn, doc_of([G, G]), now=NOW, report_dir=f"/r/{i}")[0] for i in range(2)]
     url = pg_url.replace("/postgres?", "/t_kill?")
     proc = subprocess.Popen(
         [sys.executable, "-c", _WRITER, url, pg_cluster.PASSWORD],
@@ -124,7 +203,7 @@ def test_postgresql_a_writer_killed_mid_write_loses_no_earlier_run(pg_url: str) 
     assert proc.returncode == -signal.SIGKILL
     assert [r[0] for r in history.iter_runs(conn)] == kept
     assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 2
-    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/next") > kept[-1]
+    assert history.record(conn, doc_of([G, G]), now=NOW, report_dir="/r/next")[0] > kept[-1]
     conn.close()
 
 

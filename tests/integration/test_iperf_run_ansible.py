@@ -383,11 +383,16 @@ def test_server_started(flow: dict[str, Any]) -> None:
 def test_port_in_use_is_refused(flow: dict[str, Any]) -> None:
     again = flow["s3_again"]
     assert again["failed"] is True
-    assert "a server started by this module already runs on port 15450" in again["msg"]
+    # the same run's own server: refused (never stopped as a leftover), the fix named
+    assert "a server this run started already runs on port 15450" in again["msg"]
+    assert "mode=stop port=15450" in again["msg"]
     assert again["pid"] == flow["s3"]["pid"]
     foreign = flow["foreign"]
     assert foreign["failed"] is True
-    assert "port 15453 is already in use on this host (tcp 127.0.0.1:15453, seen by ss)" in foreign["msg"]
+    assert "port 15453 is already in use on this host (tcp 127.0.0.1:15453, seen by ss; held by: " in foreign["msg"]
+    # what holds it, as ss -p names it (an iperf3 nobody here started: not ours, so never stopped)
+    assert re.search(r'users:\(\("iperf3",pid=[0-9]+', foreign["msg"]), foreign["msg"]
+    assert "no server this collection started holds it" in foreign["msg"]
 
 
 def test_iperf3_clients(flow: dict[str, Any]) -> None:
@@ -1133,8 +1138,9 @@ def test_local_attacks_have_no_effect(env: dict[str, str], attack_lab: Path, tmp
         hostile = results["hostile"]
         assert hostile["status"] == "listening"
         lines = results["hostile_pidfile"].splitlines()
-        assert [line.split("=", 1)[0] for line in lines] == ["pid", "guard", "tool", "port", "bind", "binary"]
-        assert lines[-1] == f"binary={hostile_dir / 'iperf3'}"
+        keys = ["pid", "guard", "tool", "port", "bind", "binary", "owner", "started", "until"]
+        assert [line.split("=", 1)[0] for line in lines] == keys
+        assert lines[keys.index("binary")] == f"binary={hostile_dir / 'iperf3'}"
         table.append(("binary path with '\\n' and '\\' (pid=<victim> in it)", "one binary= line; real server stopped"))
         assert _failed_with(results["newline"], "line break or another control character")
         table.append(("binary with a real line break", "refused: 'line break or another control character'"))

@@ -11,8 +11,8 @@ while the play runs, a thread moves the sender's tbf between 100 and 200 Mbit/s 
 intervals (``tc qdisc change``, seeded), so a cv of 0.001 % cannot be met; the test runs to ``max``
 and is reported unstable, with the cv measured. (A steady tbf link is no such case: its 1 s runs
 can repeat to the byte - iperf3 sends whole 128 KiB blocks - and then meet even 0.001 %.) With no
-line rate in the inventory, the report's line rate is the veth ends' link speed read from sysfs
-(10000 Mb/s).
+line-rate label, the report's line rate is the rate the lab's inventory gives each host
+(``paired_test_link_speed_mbps``: 200), not the veth ends' 10000 Mb/s in sysfs.
 """
 
 from __future__ import annotations
@@ -126,11 +126,15 @@ def test_a_stable_link_stops_at_min(inventory: Path, tmp_path: Path) -> None:
     group = {(g["test"], g["streams"]): g for g in doc["summary"]}[("stable", 1)]
     assert group["stats"]["count"] == 3 and group["stats"]["cv"] * 100 <= 5
     assert group["stability"] == f"stable after 3 runs (cv {group['stats']['cv'] * 100:.2f} %)"
-    # % of line rate with no line rate in the inventory: the lab's veth ends report 10000 Mb/s in sysfs
-    assert group["line_rate_bps"] == 10_000_000_000
-    assert group["line_rate_source"].startswith("host: 10000 Mb/s, the slowest end of the run (h"), group
-    assert group["line_rate_source"].endswith(" /sys/class/net/eth0/speed)"), group
-    assert group["percent_of_line_rate"] == pytest.approx(group["stats"]["mean"] / 1e8)
+    # % of line rate with no line-rate label: the lab's inventory gives each host the rate it shapes to
+    # (paired_test_link_speed_mbps), not the 10000 Mb/s its veth end reports in sysfs
+    assert group["line_rate_bps"] == RATE_BPS
+    assert group["line_rate_source"].startswith("host: 200 Mb/s, the slowest end of the run (h"), group
+    assert (
+        group["line_rate_source"].endswith(" (inventory))")
+        and "paired_test_link_speed_mbps" in group["line_rate_source"]
+    )
+    assert group["percent_of_line_rate"] == pytest.approx(100 * group["stats"]["mean"] / RATE_BPS)
     assert "% line" in output  # the printed table has the column
     assert "skipping" in output  # the runs after "stable" were skipped, not made
     print(f"\nstability on the lab: {len(runs)} runs in {seconds:.0f} s; {group['stability']}")

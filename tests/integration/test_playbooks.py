@@ -390,8 +390,10 @@ class Play:
         """
         # beside the run directories: the controller's copy of the ESXi restore journal and the report
         # role's SQLite history (report_history's default in the seed playbooks: one file for every run)
-        (run_dir,) = [p for p in self.reports.iterdir() if p.name not in ("journal", "history.sqlite")]
-        assert (self.reports / "history.sqlite").is_file()
+        # (the demo keeps a history of its own: a demo run is never the baseline of a user's run)
+        history = "demo-history.sqlite" if self.playbook == "demo" else "history.sqlite"
+        (run_dir,) = [p for p in self.reports.iterdir() if p.name not in ("journal", history)]
+        assert (self.reports / history).is_file()
         assert re.fullmatch(rf"{re.escape(self.playbook)}-\d{{8}}T\d{{6}}Z", run_dir.name), run_dir
         assert f"Reports of this run go to {run_dir}/" in self.output
         directory = run_dir / name

@@ -41,7 +41,16 @@ def _apt_packages(dry_run: str) -> set[str]:
 
 def test_make_demo_installs_only_what_the_demo_needs() -> None:
     dry_run = _dry_run("demo")
-    assert _apt_packages(dry_run) == {"iperf3", "iperf", "openssh-server", "openssh-client", "iproute2", "procps"}
+    # iputils-ping too: the README lab block (mtu-compare.yml, esxi-56g.yml) pings right after make demo
+    assert _apt_packages(dry_run) == {
+        "iperf3",
+        "iperf",
+        "openssh-server",
+        "openssh-client",
+        "iproute2",
+        "procps",
+        "iputils-ping",
+    }
     assert "pip install -q --require-hashes --no-deps -r requirements.lock" in dry_run
     assert [word for word in CI_ONLY if word in dry_run] == []
     assert "hacking/demo_lab.py" in dry_run

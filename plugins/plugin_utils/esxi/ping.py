@@ -19,6 +19,7 @@ MtuReason = Literal[
     "fragmentation_needed",
     "no_reply",
     "send_failed",
+    "tool_missing",
     "unrecognized",
 ]
 
@@ -37,7 +38,10 @@ class PathMtuResult:
       of this size (a switch MTU too small), or the target does not answer at all -- repeat
       with a small payload to tell the two apart;
     * ``partial_loss`` -- some replies came back (``ok`` is true);
-    * ``send_failed`` -- another send error (``sendto() failed (...)``, ``sendmsg: ...``).
+    * ``send_failed`` -- another send error (``sendto() failed (...)``, ``sendmsg: ...``);
+    * ``tool_missing`` -- the shell or ``env`` found no such program (``ping: not found``,
+      ``env: 'ping': No such file or directory``): ``message`` names the program and the package;
+    * ``unrecognized`` -- none of these; ``message`` quotes the output's first line.
     """
 
     ok: bool
@@ -61,8 +65,33 @@ class PathMtuResult:
 _REPLY_RE = re.compile(r"^\s*(?P<bytes>\d+) bytes from (?P<ip>\S+?):? icmp_seq=\d+ ttl=\d+ time=(?P<ms>[\d.]+) ms")
 
 
-def _mtu_message(reason: MtuReason, tool: str, size: int | None, target: str | None, mtu: int | None) -> str:
+# What a shell or env prints when the program does not exist (busybox sh, dash, bash, coreutils env).
+_MISSING_RE = re.compile(
+    r"^(?:.*?: )?['\u2018]?(?P<tool>vmkping|ping)['\u2019]?: "
+    r"(?:No such file or directory|not found|command not found)\s*$",
+    re.MULTILINE,
+)
+# Where to get the program: iputils' ping is a separate package on Debian-like and other distributions.
+_INSTALL = {
+    "ping": "install iputils-ping (Debian, Ubuntu) or iputils (RHEL, SUSE)",
+    "vmkping": "vmkping exists on ESXi only: set path_mtu_platform to linux for a Linux host",
+}
+
+
+def _first_line(raw: str) -> str:
+    line = next((line.strip() for line in raw.splitlines() if line.strip()), "")
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def _mtu_message(
+    reason: MtuReason, tool: str, size: int | None, target: str | None, mtu: int | None, raw: str = ""
+) -> str:
     what = f"{size}-byte don't-fragment ping to {target}" if size is not None else f"ping to {target}"
+    if reason == "tool_missing":
+        return f"{tool} is not on this host ({_first_line(raw)}): {_INSTALL[tool]}"
+    if reason == "unrecognized":
+        shown = _first_line(raw)
+        return f"{what}: {tool} output not recognised: " + (repr(shown) if shown else "(no output)")
     interface = "vmk/vSwitch" if tool == "vmkping" else "interface"
     return {
         "ok": f"{what}: all replies received",
@@ -74,7 +103,6 @@ def _mtu_message(reason: MtuReason, tool: str, size: int | None, target: str | N
         "no_reply": f"{what}: no reply and no error -- a device on the path drops frames of this size (check"
         " switch MTU) or the target is unreachable; retry with a small payload to tell them apart",
         "send_failed": f"{what}: the send failed",
-        "unrecognized": f"{what}: output not recognised",
     }[reason]
 
 
@@ -100,7 +128,11 @@ def _mtu_result(
     replies = [int(m.group("bytes")) for line in raw.splitlines() if (m := _REPLY_RE.match(line))]
     rtt = (float(rtt_m.group("a")), float(rtt_m.group("b")), float(rtt_m.group("c"))) if rtt_m else None
     reason: MtuReason
-    if received:
+    missing = _MISSING_RE.search(raw) if head is None else None
+    if missing is not None:
+        reason = "tool_missing"
+        tool = "ping" if missing.group("tool") == "ping" else "vmkping"  # the program the shell did not find
+    elif received:
         reason = "ok" if transmitted is not None and received >= transmitted else "partial_loss"
     elif too_long:
         reason = "message_too_long"
@@ -128,7 +160,7 @@ def _mtu_result(
         rtt_max_ms=rtt[2] if rtt else None,
         mtu_reported=mtu,
         errors=tuple(errors),
-        message=_mtu_message(reason, tool, size, target, mtu),
+        message=_mtu_message(reason, tool, size, target, mtu, raw),
         raw=raw,
     )
 

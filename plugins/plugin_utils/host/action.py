@@ -88,8 +88,13 @@ class HostAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no typ
 
     def execute(self, command: str) -> CommandOutput:
         """Run ``command`` with the connection's plain shell (no Python needed on the host)."""
+        return self.execute_input(command, None)
+
+    def execute_input(self, command: str, stdin: str | None) -> CommandOutput:
+        """``execute`` with ``stdin`` on the command's standard input: a secret kept off the command line."""
         try:
-            out = self._low_level_execute_command(command, sudoable=True)
+            data = None if stdin is None else stdin.encode()
+            out = self._low_level_execute_command(command, sudoable=True, in_data=data)
         except AnsibleError as exc:
             if not self.CONNECTION_LOSS_AS_OUTPUT:
                 raise

@@ -14,7 +14,8 @@ fields                  layout
 15                      9 + ``writecnt,writeerr,tcpretry,tcpcwnd,tcprtt,tcprttvar`` (2.1.x -e TCP sender)
 17                      14 + ``writecnt,writeerr,pps`` (2.1.x -e UDP)
 18                      9 + ``readcnt,bin0..bin7`` (2.1.x -e TCP receiver)
-header row              2.2.x ``time,srcaddress,...,istart,iend,bytes,speed,...``: columns by name
+header row              2.2.x ``time,srcaddress,...,istart,iend,bytes,speed,...``: columns by name (the
+                        header says which columns a line has; the layout must not be guessed from the count)
 ======================  ==============================================================
 
 Decisions (the CSV itself does not carry these facts):
@@ -27,8 +28,20 @@ Decisions (the CSV itself does not carry these facts):
   passes ``side=``. Which lines are the sender's: the ``-e`` TCP layouts say it (write
   columns = sender, read columns = receiver); in 2.0.x UDP a 9-field line is the sender's and
   a 14-field line the receiver's; a 2.1.x UDP total whose datagram count is ``-1`` is the
-  sender's. Plain 9-field TCP lines carry no role: they are read as the client's (sender's)
-  view with a warning, unless ``side="server"`` is passed.
+  sender's. A UDP line with write counts is the sender's own unless it carries loss, or a
+  datagram count other than its write count: only a receiver counts those, and 2.2 prints
+  the receiver's report in the sender's layout (``--sum-only``: ``...,errors,datagrams,...,
+  writecnt,...``); it is then the receiver's figures (its write count kept as
+  ``udp.sent_packets``). Plain 9-field TCP lines carry no role; what else tells it: 2.1 prints
+  the receiving end of a client's full-duplex stream as ``::,0``; a ``-d``/``-r`` server prints
+  ``Client connecting to H, TCP port P`` for its connection back to the client even with
+  ``-y C``, so the lines towards ``H:P`` are its sending and its inbound connection's its
+  receiving; of the two directions of one test, one is sent and one received; with ``side``
+  given, the end shared by every full-duplex connection is the server's. Lines still without
+  a role are read as the client's (sender's) view with a warning, unless ``side="server"`` is
+  passed -- except the two directions of one test: neither is then reported as sent or
+  received (the warning lists each direction's figures), as a 2.1.8 server's plain
+  full-duplex CSV prints both ends of both directions and nothing says which is its own.
 * **Server report**: the client repeats the UDP server's report as a second line for the
   same transfer id (2.0.x: with the endpoints swapped). It is the receiver's view
   (``received`` and ``udp``). With several UDP streams the per-stream reports are summed
@@ -36,10 +49,12 @@ Decisions (the CSV itself does not carry these facts):
 * **Totals**: a series' last line is its total when it starts at 0 and reaches the latest
   end; shorter lines are intervals. Transfer id ``-1`` is the SUM line. With several streams
   and no SUM line (iperf 2.1.8 prints none) the total is unknown (``None``, with a warning).
-* **Dual tests**: when this host both sends (one connection) and receives (another),
-  ``bidir`` is true, ``sent``/``received`` describe the direction this host sends in (the
-  client-to-server direction from a client's CSV) and ``reverse_sent``/``reverse_received``
-  the other one. A TCP dual test in plain 9-field CSV cannot be told from ``-P 2``.
+* **Dual tests and full duplex**: every direction is its own transfer (transfer id, and the
+  endpoints in the order printed: 2.1+ prints the data sender first; its SUM lines by the
+  addresses in that order), never merged with the other direction of the same connection.
+  When this host both sends and receives, ``bidir`` is true, ``sent``/``received`` describe
+  the direction this host sends in (with ``side="server"``: the client-to-server direction,
+  which the server receives) and ``reverse_sent``/``reverse_received`` the other one.
 * **-1 / 4294967295** in any field means "unknown" (2.2.x prints u32 ``-1`` as
   4294967295) and becomes ``None``; ``-1,-1,-1,-1,0,0`` (a build without TCP stats) gives
   ``retransmits`` ``None``.
@@ -89,6 +104,9 @@ __all__ = ["parse_iperf2_csv"]
 Side = Literal["client", "server"]
 _TIME_RE = re.compile(r"^(?:(?P<tz>[+-]\d{4}):)?(?P<stamp>\d{14})(?:\.(?P<frac>\d+))?$")
 _INTERVAL_RE = re.compile(r"^(?P<start>-?\d+(?:\.\d+)?)-(?P<end>-?\d+(?:\.\d+)?)$")
+# A host that connects out prints its banner even with -y C (a -d/-r server's connection back to the client).
+_OUTBOUND_RE = re.compile(r"^Client connecting to (?P<host>[^,\s]+), (?:TCP|UDP) port (?P<port>\d+)")
+_UNSPECIFIED = frozenset({"::", "0.0.0.0", ""})
 _NOISE_RE = re.compile(
     r"^(?:-{5,}|Client connecting to |Server listening on |TCP window size|UDP buffer size|Sending \d+ byte|"
     r"Receiving \d+ byte|Write buffer size|Read buffer size|TOS set to|Binding to|Waiting for server threads|"
@@ -170,6 +188,7 @@ class _Parser:
         self.rows: list[_Row] = []
         self.errors: list[str] = []
         self.assumed_sender = False
+        self.outbound: set[tuple[str, int | None]] = set()
 
     # ---------------------------------------------------------------- reading
     def read(self) -> None:
@@ -186,7 +205,10 @@ class _Parser:
             first = values[0].strip()
             if len(values) < 8 or not _TIME_RE.match(first):
                 match = IPERF2_VERSION_RE.match(line)
-                if match:
+                outbound = _OUTBOUND_RE.match(line)
+                if outbound:
+                    self.outbound.add((outbound.group("host"), int(outbound.group("port"))))
+                elif match:
                     self.result["tool_version"] = match.group("version")
                 elif IPERF2_ERROR_RE.match(line):
                     if line not in self.errors:
@@ -257,8 +279,16 @@ class _Parser:
                 "lost_percent": known_float(fields.get("errpercent")) if _int_or_none(total) else None,
                 "out_of_order": _int_or_none(fields.get("outoforder")),
             }
-            if "writecnt" in fields and (_int_or_none(fields["writecnt"]) or 0) > 0:
-                row.role = "sender"
+            writes = _int_or_none(fields.get("writecnt"))
+            if writes:
+                lost, count = _int_or_none(fields.get("errors")), _int_or_none(total)
+                if lost or (count is not None and count != writes):
+                    # loss, or a datagram count other than this row's writes, is the receiver's to give: 2.2
+                    # prints the receiver's report in the sender's layout (its write count beside it)
+                    row.role = "receiver"
+                    row.udp_figures["sent_packets"] = writes
+                else:
+                    row.role = "sender"
             elif "readcnt" in fields:
                 row.role = "receiver"
             elif total is not None and total.strip() in ("-1", str(UNKNOWN_U32)):
@@ -268,26 +298,29 @@ class _Parser:
             row.retransmits = _int_or_none(fields.get("tcpretry"))
         elif "readcnt" in fields:
             row.role = "receiver"
+        if row.role is None and not is_sum and _unspecified(row.dst):
+            row.role = "receiver"  # 2.1 prints the receiving end of a client's full-duplex stream as ::,0
         return row
 
     # ----------------------------------------------------------------- grouping
     def groups(self) -> list[_Group]:
+        """One group per transfer *and direction*: the two directions of a connection are never merged."""
         groups: dict[tuple[Any, ...], _Group] = {}
         for row in self.rows:
-            key: tuple[Any, ...]
-            if row.is_sum:
-                # 2.1.x zeroes one port of SUM lines; group them by the addresses only.
-                key = ("sum", frozenset((row.src[0], row.dst[0])))
-            else:
-                # the repeated server report swaps the endpoints (2.0.x): an unordered pair
-                key = ("id", row.transfer_id, frozenset((row.src, row.dst)))
+            # 2.1.x zeroes one port of SUM lines: group them by the addresses, in their direction
+            key: tuple[Any, ...] = (
+                ("sum", row.src[0], row.dst[0]) if row.is_sum else ("id", row.transfer_id, row.src, row.dst)
+            )
             if key not in groups:
                 groups[key] = _Group(key=key, order=len(groups))
             groups[key].rows.append(row)
+        _join_swapped_reports(groups)
         any_udp = any(r.udp for r in self.rows)
         for group in groups.values():
             self._split_group(group, any_udp)
-        return sorted(groups.values(), key=lambda g: g.order)
+        ordered = sorted(groups.values(), key=lambda g: g.order)
+        self._resolve_roles(ordered)
+        return ordered
 
     def _split_group(self, group: _Group, any_udp: bool) -> None:
         """Separate this host's own lines from the peer's repeated report, and find the role."""
@@ -300,7 +333,8 @@ class _Parser:
             own_final_seen = False
             for row in group.rows:
                 at_zero = abs(row.start) < 1e-9
-                if own_final_seen and row.udp and row.role != "sender" and at_zero and group.report is None:
+                repeated = (own_final_seen and row.role != "sender") or row.role == "receiver"
+                if repeated and row.udp and at_zero and group.report is None:
                     group.report = row  # the receiver's report, repeated by the sender
                     continue
                 if at_zero and row.role == "sender":
@@ -316,12 +350,58 @@ class _Parser:
         else:
             group.role = None
 
+    def _resolve_roles(self, groups: list[_Group]) -> None:
+        """Roles the rows do not carry, from what the output says around them (module docstring, *Side*)."""
+        streams = [g for g in groups if g.key[0] == "id"]
+        if self.outbound:
+            # a -d/-r server (or a client that printed its banner): it sends on the connection it opened
+            touched = False
+            for group in streams:
+                first = group.rows[0]
+                if first.dst in self.outbound:
+                    group.role, touched = group.role or "sender", True
+                elif first.src in self.outbound:
+                    group.role, touched = group.role or "receiver", True
+            if touched:
+                for group in streams:
+                    group.role = group.role or "receiver"  # the inbound connection of the dual test
+        for group in streams:
+            partner = _partner(group, streams)
+            if group.role is None and partner is not None and partner.role in ("sender", "receiver"):
+                group.role = "receiver" if partner.role == "sender" else "sender"
+        self._roles_from_side(streams)
+        for group in streams:
+            if group.role is None and _partner(group, streams) is not None:
+                group.role = "unknown"  # one of two directions, this host's end not said
+        for group in groups:
+            if group.key[0] == "sum" and group.role is None:
+                same_way = {g.role for g in streams if (g.rows[0].src[0], g.rows[0].dst[0]) == group.key[1:]}
+                if len(same_way) == 1:
+                    group.role = same_way.pop()
+
+    def _roles_from_side(self, streams: list[_Group]) -> None:
+        """Both directions of several connections: the end they all share is the server's."""
+        open_pairs = [g for g in streams if g.role is None and _partner(g, streams) is not None]
+        if self.side is None or len(open_pairs) < 4:
+            return
+        shared = set.intersection(*({g.rows[0].src, g.rows[0].dst} for g in open_pairs))
+        if len(shared) != 1:
+            return
+        server = shared.pop()
+        for group in open_pairs:
+            sends_from_server = group.rows[0].src == server  # 2.1+ prints the data sender first
+            group.role = "sender" if sends_from_server == (self.side == "server") else "receiver"
+
     # ----------------------------------------------------------------- assemble
     def assemble(self) -> IperfResult:
         result = self.result
         result["side"] = self.side
         result["protocol"] = "udp" if any(r.udp for r in self.rows) else "tcp"
         groups = self.groups()
+        unknown = [g for g in groups if g.role == "unknown"]
+        if unknown:
+            self._unknown_directions(unknown)
+            groups = [g for g in groups if g.role != "unknown"]
         for group in groups:
             if group.role is None:
                 if self.side == "server":
@@ -378,8 +458,22 @@ class _Parser:
                 self.warnings.append("no CSV report line was found: the output holds no measurement")
         else:
             self.warnings.extend(self.errors)
-        result["complete"] = complete
+        result["complete"] = complete and not unknown
         return finalize(result)
+
+    def _unknown_directions(self, groups: list[_Group]) -> None:
+        """Say what the CSV holds for directions whose end at this host it does not tell; report none of them."""
+        parts = []
+        for group in groups:
+            fin = final_of(group.rows)
+            (src, sport), (dst, dport) = group.rows[0].src, group.rows[0].dst
+            figure = f"{fin.nbytes} bytes, {fin.bps} bit/s" if fin else "no total line"
+            parts.append(f"{src}:{sport} -> {dst}:{dport} (transfer {group.key[1]}): {figure}")
+        self.warnings.append(
+            "the CSV holds both directions of a dual/full-duplex test but not which end is this host, so neither "
+            f"is reported as sent or received: {'; '.join(parts)}. iperf 2.1.9+ -e CSV (write and read columns) or "
+            "the text output (-y omitted) says it"
+        )
 
     def _direction(self, streams: list[_Group], sums: list[_Group], role: str) -> dict[str, Any]:
         sender = role == "sender"
@@ -487,6 +581,38 @@ class _Parser:
             self.result["timestamp"] = f"{wall}{zone[0]}{zone[1:3]}:{zone[3:5]}"
         else:
             self.result["timestamp_local"] = wall
+
+
+def _join_swapped_reports(groups: dict[tuple[Any, ...], _Group]) -> None:
+    """Put a 2.0.x server report back with its transfer: the sender prints its own 9-field lines and then
+    the receiver's 14-field report with the endpoints swapped (2.1+ keeps them in the data's direction)."""
+    for key in [k for k in groups if k[0] == "id"]:
+        group = groups.get(key)
+        mirror = groups.get(("id", key[1], key[3], key[2]))
+        if group is None or mirror is None or mirror is group:
+            continue
+        if all(r.udp for r in group.rows) and not any(r.udp for r in mirror.rows):
+            mirror.rows = sorted([*mirror.rows, *group.rows], key=lambda r: r.index)
+            del groups[key]
+
+
+def _partner(group: _Group, streams: list[_Group]) -> _Group | None:
+    """The transfer in the opposite direction: the same connection (full duplex; 2.1 prints a client's
+    receiving end as ``::,0``) or, between two different addresses, a connection the other way (dual test)."""
+    src, dst = group.rows[0].src, group.rows[0].dst
+    for other in streams:
+        if other is group:
+            continue
+        osrc, odst = other.rows[0].src, other.rows[0].dst
+        if (osrc, odst) == (dst, src) or (src[0] != dst[0] and (osrc[0], odst[0]) == (dst[0], src[0])):
+            return other
+        if (_unspecified(dst) and odst == src) or (_unspecified(odst) and dst == osrc):
+            return other
+    return None
+
+
+def _unspecified(end: tuple[str, int | None]) -> bool:
+    return end[0] in _UNSPECIFIED and not end[1]
 
 
 def _empty_udp() -> UdpFigures:

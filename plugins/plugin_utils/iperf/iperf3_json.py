@@ -922,6 +922,11 @@ def _broken_document(text: str, exc: Exception) -> IperfResult:
     where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
     detail = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.__class__.__name__
     message = f"the iperf3 JSON document is truncated or invalid{where} ({detail})"
+    if detail == "Extra data":
+        message += (
+            ": more than one document follows (a -J server prints one per test); iperf.parse splits them "
+            "(iperf_parse with all=true gives each test)"
+        )
     # An "end" or server output that did decode belongs to a document we cannot trust whole.
     members.pop("end", None)
     members.pop("server_output_json", None)

@@ -59,6 +59,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
     IperfResult,
     Totals,
     finalize,
+    has_figures,
     make_totals,
     new_result,
 )
@@ -879,11 +880,6 @@ def _parse_segment(lines: list[str], forced_side: Side | None = None) -> tuple[I
     return result, segment.has_content
 
 
-def _has_figures(result: IperfResult) -> bool:
-    keys = ("sent", "received", "intervals", "reverse_sent", "reverse_received", "reverse_intervals")
-    return any(result.get(key) for key in keys)
-
-
 def parse_iperf3_text(text: str) -> IperfResult:
     """Parse the human-readable output of one iperf3 run (client or server side).
 
@@ -897,9 +893,14 @@ def parse_iperf3_text(text: str) -> IperfResult:
     parsed = [_parse_segment(segment) for segment in segments]
     with_content = [result for result, has in parsed if has]
     if with_content:
-        result = with_content[-1]
+        # the last test with figures: a server stopped while idle logs an error after its last banner
+        measured = [result for result in with_content if has_figures(result)]
+        result = (measured or with_content)[-1]
         if len(with_content) > 1:
-            result["warnings"].append(f"this output holds {len(with_content)} tests; the last one is returned")
+            which = "the last one" if result is with_content[-1] else "the last one with figures"
+            result["warnings"].append(f"this output holds {len(with_content)} tests; {which} is returned")
+            later = with_content[with_content.index(result) + 1 :]
+            result["warnings"].extend(f"a later test holds no figures: {r['error']}" for r in later if r["error"])
     elif len(segments) > 1:
         result, _has_content = _parse_segment(main)
     else:
@@ -907,6 +908,6 @@ def parse_iperf3_text(text: str) -> IperfResult:
     if server_lines is not None:
         server_result, _server_has_content = _parse_segment(server_lines, forced_side="server")
         result["server_output"] = server_result
-    if result["error"] or not _has_figures(result):
+    if result["error"] or not has_figures(result):
         result["raw"] = text
     return result

@@ -7,9 +7,17 @@
 normalized result. ``parse_all()`` returns every test found in a log.
 
 Multi-test logs: a server that ran several tests prints a ``Server listening`` banner
-before each. ``parse_all()`` splits the log at those banners and returns one result per
-test that holds any figure. ``parse()`` returns the last such test (the most recent run)
-and says in ``warnings`` how many tests the log held, so nothing is silently dropped.
+before each (text); ``iperf3 -s -J`` prints one JSON document per test, one after the other,
+and ``--json-stream`` one ``start`` event per test. ``split_tests()`` cuts the log there and
+``parse_all()`` returns one result per test: a piece with figures, or with an error once a
+client had connected (a failed test). A piece with neither is not a test: the banner a
+server prints after its last test, ended there by Ctrl-C (3.10+ logs ``iperf3: interrupt -
+the server has terminated``; ``-J`` a document with that error and no connection). Its
+error is not a test's: it goes to the warnings of the test before it (of the first test,
+for such pieces ahead of it). ``parse()``
+returns the last test **with figures** (the most recent measurement) and says in
+``warnings`` how many tests the log held and which later ones failed without figures, so
+nothing is silently dropped. A log without any figure gives its last error piece.
 ``parse_result()`` / ``parse_results()`` are the same returning the typed ``IperfResult``
 (``iperf/records.py``); ``parse()`` / ``parse_all()`` hand it to the Ansible layer as plain data.
 
@@ -42,6 +50,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import 
     IperfParseError,
     IperfResult,
     Result,
+    has_figures,
     plain,
 )
 
@@ -69,6 +78,11 @@ _BARE_INTERVAL = re.compile(r"^\[\s*(?:\d+|SUM)\](?:\[\w+\])?\s+\d+\.(\d+)-\s*\d
 _WEAK_DETECTION = "no banner or header names the tool; told {tool} by the interval format ({decimals} decimals)"
 # Each new test of a server log starts after a banner like this one.
 _IPERF3_SERVER_BANNER = re.compile(r"^(?:.*\s)?Server listening on \d+.*$", re.MULTILINE)
+# Where two JSON documents meet ("}" then "{", white space between); never inside one JSON value
+# except in a string, so it only decides whether the documents are worth decoding one by one.
+_DOCUMENT_SEAM = re.compile(r"\}\s*\{")
+# A --json-stream test begins with its "start" event.
+_STREAM_START = re.compile(r'^\s*\{\s*"event"\s*:\s*"start"')
 
 
 def _as_text(data: str | bytes) -> str:
@@ -133,13 +147,52 @@ def _parse_one(text: str) -> IperfResult:
     return result
 
 
-def split_tests(text: str) -> list[str]:
-    """Split a server log at its ``Server listening`` banners.
+def _split_json_documents(text: str) -> list[str]:
+    """Consecutive JSON documents (``iperf3 -s -J``: one per test) as one text each.
 
-    Text before the first banner belongs to the first piece; a log without banners, or with
-    a single one, is returned whole.
+    A single document (the usual case) is returned whole without decoding: two documents
+    meet where a ``}`` is followed by ``{`` with only white space between, which a single
+    JSON value never holds outside a string. Text after the last document that decodes (a
+    document cut short) is the last piece, so its parser reports the cut.
+    """
+    if _DOCUMENT_SEAM.search(text) is None:
+        return [text]
+    decoder = json.JSONDecoder()
+    pieces: list[str] = []
+    pos = len(text) - len(text.lstrip())
+    while pos < len(text):
+        try:
+            _value, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            pieces.append(text[pos:])
+            break
+        pieces.append(text[pos:end])
+        pos = end + len(text[end:]) - len(text[end:].lstrip())
+    return pieces if len(pieces) > 1 else [text]
+
+
+def _split_json_stream(text: str) -> list[str]:
+    """``--json-stream`` output of several tests (a 3.17+ server): one piece from each ``start`` event."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if _STREAM_START.match(line)]
+    if len(starts) <= 1:
+        return [text]
+    cuts = [0, *starts[1:], len(lines)]
+    return ["".join(lines[a:b]) for a, b in itertools.pairwise(cuts)]
+
+
+def split_tests(text: str) -> list[str]:
+    """Split a server log into one piece per test (see the module docstring).
+
+    Text: at the ``Server listening`` banners (iperf3) or at a new inbound connection (iperf2);
+    text before the first banner belongs to the first piece. ``-J``: one piece per JSON
+    document; ``--json-stream``: one per ``start`` event. A log of one test is returned whole.
     """
     tool, kind = detect(text)
+    if kind == "json":
+        return _split_json_documents(text)
+    if kind == "jsonstream":
+        return _split_json_stream(text)
     if kind != "text":
         return [text]
     if tool == "iperf2":
@@ -152,8 +205,9 @@ def split_tests(text: str) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(cuts) if text[a:b].strip()]
 
 
-def _has_figures(result: IperfResult) -> bool:
-    return bool(result["sent"] or result["received"] or result["intervals"] or result["error"])
+def _is_test(result: IperfResult) -> bool:
+    """A test: figures, or an error once a client had connected (a failed test)."""
+    return has_figures(result) or bool(result["error"] and result["remote"])
 
 
 def parse_results(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = False) -> list[IperfResult]:
@@ -163,9 +217,23 @@ def parse_results(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = Fal
     text = _as_text(data)
     pieces = split_tests(text)
     results = [_parse_one(piece) for piece in pieces]
-    kept = [(p, r) for p, r in zip(pieces, results, strict=True) if _has_figures(r)]
+    kept: list[tuple[str, IperfResult]] = []
+    before: list[str] = []  # errors of pieces without a client, ahead of the first test
+    for piece, result in zip(pieces, results, strict=True):
+        if _is_test(result):
+            result["warnings"][:0] = [f"before this test the log holds, with no client connected: {e}" for e in before]
+            before = []
+            kept.append((piece, result))
+        elif result["error"] and not kept:
+            before.append(result["error"])
+        elif result["error"]:
+            # no test here (a banner, then the server stopped): its error is not a test's
+            note = f"after this test the log holds no other test (no client connected), only: {result['error']}"
+            if note not in kept[-1][1]["warnings"]:
+                kept[-1][1]["warnings"].append(note)
     if not kept:
-        kept = [(pieces[-1], results[-1])]
+        # no test at all: every error the log holds (or the last piece, which says why nothing is there)
+        kept = [(p, r) for p, r in zip(pieces, results, strict=True) if r["error"]] or [(pieces[-1], results[-1])]
     out = []
     for piece, result in kept:
         if keep_raw or result["error"]:
@@ -185,11 +253,16 @@ def parse_result(data: str | bytes | Mapping[str, Any], *, keep_raw: bool = Fals
             result.setdefault("raw", json.dumps(data))
         return result
     results = parse_results(data, keep_raw=keep_raw)
-    result = results[-1]
+    measured = [index for index, result in enumerate(results) if has_figures(result)]
+    chosen = measured[-1] if measured else len(results) - 1
+    result = results[chosen]
     if len(results) > 1:
+        which = "the last one" if chosen == len(results) - 1 else "the last one with figures"
         result["warnings"].append(
-            f"this log holds {len(results)} tests; this is the last one (use all=true / parse_all for every test)"
+            f"this log holds {len(results)} tests; this is {which} (use all=true / parse_all for every test)"
         )
+    for later in results[chosen + 1 :]:
+        result["warnings"].append(f"a later test failed without figures: {later['error']}")
     return result
 
 

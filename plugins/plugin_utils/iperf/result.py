@@ -42,6 +42,7 @@ __all__ = [
     "Totals",
     "error_result",
     "finalize",
+    "has_figures",
     "make_totals",
     "new_result",
     "plain",
@@ -160,6 +161,14 @@ def finalize(result: IperfResult) -> IperfResult:
     if result["error"]:
         result["complete"] = False
     return result
+
+
+_FIGURE_KEYS = ("sent", "received", "intervals", "reverse_sent", "reverse_received", "reverse_intervals")
+
+
+def has_figures(result: IperfResult) -> bool:
+    """Whether the result holds a measured figure: a total or an interval, of either direction."""
+    return any(result.get(key) for key in _FIGURE_KEYS)
 
 
 def error_result(tool: Tool, fmt: Format, raw: str, message: str) -> IperfResult:

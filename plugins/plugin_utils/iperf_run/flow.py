@@ -31,6 +31,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.diagnosis import Context, Diagnosis, diagnose
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.interpret import interpret_client
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import (
+    RunId,
+    holder_state,
+    leftover_note,
+    refusal,
+    this_run,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options import (
     build_client_argv,
     build_server_argv,
@@ -42,6 +49,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     Probe,
     build_probe_script,
     given_probe,
+    holder_lines,
     parse_listeners,
     parse_probe,
     port_conflicts,
@@ -74,17 +82,20 @@ def run(
     token: str,
     now: Callable[[], float],
     sleep: Callable[[float], None] | None = None,
+    run_id: RunId | None = None,
 ) -> dict[str, Any]:
     """Do what ``params`` ask on the host behind ``execute``; return the task result.
 
     ``sleep`` pauses the controller between two reads of a server's log (``mode=collect`` only).
+    ``run_id`` names this run in the pidfile of a server it starts (``leftover.py``; default
+    :func:`this_run`): a later run tells a server this one left when interrupted by it.
     Raises ``IperfRunError`` with a message naming the cause and the fix.
     """
     mode = validate_params(params)
     if mode == "probe":
         return _run_probe(params, execute, token=token)
     if mode == "server":
-        return _run_server(params, execute, check_mode=check_mode, token=token)
+        return _run_server(params, execute, check_mode=check_mode, token=token, run_id=run_id or this_run())
     if mode == "client":
         return _run_client(params, execute, check_mode=check_mode, token=token, now=now)
     if mode == "collect":
@@ -136,7 +147,9 @@ def _run_probe(params: Mapping[str, Any], execute: Execute, *, token: str) -> di
     return result
 
 
-def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str) -> dict[str, Any]:
+def _run_server(
+    params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str, run_id: RunId
+) -> dict[str, Any]:
     state_dir = params.get("state_dir") or "/tmp"
     probe = _host_probe(params, execute, token)
     binary = select_binary(probe, tool=params.get("tool"), binary=params.get("binary"))
@@ -160,6 +173,7 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         "port": str(port),
         "bind": bind or "",
         "binary": binary.path,
+        "owner": run_id.text,
     }
 
     def start(check_listing: bool) -> list[Section]:
@@ -186,22 +200,18 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
                 f"the server start script failed (exit status {out.rc}): {(out.stderr or out.stdout).strip()[-400:]}",
                 base | {"stdout": out.stdout, "stderr": out.stderr},
             )
-        busy = first(sections, "busy")
-        if busy is not None:
-            entry = read_pidfile(f"{state_stem(port, bind)}.pid", busy.text) or {}
-            pid = int_or_none(parse_kv(busy.args).get("pid"))
-            raise IperfRunError(
-                f"a server started by this module already runs on port {port} (pid {pid}, {entry.get('tool')}, "
-                f"log {base['log']}); stop it first with mode=stop port={port}, or use another port",
-                base | {"pid": pid, "error_kind": "port_in_use"},
-            )
+        if first(sections, "busy") is not None:
+            return sections  # a server of ours on this port: the caller decides (a leftover is stopped)
         listing = first(sections, "listing")
         if listing is not None:
             conflicts = port_conflicts(parse_listeners(listing.text), proto=protocol, port=port, bind=bind)
             if conflicts:
                 held = ", ".join(f"{c.proto} {c.host or '*'}:{c.port}" for c in conflicts)
+                holders = holder_lines(listing.text, conflicts)
+                what = f"; held by: {' | '.join(holders)}" if holders else ""
                 raise IperfRunError(
-                    f"port {port} is already in use on this host ({held}, seen by {listing.args}); stop what "
+                    f"port {port} is already in use on this host ({held}, seen by {listing.args}{what}); no server "
+                    "this collection started holds it (no pidfile of ours lists a live server there). Stop what "
                     "listens there or choose another port",
                     base | {"error_kind": "port_in_use"},
                 )
@@ -209,9 +219,26 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
         return sections
 
     sections = start(check_listing=True)
+    leftovers: list[str] = []
+    busy = first(sections, "busy")
+    if busy is not None:
+        leftovers.append(
+            _stop_leftover(
+                busy, execute, probe, base, state_dir=state_dir, check_mode=check_mode, token=token, run_id=run_id
+            )
+        )
+        if not check_mode:
+            sections = start(check_listing=True)
+            if first(sections, "busy") is not None:
+                raise IperfRunError(
+                    f"a server of ours still runs on port {port} after its leftover was stopped; stop it with "
+                    f"mode=stop port={port} and run again",
+                    base | {"error_kind": "port_in_use"},
+                )
+    base["leftovers"] = leftovers
     if check_mode:
         msg = f"would start {binary.tool} server on port {port} (check mode)"
-        return base | {"changed": True, "pid": None, "msg": msg}
+        return base | {"changed": True, "pid": None, "msg": msg, "warnings": leftovers}
     started = first(sections, "started")
     if started is None:
         raise IperfRunError("the server start script printed no result; nothing is known about the server", base)
@@ -227,7 +254,7 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
             shown = log_text.strip()[-400:] or "no output"
             diagnosis = Diagnosis("server_exited", f"the {binary.tool} server exited right after start: {shown}", shown)
         raise IperfRunError(diagnosis.message, base | {"pid": None, "status": status, "error_kind": diagnosis.kind})
-    warnings = []
+    warnings = list(leftovers)
     if status != "listening" and "listening" in log_text:
         warnings.append(
             f"the server printed its 'listening' banner but no socket listened on port {port} within "
@@ -239,6 +266,44 @@ def _run_server(params: Mapping[str, Any], execute: Execute, *, check_mode: bool
             "(iperf3 before 3.1.5 buffers its log); it was not verified that it accepts connections"
         )
     return base | {"changed": True, "status": status, "warnings": warnings}
+
+
+def _stop_leftover(
+    busy: Section,
+    execute: Execute,
+    probe: Probe,
+    base: Mapping[str, Any],
+    *,
+    state_dir: str,
+    check_mode: bool,
+    token: str,
+    run_id: RunId,
+) -> str:
+    """The server of ours the start found on its port (``busy``): stop it when the run that started it is gone
+    (an interrupted run), else refuse naming it (leftover.py). The warning to give."""
+    port, bind = base["port"], base["bind"]
+    entry = read_pidfile(f"{state_stem(port, bind)}.pid", busy.text) or {}
+    pid = int_or_none(parse_kv(busy.args).get("pid"))
+    holder = holder_state(entry.get("owner"), run_id)
+    if holder != "gone" or pid is None or entry.get("pid") != pid:
+        raise IperfRunError(
+            refusal(entry, holder, log=base["log"]), dict(base) | {"pid": pid, "error_kind": "port_in_use"}
+        )
+    if check_mode:
+        return "would stop" + leftover_note(entry, "stopped").removeprefix("stopped") + " (check mode)"
+    out = execute(build_stop_script(token, [entry], caps=probe.caps, state_dir=state_dir))
+    sections = parse_sections(out.stdout, token)
+    raise_state_error(first(sections, "state"), state_dir, base)
+    stopped = first(sections, "stopped")
+    status = parse_kv(stopped.args).get("status", "") if stopped is not None else ""
+    if status not in ("stopped", "killed", "gone"):
+        raise IperfRunError(
+            f"found a server left by an interrupted run on port {port} (pid {pid}) but could not stop it "
+            f"(status {status or 'none'}: {(out.stderr or out.stdout).strip()[-300:]}); stop it with mode=stop "
+            f"port={port} or kill pid {pid}, then run again",
+            dict(base) | {"pid": pid, "error_kind": "port_in_use"},
+        )
+    return leftover_note(entry, status)
 
 
 def _run_client(

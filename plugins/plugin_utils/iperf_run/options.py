@@ -12,6 +12,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -181,22 +182,17 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
         raise IperfRunError(f"port must be between 1 and 65535, got {port}")
     for name in ("duration", "bytes", "streams", "mss", "connect_timeout", "pid"):
         _positive(params, name)
-    for name in ("interval", "omit", "server_timeout"):
+    for name in ("omit", "server_timeout"):
         _positive(params, name, minimum=0)
     if params.get("tos") is not None and not 0 <= params["tos"] <= 255:
         raise IperfRunError(f"tos must be between 0 and 255 (one byte), got {params['tos']}")
     if params.get("streams") is not None and params["streams"] > 128:
         raise IperfRunError(f"streams must be at most 128 (iperf3's limit), got {params['streams']}")
-    timeout = params.get("timeout")
-    if timeout is not None and timeout <= 0:
-        raise IperfRunError(f"timeout must be more than 0 seconds, got {timeout}")
+    _timing(params)
     _pattern(params, "window", _SIZE_RE, "'256K'")
     _pattern(params, "length", _SIZE_RE, "'1460' or '128K'")
     _pattern(params, "bandwidth", _RATE_RE, "'100M', '1G' or '0' for unlimited")
     _positive(params, "clients")
-    deadline = params.get("deadline")
-    if deadline is not None and deadline <= 0:
-        raise IperfRunError(f"deadline must be more than 0 seconds (how long to wait for the clients), got {deadline}")
     _not_option_like(params, "server")
     _not_option_like(params, "peer")
     _not_option_like(params, "bind")
@@ -213,6 +209,34 @@ def validate_params(params: Mapping[str, Any]) -> Mode:
             f"state_dir={state_dir!r} must be an absolute path of letters, digits and ._+-/ (for example /tmp)"
         )
     return mode
+
+
+#: The longest a client run (``timeout``) or a wait for external clients (``deadline``) may be: one day. Longer
+#: is a mistake (milliseconds, an epoch time), and a bound keeps every task bounded in time.
+MAX_WAIT = 86400
+
+
+def _timing(params: Mapping[str, Any]) -> None:
+    """The float timing options: finite (NaN and infinity pass every comparison), in range; the fix named."""
+    for name in ("timeout", "deadline", "interval", "start_at"):
+        value = params.get(name)
+        if value is not None and not math.isfinite(value):
+            raise IperfRunError(f"{name}={value} is not a finite number of seconds; set {name} to a number")
+    interval = params.get("interval")
+    if interval is not None and interval < 0:
+        raise IperfRunError(f"interval must be 0 (no interval reports) or more seconds, got {interval}")
+    what = {"timeout": "how long the client may run", "deadline": "how long to wait for the clients"}
+    for name in ("timeout", "deadline"):
+        value = params.get(name)
+        if value is not None and not 0 < value <= MAX_WAIT:
+            raise IperfRunError(
+                f"{name} must be more than 0 and at most {MAX_WAIT} seconds (one day; {what[name]}), got {value:g}; "
+                f"set {name} to the seconds to wait"
+                + (" (for a longer wait, run several collect tasks one after the other)" if name == "deadline" else "")
+            )
+    start_at = params.get("start_at")
+    if start_at is not None and start_at <= 0:
+        raise IperfRunError(f"start_at must be an epoch time in seconds (for example now + 5), got {start_at:g}")
 
 
 def default_timeout(params: Mapping[str, Any]) -> float:

@@ -156,11 +156,17 @@ def build_probe_script(
 def listing_snippet() -> str:
     """Shell text that sets ``$_lv`` to the tool that lists the listening sockets and ``$_lq`` to its
     output (``ss``, ``netstat``, ESXi's ``esxcli``; ``_lv=none`` when the host has none)."""
-    tools = (("ss", "ss -lntu"), ("netstat", "netstat -lntu"), ("esxcli", "esxcli network ip connection list"))
+    # -p names the process that holds a socket (ss: users:(("name",pid=N,..)); netstat: PID/Program; esxcli: the
+    # world); a busybox netstat built without it refuses -p: then without
+    tools = (
+        ("ss", "ss -lntup"),
+        ("netstat", "netstat -lntup 2>/dev/null || netstat -lntu"),
+        ("esxcli", "esxcli network ip connection list"),
+    )
     lines = []
     for index, (name, command) in enumerate(tools):
         keyword = "if" if index == 0 else "elif"
-        lines.append(f"{keyword} _which {name} >/dev/null; then _lv={name}; _lq=$({command} 2>&1)")
+        lines.append(f"{keyword} _which {name} >/dev/null; then _lv={name}; _lq=$( {{ {command}; }} 2>&1)")
     lines.append("else _lv=none; _lq=; fi")
     return "\n".join(lines)
 
@@ -394,3 +400,10 @@ def port_conflicts(listeners: Sequence[Listener], *, proto: str, port: int, bind
         if bind is None or bind in _WILDCARDS or item.host in _WILDCARDS or item.host == bind:
             out.append(item)
     return out
+
+
+def holder_lines(text: str, conflicts: Sequence[Listener]) -> list[str]:
+    """The lines of a listing (``ss -p``, ``netstat -p``, ``esxcli``) that show the sockets in ``conflicts``: they
+    name the process holding the port where the tool can tell (its name and pid)."""
+    wanted = set(conflicts)
+    return [" ".join(line.split()) for line in text.splitlines() if wanted.intersection(parse_listeners(line))]

@@ -167,6 +167,8 @@ def started_at_capture(caps: HostCaps) -> str:
 _GUARD = (
     'p=$1; f=$2; t=$3; end=0; if [ "$t" -gt 0 ]; then end=$(( $(date +%s) + t )); fi; '
     'while kill -0 "$p" 2>/dev/null; do '
+    # a server that ended is a zombie until it is reaped (a one-off server after its test): it has ended
+    'case "$(sed \'s/^.*) //\' "/proc/$p/stat" 2>/dev/null)" in Z*) break ;; esac; '
     'if [ "$end" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then '
     'kill "$p" 2>/dev/null; i=0; '
     f'while kill -0 "$p" 2>/dev/null && [ "$i" -lt {KILL_GRACE} ]; do sleep 1; i=$((i+1)); done; '
@@ -258,12 +260,14 @@ def build_server_script(
             # (job control, set -m) keeps the server out of that group.
             "if _which setsid >/dev/null; then { set +m; } 2>/dev/null; _ss=setsid",
             "else { set -m; } 2>/dev/null; _ss=; fi",
+            "_t0=$(date +%s)",
+            f"_tu=0; if [ {int(server_timeout)} -gt 0 ]; then _tu=$(( _t0 + {int(server_timeout)} )); fi",
             f"( trap '' HUP; exec $_ss {shlex.join(argv)} ) >\"$_lf\" 2>&1 </dev/null &",
             "p=$!",
             f"( trap '' HUP; exec /bin/sh -c {shlex.quote(_GUARD)} esxilab-iperf-guard"
             f' "$p" "$_pf" {int(server_timeout)} ) >/dev/null 2>&1 </dev/null &',
             "g=$!",
-            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} >"$_pf"',
+            f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} "started=$_t0" "until=$_tu" >"$_pf"',
             listener_function(port, protocol),
             "st=running; ls=none; _bn=0; i=0",
             f'while [ "$i" -lt {tries} ]; do',
@@ -326,9 +330,13 @@ def build_stop_script(
             f'    while _alive {pid} && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
             f"    if _alive {pid} && _isours {pid} {q_bin} {port}; then kill -9 {pid} 2>/dev/null; st=killed;"
             " else st=stopped; fi",
-            f"  elif kill -0 {pid} 2>/dev/null; then st=reused",
+            f"  elif _alive {pid}; then st=reused",  # a zombie (a one-off server that ended, not reaped) is gone
             "  else st=gone; fi",
             '  rm -f "$_pf"',
+            # no pidfile and no server of ours under that pid: it ended and its guard removed the pidfile (a
+            # one-off server after its test) - gone; anything else changed the pidfile: left alone
+            f'elif [ ! -e "$_pf" ] && [ ! -L "$_pf" ] && ! {{ _alive {pid} && _isours {pid} {q_bin} {port}; }}; then'
+            " st=gone",
             "else st=notours; fi",
             marker(token, "stopped", f"pid={pid} status=$st"),
             'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',

@@ -7,7 +7,8 @@ Remote files live in a *private directory* ``<state_dir>/esxilab-iperf-<uid>`` (
 default ``/tmp``, ``uid`` the numeric user id the scripts run as), created with ``mkdir -m 700`` and
 refused when it is a symbolic link, not a directory, owned by another user or open to others
 (:func:`state_snippet`). In it: ``esxilab-iperf-<port>[-<bind>].pid`` (key=value lines ``pid``,
-``guard``, ``tool``, ``port``, ``bind``, ``binary``, written with ``printf '%s\\n'`` arguments),
+``guard``, ``tool``, ``port``, ``bind``, ``binary``, ``owner``, ``started``, ``until``, written with
+``printf '%s\\n'`` arguments),
 ``esxilab-iperf-<port>[-<bind>].log`` (the server's own output) and the client's
 ``esxilab-iperf-<shell pid>.out/.err/.timedout``. Every file is removed first and then created under
 ``set -C`` (noclobber: ``O_EXCL``), so nothing is written through a link. Paths are derived from
@@ -35,7 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 # --------------------------------------------------------------------------------------------
 
 PIDFILE_NAME_RE = re.compile(r"^esxilab-iperf-(?P<port>[0-9]{1,5})(?:-(?P<bind>[0-9A-Za-z._]+))?\.pid$")
-_PIDFILE_KEYS = ("pid", "guard", "tool", "port", "bind", "binary")
+_PIDFILE_KEYS = ("pid", "guard", "tool", "port", "bind", "binary", "owner", "started", "until")
 
 
 def private_dir(state_dir: str, uid: int | str) -> str:
@@ -207,6 +208,10 @@ def read_pidfile(name: str, text: str) -> dict[str, Any] | None:
         if match.group("bind") and name_part(content.get("bind", "")) == match.group("bind")
         else (match.group("bind") or None),
         "binary": content.get("binary"),
+        # the run that started it and when (leftover.py); never trusted: checked where they are used
+        "owner": content.get("owner") or None,
+        "started": int(content["started"]) if content.get("started", "").isdigit() else None,
+        "until": int(content["until"]) if content.get("until", "").isdigit() else None,
         "alive": False,
     }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "EXTERNAL_SERVER",
     "IDENTITY_LABELS",
     "MAX_EXTERNAL_CLIENTS",
+    "MAX_EXTERNAL_DEADLINE",
     "MAX_RUNS",
     "MAX_STREAMS",
     "PAIR_KEYS",
@@ -42,6 +44,8 @@ __all__ = [
 
 MAX_STREAMS = 128  # iperf3's limit for -P
 MAX_EXTERNAL_CLIENTS = 64  # client tests one external pair may wait for
+# external.deadline: at most a day - the server listens, and an ESXi firewall window stays open, that long
+MAX_EXTERNAL_DEADLINE = 86400
 # Most runs one play may plan (role variable paired_test_max_runs): Ansible needs seconds per run
 # and templating a plan of 100000 runs alone takes minutes, so a typo in repeat fails at once.
 MAX_RUNS = 1000
@@ -197,6 +201,8 @@ def _check_setting(name: str, value: Any, where: str) -> Any:
         if form is not None and not form[0].match(text):
             raise PairedTestError(f"{where}: {name}={value!r} is not {form[1]}")
         return text
+    if name == "labels":
+        return check_labels(value, f"{where}: labels", allow_null=True)
     if kind == "dict":
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise PairedTestError(f"{where}: {name} must be a dictionary with string keys, got {_kind_name(value)}")
@@ -244,12 +250,52 @@ def _check_address(value: Any, where: str, key: str) -> str | None:
         raise PairedTestError(f"{where}: {key} must be an IP address (or host name), got {_kind_name(value)} {value!r}")
     text = value.strip()
     try:
-        return ipaddress.ip_address(text).compressed
+        address = ipaddress.ip_address(text)
     except ValueError:
-        pass
+        address = None
+    if address is not None:
+        _check_unicast(address, where, key)
+        return address.compressed
     if text.startswith("-") or any(c.isspace() for c in text) or "/" in text:
         raise PairedTestError(f"{where}: {key}={value!r} is not an IP address or host name (no prefix length)")
     return text
+
+
+def _check_unicast(address: ipaddress.IPv4Address | ipaddress.IPv6Address, where: str, key: str) -> None:
+    """An end of a test is one host: not the unspecified address (0.0.0.0 or ::, which a client takes for itself),
+    not a multicast or the broadcast address."""
+    kind = (
+        "the unspecified address (a client connecting to it reaches its own host)"
+        if address.is_unspecified
+        else "a multicast address"
+        if address.is_multicast
+        else "the broadcast address"
+        if address == ipaddress.IPv4Address("255.255.255.255")
+        else None
+    )
+    if kind is not None:
+        raise PairedTestError(
+            f"{where}: {key}={address.compressed} is {kind}, not the address of one host; give the unicast address "
+            "of the host's test interface"
+        )
+
+
+def _check_peer_address(value: Any, where: str, key: str) -> str | None:
+    """An address a server log names its peer by (``external.from``): an IP address, never a host name (the log
+    holds the address the connection came from, so a name would never match and no client would be counted)."""
+    if value is None:
+        return None
+    try:
+        address = ipaddress.ip_address(value.strip() if isinstance(value, str) else "")
+    except ValueError:
+        raise PairedTestError(
+            f"{where}: {key}={value!r} is not an IP address: the server's log names each client by the address its "
+            f"connection came from, so only an address can match (a host name never would, and no client test "
+            f"would be counted) - give the external host's IP address, for example {key}: 198.18.1.51, or leave "
+            f"{key} out to count a test from any address"
+        ) from None
+    _check_unicast(address, where, key)
+    return address.compressed
 
 
 def _plain_kind(value: Any) -> str:
@@ -261,8 +307,10 @@ def _plain_kind(value: Any) -> str:
     return _kind_name(value)
 
 
-def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
-    """A pair's ``labels``: a dictionary of string keys and scalar values (string, number, boolean)."""
+def check_labels(value: Any, where: str, *, allow_null: bool = False) -> dict[str, Any]:
+    """``labels`` (of a pair, a test or the role): a dictionary of string keys and scalar values (string, number,
+    boolean; null too with ``allow_null``: a test's null unsets the role's label); never a label the plan sets itself,
+    no control character in a name or a value."""
     fix = "give a dictionary of scalar values, for example labels: {os: centos, nic: vmxnet3}"
     if value is None:
         return {}
@@ -270,20 +318,35 @@ def _check_pair_labels(value: Any, where: str) -> dict[str, Any]:
         raise PairedTestError(f"{where} must be a dictionary, got {_plain_kind(value)} {value!r}; {fix}")
     labels: dict[str, Any] = {}
     for key, item in value.items():
-        if not isinstance(key, str) or not key.strip():
-            raise PairedTestError(f"{where}: a label name must be a non-empty string, got {key!r}; {fix}")
+        if not isinstance(key, str) or not key.strip() or has_control(key):
+            raise PairedTestError(
+                f"{where}: a label name must be a non-empty string without control characters, got {key!r}; {fix}"
+            )
         if key in IDENTITY_LABELS:
             raise PairedTestError(
                 f"{where}: {key} is one of the labels the plan sets for every run and pair "
                 f"({', '.join(IDENTITY_LABELS)}); choose another label name"
             )
-        scalar = isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
+        scalar = (allow_null and item is None) or (
+            isinstance(item, str | int | float) and not (isinstance(item, float) and not math.isfinite(item))
+        )
         if not scalar:
             raise PairedTestError(
                 f"{where}.{key} must be a string, number or boolean, got {_plain_kind(item)} {item!r}; {fix}"
             )
+        if isinstance(item, str) and has_control(item):
+            raise PairedTestError(
+                f"{where}.{key} must not contain control characters (line breaks, tabs, escapes), got {item!r}; "
+                "give one line of plain text"
+            )
         labels[key] = item
     return labels
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control or format character (a line break, a tab, an escape, a bidi override):
+    names and labels end up in one-line messages, CSV cells and Markdown tables."""
+    return any(unicodedata.category(char) in ("Cc", "Cf") for char in text)
 
 
 def _unknown_keys(item: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:

@@ -46,7 +46,8 @@ def with_line_rates(
     ``speeds`` maps each host to ``{address: {speed_mbps, source, reason}}`` (``iperf_facts``'
     ``iperf_link_speeds``); ``published`` the same per host from ``esxi_network``
     (``esxi_network_link_speeds``: the vmknic's vSwitch uplinks), which wins where it has a speed.
-    A value given by the caller wins and is only named: the test's ``line_rate_bps`` /
+    A host's ``paired_test_link_speed_mbps`` (``plan["given_link_speeds"]``, from the preflight) wins over both
+    for every end of that host. A value given by the caller wins and is only named: the test's ``line_rate_bps`` /
     ``link_speed_mbps`` labels (the inventory), then ``report_line_rate_bps``; else
     ``_line_rate.run_line_rate()`` - the slowest end of the run.
     """
@@ -57,6 +58,20 @@ def with_line_rates(
                 known = by_end.get(f"{host} {address}")
                 if isinstance(item, Mapping) and (known is None or item.get("speed_mbps") is not None):
                     by_end[f"{host} {address}"] = item
+    # paired_test_link_speed_mbps of a host (the preflight put it in the plan): it wins over what was read there
+    for host, speed in (plan.get("given_link_speeds") or {}).items():
+        for run in plan["runs"]:
+            for pair in run["pairs"]:
+                for end, address in (
+                    (pair.get("server"), pair.get("address")),
+                    (pair.get("client"), pair.get("client_bind")),
+                ):
+                    if end == host and address:
+                        by_end[f"{host} {address}"] = {
+                            "speed_mbps": speed,
+                            "source": f"given: paired_test_link_speed_mbps of {host} (inventory)",
+                            "reason": None,
+                        }
     given_report = finite_float(report_line_rate_bps)
     runs = []
     for run in plan["runs"]:

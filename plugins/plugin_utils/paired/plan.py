@@ -27,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     EXTERNAL_SERVER,
     IDENTITY_LABELS,
     MAX_EXTERNAL_CLIENTS,
+    MAX_EXTERNAL_DEADLINE,
     MAX_RUNS,
     PAIR_KEYS,
     SERVER_TIMEOUT_MARGIN,
@@ -35,7 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     PlanErrors,
     _check_address,
     _check_host,
-    _check_pair_labels,
+    _check_peer_address,
     _check_setting,
     _coerce,
     _is_int,
@@ -43,6 +44,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     _messages,
     _unknown_keys,
     _with_path,
+    check_labels,
+    has_control,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
@@ -81,8 +84,9 @@ class _Pair:
     external_server: bool = False  # external: {server: true}
 
 
-def _read_external(value: Any, here: str) -> dict[str, Any]:
-    """A pair's ``external``: ``{count, deadline, from}`` - clients outside the inventory (an external peer)."""
+def _read_external(value: Any, here: str, path: str) -> dict[str, Any]:
+    """A pair's ``external``: ``{count, deadline, from}`` - clients outside the inventory (an external peer).
+    ``path`` is the pair's place in paired_test_tests (``paired_test_tests[0].pairs[1]``), ``here`` its name."""
     where = f"{here}: external"
     if not isinstance(value, Mapping):
         raise PairedTestError(
@@ -104,10 +108,16 @@ def _read_external(value: Any, here: str) -> dict[str, Any]:
     deadline = _coerce("float", value["deadline"])
     if not (_is_int(deadline) or isinstance(deadline, float)) or not math.isfinite(deadline) or deadline <= 0:
         raise PairedTestError(f"{where}.deadline must be a number of seconds above 0, got {value['deadline']!r}")
+    if deadline > MAX_EXTERNAL_DEADLINE:
+        raise PairedTestError(
+            f"{path}.external.deadline ({here}) is {value['deadline']!r} s, more than {MAX_EXTERNAL_DEADLINE} s (1 "
+            "day): the server listens, and a firewall window stays open, for the whole deadline - give the seconds "
+            "the person at the other end needs to start, for example deadline: 600"
+        )
     return {
         "count": count,
         "deadline": float(deadline),
-        "from": _check_address(value.get("from"), here, "external.from"),
+        "from": _check_peer_address(value.get("from"), f"{path} ({here})", "external.from"),
     }
 
 
@@ -211,11 +221,11 @@ def _read_pair(item: Any, index: int, where: str, position: int) -> _Pair:
         index=index,
         server=None if outside else _check_host(item["server"], here, "server"),
         client=None if external is not None else _check_host(item["client"], here, "client"),
-        address=_check_address(item.get("address"), here, "address"),
-        client_address=_check_address(item.get("client_address"), here, "client_address"),
+        address=_check_address(item.get("address"), f"{path} ({here})", "address"),
+        client_address=_check_address(item.get("client_address"), f"{path} ({here})", "client_address"),
         port=port,
-        labels=_check_pair_labels(item.get("labels"), f"{path}.labels ({here})"),
-        external=None if external is None else _read_external(external, here),
+        labels=check_labels(item.get("labels"), f"{path}.labels ({here})"),
+        external=None if external is None else _read_external(external, here, path),
         external_server=outside,
     )
 
@@ -430,6 +440,12 @@ def build_plan(
             errors.append(f"{here}.name (item {position}) is missing: give each test a short unique name")
             continue
         name = name.strip()
+        if has_control(name):
+            errors.append(
+                f"{here}.name (item {position}) must be one line of plain text without control characters "
+                f"(line breaks, tabs, escapes), got {name!r}; rename the test"
+            )
+            continue
         where = f"test {name!r}"
         found: list[str] = []
         if name in names:
@@ -719,9 +735,11 @@ def _make_run(
                 "external": external,
                 # the server is outside the inventory: nobody here starts it ({command}: what runs there)
                 "external_server": outside,
-                # an iperf3 server for one external client exits after its test (--one-off): its log is then
-                # complete (iperf3 before 3.1.5 buffers it) and no second client is served unseen
-                "one_off": external is not None and external["count"] == 1 and settings["tool"] == "iperf3",
+                # an iperf3 server serves one test per run (its pair's client, or one external client): it exits
+                # after that test (--one-off), so a server an interrupted run left ends by itself; for an external
+                # client its log is then complete (iperf3 before 3.1.5 buffers it) and no second client is served
+                # unseen. Several external clients come one after the other: not one-off
+                "one_off": settings["tool"] == "iperf3" and (external is None or external["count"] == 1),
                 "labels": {
                     **settings["labels"],
                     **pair.get("labels", {}),

@@ -27,7 +27,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Un
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import limit_problems
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
 
 __all__ = [
     "GATE_OPTIONS",
@@ -37,7 +39,6 @@ __all__ = [
     "check_role_settings",
     "check_state_dirs",
     "preflight",
-    "stored_schema_version",
 ]
 
 #: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset.
@@ -122,17 +123,22 @@ def check_state_dirs(state_dirs: Mapping[str, Any], hosts: Iterable[str]) -> lis
     return problems
 
 
-def stored_schema_version(conn: history.Connection) -> int:
-    """The schema version a history holds (0: none yet), read without creating anything."""
-    if conn.dialect == "sqlite":
-        query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-    else:
-        query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-    rows = conn.execute(query)
-    if not rows or not int(rows[0][0]):
-        return 0
-    rows = conn.execute("SELECT MAX(version) FROM schema_version")
-    return int(rows[0][0] or 0) if rows else 0
+def check_link_speeds(link_speeds: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
+    """``paired_test_link_speed_mbps`` of each host (null: not given): the given ones as floats, and the problems."""
+    given: dict[str, float] = {}
+    problems = []
+    for host, value in sorted(link_speeds.items()):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        speed = _number(value)
+        if speed is None or speed <= 0:
+            problems.append(
+                f"paired_test_link_speed_mbps={_shown(value)} on {host} is not a link speed: give a positive number of "
+                "Mbit/s (for example 1000 for a 1 Gbit/s link), or leave it unset to read the speed on the host"
+            )
+        else:
+            given[host] = speed
+    return given, problems
 
 
 def _writable_ancestor(path: str) -> str | None:
@@ -171,7 +177,7 @@ def _check_history(
             return [], target.kind
         if not os.path.isfile(path):
             return [f"report_history: {path} exists and is not a file; choose another sqlite:/// path"], target.kind
-        target = history.HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
+        target = HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
     if target.kind == "none":
         return [], target.kind
     try:
@@ -181,9 +187,9 @@ def _check_history(
     if conn is None:
         return [], target.kind
     try:
-        version = stored_schema_version(conn)
-    except Exception as exc:  # any driver error reading the store is the user's to fix
-        return [f"report_history={target.shown}: cannot read its schema version: {exc}"], target.kind
+        version = history.stored_version(conn)
+    except HistoryError as exc:  # the backends turn every driver error into one, naming the store and the fix
+        return [str(exc)], target.kind
     finally:
         conn.close()
     if version > history.LATEST:
@@ -212,7 +218,7 @@ def _check_baseline(value: Any, history_kind: str, resolve: Callable[[str], str]
     path = resolve(value)
     try:
         with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+            document = history.strict_json(handle.read())
     except FileNotFoundError:
         return [
             f"report_baseline={value}: {path} does not exist; give the results.json of an earlier report "
@@ -243,10 +249,8 @@ def check_report(
             f"report_line_rate_bps={_shown(rate)} must be a positive number of bit/s, for example 10000000000 for "
             "10 Gbit/s, or unset for no percentage of line rate"
         )
-    for name in GATE_OPTIONS:
-        value = settings.get(name)
-        if value is not None and ((_number(value) is None) or (_number(value) or 0) < 0):
-            problems.append(f"{name}={_shown(value)} must be a number of at least 0, or unset to leave it out")
+    problems.extend(limit_problems({name.removeprefix("report_"): settings.get(name) for name in GATE_OPTIONS},
+                                   prefix="report_"))  # fmt: skip
     if connect is None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import open_history
 
@@ -272,6 +276,7 @@ def preflight(
     report_settings: Mapping[str, Any],
     state_dirs: Mapping[str, Any],
     defined: Iterable[str],
+    link_speeds: Mapping[str, Any] | None = None,
     roles: Sequence[RoleNames],
     unknown_fail: bool = True,
     addresses: Mapping[str, Any] | None = None,
@@ -295,6 +300,8 @@ def preflight(
         )
     )
     max_runs = _number(role_settings.get("max_runs"))
+    given_speeds, speed_problems = check_link_speeds(link_speeds or {})
+    outcome.problems.extend(speed_problems)
     try:
         plan = build_plan(
             tests,
@@ -317,6 +324,8 @@ def preflight(
         for lines in plan["problems"].values():
             outcome.problems.extend(lines)
         outcome.problems.extend(check_state_dirs(state_dirs, plan["hosts"]))
+        # the line rate a host's links are given (the lab's shaped links): the plan carries it to with_line_rates
+        plan["given_link_speeds"] = {host: speed for host, speed in given_speeds.items() if host in plan["hosts"]}
         outcome.plan = plan
     if reporting:
         outcome.problems.extend(check_report(report_settings, resolve=resolve, connect=connect))

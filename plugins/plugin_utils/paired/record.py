@@ -20,6 +20,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import EXTERNAL_CLIENT, EXTERNAL_SERVER
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.claims import implausible, line_rate_of
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import _join
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
@@ -311,6 +312,31 @@ def _ends(pair: PairRecord) -> str:
     return f"{pair['client']} -> {pair['server']}"
 
 
+def _check_claims(pair: PairRecord) -> None:
+    """A pair with an end outside the inventory: its figures that end reported are claims (``paired/claims.py``).
+    An implausible one makes the result ``complete: false`` with a warning naming the external peer; the figure and
+    the raw output are kept (so the run is incomplete, and never a baseline)."""
+    result = pair["result"]
+    if not pair["ok"] or result is None:
+        return
+    problems = implausible(result, line_rate_bps=line_rate_of(pair["labels"]))
+    if not problems:
+        return
+    external = pair.get("external") or {}
+    if pair.get("measured_by") == "server":
+        peer = f"the external client {external.get('peer') or '(address not logged)'}"
+    else:
+        peer = f"the external server {external.get('address')}:{external.get('port')}"
+    result["complete"] = False
+    result["warnings"] = [
+        *(result.get("warnings") or []),
+        f"implausible figures claimed by {peer} (outside the inventory): {'; '.join(problems)} - not a "
+        "measurement: the run is incomplete and never a baseline; the raw output is kept",
+    ]
+    if "raw" not in pair and isinstance(result.get("raw"), str):
+        pair["raw"] = result["raw"]
+
+
 def _headline(pair: PairRecord) -> float | None:
     """The usable rate of a pair: its result's headline when the pair is ok (then both are set)."""
     result = pair["result"]
@@ -420,6 +446,9 @@ def build_record(
             external_warnings.extend(notes)
         else:
             pairs.append(_pair_record(pair, by_host, number))
+    for entry in pairs:
+        if entry.get("external"):
+            _check_claims(entry)
     rates = [rate for p in pairs if (rate := _headline(p)) is not None]
     ok = all(p["ok"] for p in pairs)
     total = math.fsum(rates) if ok else None

@@ -104,7 +104,8 @@ SETTINGS: dict[str, Setting] = {
                 "remaining runs are skipped as soon as the coefficient of variation is at most C(until_cv) % of the "
                 "mean and (when given) the half-width of the 95 % confidence interval at most C(ci_percent) % of the "
                 'mean. A point that reaches C(max) without that is reported as "unstable after N runs (cv X %)" '
-                "(C(stability) in the run records and the summary)."
+                "(C(stability) in the run records and the summary). C(until_cv) and C(ci_percent) are above 0 and at "
+                "most 100."
             ),
             (
                 "C(max_failures) - failed runs a point tolerates (they do not stop the play even without "
@@ -220,6 +221,8 @@ SETTINGS: dict[str, Setting] = {
                 "C(direction), C(swapped) and C(repetition), which are always added)."
             ),
             "A pair's own C(labels) are merged over these for that pair (the pair's value wins).",
+            "A label the plan sets itself, or a name or value with a control character (a line break, a tab), is "
+            "refused before anything runs.",
         ),
     ),
     "omit": Setting(
@@ -456,11 +459,12 @@ PAIR_OPTIONS: dict[str, PairOption] = {
                 "C(client_address))."
             ),
             (
-                "C(count) - how many client tests to wait for (default 1, at most 64); C(deadline) (required) - "
+                "C(count) - how many client tests to wait for (default 1, at most 64); C(deadline) (required, above "
+                "0 and at most 86400, a day - the server listens, and a firewall window stays open, that long) - "
                 "seconds the server waits for them from right after its start, a test still running then is cut "
-                "(incomplete), the server's guard (C(server_timeout)) is set beyond it; C(from) - the address the "
-                "external client comes from (client tests from other addresses are not counted, a warning names "
-                "them; unset - any address counts)."
+                "(incomplete), the server's guard (C(server_timeout)) is set beyond it; C(from) - the IP address the "
+                "external client comes from, never a host name (the server's log names clients by address; client "
+                "tests from other addresses are not counted, a warning names them; unset - any address counts)."
             ),
             (
                 "Every pair of the test must be external; the test's C(direction) stays V(forward), C(swap_roles) "

@@ -29,6 +29,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import s
 __all__ = ["REPEAT_KEYS", "RepeatSpec", "StabilityError", "assess", "read_repeat"]
 
 REPEAT_KEYS = ("min", "max", "until_cv", "ci_percent", "max_failures")
+# The largest until_cv / ci_percent: a spread as large as the mean itself.
+MAX_PERCENT = 100.0
 
 
 class StabilityError(ValueError):
@@ -74,6 +76,12 @@ def _percent(value: Any, key: str, where: str) -> float:
     if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number) or number <= 0:
         raise StabilityError(
             f"{where}: repeat.{key} must be a percentage above 0 (for example 5 for 5 % of the mean), got {value!r}"
+        )
+    if number > MAX_PERCENT:
+        # a spread of more than the mean itself: every point would count as stable after min runs
+        raise StabilityError(
+            f"{where}: repeat.{key} must be at most {MAX_PERCENT:g} (% of the mean), got {value!r}; a limit that "
+            f"large stops every point after repeat.min runs - give a limit such as 5, or repeat: <runs>"
         )
     return float(number)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -111,21 +112,42 @@ def label_text(value: Any) -> str:
     return str(value)
 
 
+# Bidi overrides, embeddings and isolates (U+202A-U+202E, U+2066-U+2069) and the marks (U+200E, U+200F, U+061C):
+# they reorder what is shown, so a label could read as something it is not ("Trojan Source").
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+# Markdown punctuation escaped with a backslash: links and images ([ ]), code spans (`), e-mail autolinks (@).
+_MD_ESCAPED = frozenset("\\[]`@|")
+_BARE_LINK = re.compile(r"(?i)(://|www\.)")
+
+
 def _one_line(value: Any) -> str:
+    """The text of a value on one line: every run of white space (line breaks included) one space; a control or
+    format character (C0, DEL, C1, bidi controls, zero-width characters) shown as its code, ``<U+202E>``, never
+    passed on."""
     text = value if isinstance(value, str) else label_text(value)
-    return " ".join(text.split()).replace("|", "\\|")
+    return "".join(
+        f"<U+{ord(char):04X}>" if char in _BIDI or unicodedata.category(char) in ("Cc", "Cf") else char
+        for char in " ".join(text.split())
+    )
 
 
 def md_text(value: Any) -> str:
-    """Text from the input (labels, names, messages) for ``summary.md``: one line, ``|`` escaped for tables,
-    ``&`` and ``<`` HTML-escaped, so a label such as ``<img src=x onerror=...>`` is shown as text, never run
-    (without ``<`` no tag can start; ``>`` is left as it is, so ``vm2 -> vm1`` reads as written)."""
-    return _one_line(value).replace("&", "&amp;").replace("<", "&lt;")
+    """Text from the input (labels, names, messages) for ``summary.md`` - the one function every user-supplied string
+    of the Markdown goes through: one line, control and bidi characters shown as their code (``_one_line``); ``&``
+    and ``<`` HTML-escaped, so no tag (``<img src=x onerror=...>``), no ``<...>`` autolink and no entity can start;
+    ``\\ [ ] ` @ |`` backslash-escaped, so no link, image (``![x](y)``, ``[x](javascript:...)``), reference, code span
+    or e-mail autolink can start and ``|`` does not split a table cell; ``://`` and ``www.`` broken (``:\\//``,
+    ``www\\.``), so no bare URL is linked. ``>`` is left as it is, so ``vm2 -> vm1`` reads as written."""
+    text = "".join(f"\\{char}" if char in _MD_ESCAPED else char for char in _one_line(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    return _BARE_LINK.sub(lambda m: ":\\//" if m.group(1) == "://" else m.group(1)[:3] + "\\.", text)
 
 
 def md_code(value: Any) -> str:
-    """An inline code span: Markdown shows its content literally, so it is not HTML-escaped."""
-    text = _one_line(value).replace("`", "'")
+    """An inline code span: Markdown shows its content literally (no link, no tag), so it is not HTML-escaped; one
+    line, control and bidi characters shown as their code, a backtick as ``'`` (it would end the span), ``|`` escaped
+    for tables."""
+    text = _one_line(value).replace("`", "'").replace("|", "\\|")
     return f"`{text}`"
 
 

@@ -9,6 +9,8 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +91,43 @@ class Report:
         return [(tool, version, count) for (tool, version), count in counts.items()]
 
 
+_TIME = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+)
+
+
+def check_generated_at(value: Any) -> str | None:
+    """``generated_at``: unset, or an ISO 8601 date and time such as ``2025-01-31T12:00:00Z`` (it is shown, recorded
+    in the history and may end the report directory's name, so it is never free text)."""
+    if value is None:
+        return None
+    text = value.strip() if isinstance(value, str) else None
+    valid = text is not None and _TIME.match(text) is not None
+    if valid and text is not None:
+        try:
+            datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            valid = False
+    if not valid or text is None:
+        raise ReportError(
+            f"generated_at={value!r} is not a date and time: give an ISO 8601 time such as 2025-01-31T12:00:00Z (the "
+            "role esxilab.iperf.report gives the time of the task), or leave it unset"
+        )
+    return text
+
+
+def compare_by_warning(report: Report) -> str | None:
+    """Why the comparison by ``compare_by`` is empty - no run has the label - naming the labels the runs have."""
+    if report.compare_by is None or (report.comparison is not None and report.comparison.values):
+        return None
+    seen = in_order(str(k) for run in report.runs for k in (*run.labels, *(k for r in run.results for k in r.labels)))
+    known = ", ".join(seen) if seen else "none"
+    return (
+        f"compare_by={report.compare_by!r}: no run has the label {report.compare_by!r}, so nothing is compared; the "
+        f"runs' labels are: {known} - fix the name, or unset compare_by"
+    )
+
+
 def build_report(
     runs: Any,
     *,
@@ -117,6 +156,7 @@ def build_report(
     if environment is not None and not isinstance(environment, Mapping):
         raise ReportError(f"environment must be a dictionary, got {kind_name(environment)}")
     label = compare_by.strip() if isinstance(compare_by, str) and compare_by.strip() else None
+    generated_at = check_generated_at(generated_at)
 
     rows = read_runs(runs, line_rate_bps=line_rate_bps)
     if not rows:

@@ -20,16 +20,79 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import format_rate, md_text, pick_unit
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.baseline import Delta
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import KEY_FIELDS
 
-__all__ = ["MARKER", "Check", "Limits", "evaluate", "failure_message", "gate_doc", "lines", "markdown"]
+__all__ = [
+    "LIMIT_BOUNDS",
+    "MARKER",
+    "Check",
+    "Limits",
+    "evaluate",
+    "failure_message",
+    "gate_doc",
+    "limit_problems",
+    "lines",
+    "markdown",
+]
 
 MARKER = "<!-- esxilab.iperf gate -->"
+
+
+# The tolerances and their bounds - the one check of them (report_gate; paired_test's preflight for report_*):
+# (largest value or None, whole numbers only, why the bound).
+LIMIT_BOUNDS: dict[str, tuple[float | None, bool, str]] = {
+    "max_drop_percent": (100.0, False, "a drop is at most 100 % of the baseline mean (a rate is never below 0)"),
+    "min_line_rate_percent": (
+        100.0,
+        False,
+        "iperf measures goodput, always below the line rate (headers, gaps), so a bound above 100 % would fail "
+        "every run",
+    ),
+    "max_retransmits": (None, True, "a count of retransmitted segments"),
+    "max_loss_percent": (100.0, False, "at most 100 % of the datagrams can be lost"),
+}
+_NUMBER = re.compile(r"^[-+]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][-+]?[0-9]+)?$")
+
+
+def _limit_number(value: object) -> float | None:
+    """A tolerance given as a number or a numeric string (``-e`` gives strings); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and _NUMBER.match(value.strip()):
+        return float(value.strip())
+    return None
+
+
+def limit_problems(values: Mapping[str, object], *, prefix: str = "") -> list[str]:
+    """One line per tolerance in ``values`` (``LIMIT_BOUNDS`` names; unset: ``None``) that is not a finite number in
+    its bounds; each names the option (``prefix`` + name) and the fix."""
+    problems: list[str] = []
+    for name, (upper, whole, why) in LIMIT_BOUNDS.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        number = _limit_number(value)
+        shown = json.dumps(value) if isinstance(value, str | int | float | bool) else repr(value)
+        if whole:
+            if number is None or not math.isfinite(number) or number < 0 or not number.is_integer():
+                problems.append(f"{prefix}{name}={shown} must be a number of at least 0, a whole one ({why}), or unset")
+        elif number is None or not math.isfinite(number) or number < 0 or (upper is not None and number > upper):
+            problems.append(
+                f"{prefix}{name}={shown} must be a number of at least 0 and at most {upper:g} ({why}), for example 5, "
+                "or unset to leave it out"
+            )
+    return problems
 
 
 @dataclass(frozen=True)
@@ -151,6 +214,7 @@ def _delta_doc(delta: Delta) -> dict[str, Any]:
         "streams": delta.now.streams,
         "tool": delta.now.tool,
         "protocol": delta.now.protocol,
+        "pairs": delta.now.pairs,
         "labels": delta.now.labels,
         "baseline_source": delta.baseline_source,
         "baseline": None if delta.baseline is None else delta.baseline.as_doc(),
@@ -220,6 +284,8 @@ def _reasons(checks: Sequence[Check]) -> str:
 def markdown(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | None) -> str:
     """The ``summary.md`` section (starts with ``MARKER`` so that it is replaced, never repeated)."""
     out = [MARKER, "", "## Baseline and regression gate", "", f"Baseline: {md_text(baseline or 'none')}", ""]
+    if deltas:
+        out += [f"A row is compared with the baseline's row of the same {KEY_FIELDS}.", ""]
     out += [
         "| test | baseline | now | difference (95 % CI) |",
         "|---|---|---|---|",

@@ -8,8 +8,9 @@
 ``results.json``), the deltas (``baseline.compare_entries``), the checks (``gate.evaluate``), then
 -- unless in check mode -- the ``baseline``/``gate`` sections into ``results.json``, the section
 into ``summary.md`` (each file written atomically) and the report into the history (one
-transaction; a report already recorded, the same directory and ``generated_at``, is not recorded
-twice and is never its own baseline).
+transaction; a report already recorded, the same directory and ``generated_at`` -- its
+``history.report_key`` --, is not recorded twice, even by two gates at once, and is never its own
+baseline). ``results.json`` is read strictly: NaN or Infinity in it is a ``HistoryError``.
 
 Private module: not part of the collection's public API.
 """
@@ -33,7 +34,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
     lines,
     markdown,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import Entry, HistoryError, HistoryTarget
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import Entry, HistoryError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget
 
 __all__ = ["GateOutcome", "open_history", "run_gate"]
 
@@ -59,29 +61,23 @@ def open_history(target: HistoryTarget, password: str | None) -> history.Connect
     if target.kind == "postgresql" and target.dsn is not None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history_pg
 
-        return history_pg.connect(target.dsn, target.shown, password)
+        return history_pg.connect(target.dsn, target.shown, password, target.secrets)
     if target.kind != "none":  # parse_target gives every other kind its path or DSN
-        raise ValueError(f"report_history: {target.shown} names no database")
+        raise HistoryError(f"report_history: {target.shown} names no database")
     return None
 
 
 def _read_json(path: str, what: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+            document = history.strict_json(handle.read())
     except (OSError, ValueError) as exc:
-        raise HistoryError(f"{what}: cannot read {path}: {exc}") from exc
+        raise HistoryError(
+            f"{what}: cannot read {path} as JSON ({exc}): write the report again with esxilab.iperf.report_write"
+        ) from exc
     if not isinstance(document, dict):
-        raise HistoryError(f"{what}: {path} is not a JSON object")
+        raise HistoryError(f"{what}: {path} is not a JSON object: give the results.json of a report")
     return document
-
-
-def _recorded_id(conn: history.Connection, report_dir: str, generated_at: Any) -> int | None:
-    rows = conn.execute(
-        "SELECT id FROM history_runs WHERE report_dir = ? AND generated_at = ? ORDER BY id LIMIT 1",
-        (report_dir, str(generated_at)),
-    )
-    return int(rows[0][0]) if rows else None
 
 
 def run_gate(
@@ -116,29 +112,35 @@ def run_gate(
         if conn is not None:
             if check_mode:
                 with conn.transaction():
-                    ready = history.schema_version(conn) == history.LATEST
+                    ready = history.stored_version(conn) == history.LATEST
             else:
                 history.migrate(conn, now)
                 ready = True
-        recorded = _recorded_id(conn, report_dir, document.get("generated_at")) if conn and ready else None
+        recorded = history.recorded_id(conn, report_dir, document.get("generated_at")) if conn and ready else None
         base: dict[str, tuple[Entry, str]] = {}
         source: str | None = None
         if baseline == "previous":
             source = f"previous comparable run in {target.shown}"
             if conn is not None and ready:
-                for key, found in history.previous(conn, entries, before=recorded).items():
+                for key, found in history.previous(
+                    conn,
+                    entries,
+                    before=recorded,
+                    excluding=history.report_key(report_dir, document.get("generated_at")),
+                ).items():
                     where = f"history run {found.run_id} ({found.name}, {found.generated_at}, {found.report_dir})"
                     base[key] = (found.entry, where)
         elif baseline:
             source = baseline
             for entry in history.entries_of(_read_json(baseline, "report_baseline"), source=baseline):
-                base[entry.key] = (entry, baseline)
+                if entry.samples:  # an entry whose runs were all incomplete is no baseline (as in the history)
+                    base[entry.key] = (entry, baseline)
         deltas = compare_entries(entries, base)
         checks = evaluate(deltas, limits)
         doc = gate_doc(deltas, checks, limits, source, target.shown)
         message = failure_message(checks)
         written: list[str] = []
-        run_id = recorded
+        run_id, recorded_now = recorded, False
         if not check_mode:
             updated = {**document, **doc}
             text = json.dumps(updated, indent=2, allow_nan=False) + "\n"
@@ -152,9 +154,8 @@ def run_gate(
                 new = f"{head}\n\n{markdown(deltas, checks, source)}"
                 if write_if_changed(md_path, new.encode(), mode=FILE_MODE, check_mode=False, prefix=".gate-"):
                     written.append(md_path)
-            if conn is not None and recorded is None:
-                run_id = history.record(conn, updated, now=now, report_dir=report_dir)
-        recorded_now = run_id is not None and run_id != recorded
+            if conn is not None and recorded is None:  # a concurrent gate of this report may record it first
+                run_id, recorded_now = history.record(conn, updated, now=now, report_dir=report_dir)
         shown = lines(deltas, checks, source) if gating else []  # history only: nothing to print
         return GateOutcome(doc, shown, message, run_id, recorded_now, written)
     finally:

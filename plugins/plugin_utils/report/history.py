@@ -9,21 +9,35 @@ percentage of line rate. The same entries come from a history row or from an ear
 ``results.json`` file, so a baseline is one thing wherever it comes from.
 
 Comparable (``comparable_key``): two entries are comparable when they have the same test name,
-direction, swapped flag, stream count, tool (``iperf3``/``iperf2``), protocol (``tcp``/``udp``)
-and the same *identifying labels*: every run label except the run's place (``run``,
-``repetition``, ``test``, ``streams``, ``direction``, ``swapped``) and its line rate
-(``line_rate_bps``, ``link_speed_mbps``) -- a line rate describes the link, which is what a
-regression may have changed (a NIC that came up at a lower speed), so it never hides the baseline.
+direction, swapped flag, stream count, tool (``iperf3``/``iperf2``), protocol (``tcp``/``udp``),
+number of pairs measured at once, and the same *identifying labels*: every run label except the
+run's place (``run``, ``repetition``, ``test``, ``streams``, ``direction``, ``swapped``), its line
+rate (``line_rate_bps``, ``link_speed_mbps``) and ``line_rate_source`` (free text naming the
+slowest host and its address) -- a line rate describes the link, which is what a regression may
+have changed (a NIC that came up at a lower speed), so it never hides the baseline. Migration 4
+computes the keys of the reports recorded before from their stored ``results.json``.
 
 The store (one schema for SQLite and PostgreSQL, ``MIGRATIONS``): table ``schema_version`` (one row
 per applied migration), ``history_runs`` (one row per report: name, generated_at, recorded_at,
-report directory, the whole ``results.json``) and ``history_entries`` (one row per entry: the key's
+report directory, the whole ``results.json``, and ``report_key``: the report's identity, its
+directory and ``generated_at``, unique) and ``history_entries`` (one row per entry: the key's
 fields as columns, the key as canonical JSON in ``comparable_key``, the samples as JSON, count,
-mean, stdev). A report is recorded in one transaction: a crash mid-write leaves the earlier
-reports and no part of this one. ``previous()`` returns, per key, the newest earlier entry.
+mean, stdev). A report is recorded in one transaction, and once (``INSERT ... ON CONFLICT
+(report_key) DO NOTHING``: gating the same report twice, or twice at once, records it once); a
+crash mid-write leaves the earlier reports and no part of this one. ``previous()`` returns, per
+key, the newest earlier entry with a sample (a run that is not complete - an implausible figure of
+a peer outside the inventory - is never a sample, so never a baseline), and refuses a stored value
+``record()`` never writes (NaN, Infinity, samples that are not JSON) with a ``HistoryError``
+naming the run and the fix.
+``migrate()`` is safe with concurrent first writers: PostgreSQL's ``pg_advisory_xact_lock``
+(SQLite: ``BEGIN IMMEDIATE``) serializes them, and each re-reads the version under the lock.
+
+Where the history is (the URL, its checks and its masked form): ``history_url.py``.
 
 The backends (``history_sqlite.py``, ``history_pg.py``) give a ``Connection``: ``execute()``
-with ``?`` placeholders, ``transaction()`` and ``close()``; nothing here imports a driver.
+with ``?`` placeholders, ``transaction()``, ``close()`` and ``name`` (the masked URL, for
+errors); a driver's error is a ``HistoryError`` naming the history and the fix. Nothing here
+imports a driver.
 
 Private module: not part of the collection's public API.
 """
@@ -36,30 +50,38 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS
 
 __all__ = [
+    "KEY_FIELDS",
+    "LATEST",
     "MIGRATIONS",
     "PLACE_LABELS",
     "Connection",
     "Entry",
     "Found",
     "HistoryError",
-    "HistoryTarget",
     "comparable_key",
     "entries_of",
     "iter_runs",
     "migrate",
-    "parse_target",
     "previous",
     "record",
-    "schema_version",
+    "recorded_id",
+    "report_key",
+    "stored_version",
+    "strict_json",
 ]
 
-# Run labels that place a run, or give its line rate: never part of what makes runs comparable.
-PLACE_LABELS = frozenset((*RUN_LABELS, "line_rate_bps", "link_speed_mbps"))
+# Run labels that place a run, give its line rate or say in words where that came from (free text naming a host and
+# its address): never part of what makes runs comparable.
+PLACE_LABELS = frozenset((*RUN_LABELS, "line_rate_bps", "link_speed_mbps", "line_rate_source"))
+#: What makes two entries comparable, in words (summary.md says it beside the baseline).
+KEY_FIELDS = (
+    "test, direction, swapped, streams, tool, protocol, number of pairs and the identifying labels (every run label "
+    "but the run's place, its line rate and where that came from)"
+)
 
 
 class HistoryError(ValueError):
@@ -82,7 +104,8 @@ class Entry:
     tool: str | None
     protocol: str | None
     labels: dict[str, Any]
-    samples: list[float] = field(default_factory=list)  # bits/s of every run with a figure, in run order
+    pairs: int | None = None  # pairs the run measured at once (a 2-pair run is not a 1-pair run's baseline)
+    samples: list[float] = field(default_factory=list)  # bits/s of every complete run with a figure, in run order
     runs: int = 0  # runs of the key, with or without a figure
     max_retransmits: int | None = None
     max_lost_percent: float | None = None
@@ -97,7 +120,9 @@ class Entry:
     def title(self) -> str:
         swapped = " (swapped)" if self.swapped else ""
         streams = "" if self.streams is None else f", {self.streams} stream{'s' if self.streams != 1 else ''}"
-        return f"{self.test} {self.direction}{swapped}{streams}"
+        pairs = f", {self.pairs} pairs" if self.pairs is not None and self.pairs > 1 else ""
+        labels = "".join(f", {k}={v}" for k, v in sorted(self.labels.items()))
+        return f"{self.test} {self.direction}{swapped}{streams}{pairs}{labels}"
 
     @property
     def count(self) -> int:
@@ -122,6 +147,7 @@ class Entry:
             "streams": self.streams,
             "tool": self.tool,
             "protocol": self.protocol,
+            "pairs": self.pairs,
             "labels": self.labels,
             "samples": self.samples,
             "count": self.count,
@@ -137,7 +163,16 @@ class Entry:
 def comparable_key(entry: Entry) -> str:
     """The canonical JSON of what makes two entries comparable (see the module docstring)."""
     return json.dumps(
-        [entry.test, entry.direction, entry.swapped, entry.streams, entry.tool, entry.protocol, entry.labels],
+        [
+            entry.test,
+            entry.direction,
+            entry.swapped,
+            entry.streams,
+            entry.tool,
+            entry.protocol,
+            entry.pairs,
+            entry.labels,
+        ],
         sort_keys=True,
         separators=(",", ":"),
         default=str,
@@ -193,11 +228,14 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
             tool=tool,
             protocol=run.get("protocol") if isinstance(run.get("protocol"), str) else None,
             labels={k: v for k, v in sorted(labels.items()) if k not in PLACE_LABELS},
+            pairs=pairs or None,
         )
         entry = entries.setdefault(entry.key, entry)
         entry.runs += 1
         figure = _number(run.get("bits_per_second"))
-        if figure is not None:
+        # an incomplete run (an implausible figure of a peer outside the inventory, a cut test) is counted in runs,
+        # but its figure is never a sample: neither gated nor, once recorded, a baseline
+        if figure is not None and run.get("complete") is not False:
             entry.samples.append(figure)
         retransmits = run.get("retransmits")
         if isinstance(retransmits, int) and not isinstance(retransmits, bool):
@@ -216,49 +254,6 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
 
 
 # --------------------------------------------------------------------------------------------
-# Where the history is
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HistoryTarget:
-    """``kind`` sqlite (``path``), postgresql (``dsn``) or none; ``shown`` is the URL without a password."""
-
-    kind: str
-    path: str | None = None
-    dsn: str | None = None
-    shown: str = ""
-
-
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
-
-
-def parse_target(url: str, *, option: str = "report_history") -> HistoryTarget:
-    """``sqlite:///PATH`` (``sqlite:////abs/path`` or a relative path), ``postgresql://...`` or ``none``."""
-    text = url.strip() if isinstance(url, str) else ""
-    if text.lower() in ("none", "off", "false", ""):
-        return HistoryTarget(kind="none", shown="none")
-    if text.startswith("sqlite:///") and len(text) > len("sqlite:///"):
-        path = text[len("sqlite:///") :]
-        return HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
-    if text.startswith(("postgresql://", "postgres://")):
-        return HistoryTarget(kind="postgresql", dsn=text, shown=_without_password(text))
-    raise HistoryError(
-        f"{option}={_without_password(text)!r} is not a history: use sqlite:///PATH (a file; "
-        "sqlite:////abs/history.sqlite), postgresql://USER@HOST/DB (password from the password option or PGPASSWORD) "
-        "or none"
-    )
-
-
-# --------------------------------------------------------------------------------------------
 # The store: schema, migrations, record, previous
 # --------------------------------------------------------------------------------------------
 
@@ -267,6 +262,7 @@ class Connection(Protocol):
     """What a backend gives: ``?`` placeholders, rows as tuples, one transaction at a time."""
 
     dialect: str  # sqlite | postgresql
+    name: str  # what errors call it: report_history=URL (masked)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
@@ -281,8 +277,23 @@ _ID = {
     "postgresql": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 }
 
-# Ordered migrations: (version, what it does, statements). Never edit a released one: add the next.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+
+def _rekey_entries(conn: Connection) -> None:
+    """Migration 4: the entries of every recorded report again, from its stored ``results.json`` (the same data,
+    the keys as ``comparable_key`` makes them now). A report whose document cannot be read keeps its entries."""
+    for run_id, document in conn.execute("SELECT id, document FROM history_runs ORDER BY id"):
+        try:
+            entries = entries_of(strict_json(document), source=f"history run {run_id}")
+        except (ValueError, TypeError, HistoryError):
+            continue
+        conn.execute("DELETE FROM history_entries WHERE run_id = ?", (run_id,))
+        for entry in entries:
+            _insert_entry(conn, int(run_id), entry)
+
+
+# Ordered migrations: (version, what it does, SQL statements or a function of the connection). Never edit a released
+# one: add the next.
+MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[Connection], None], ...]], ...] = (
     (
         1,
         "history_runs and history_entries",
@@ -323,45 +334,89 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "index for the previous comparable run",
         ("CREATE INDEX history_entries_by_key ON history_entries (comparable_key, run_id)",),
     ),
+    (
+        3,
+        "a report is recorded once: report_key, unique",
+        (
+            "ALTER TABLE history_runs ADD COLUMN report_key TEXT",
+            # the oldest row of each report recorded before; later copies keep NULL (NULLs are never equal)
+            "UPDATE history_runs SET report_key = COALESCE(report_dir, '') || ' @ ' || COALESCE(generated_at, '') "
+            "WHERE id IN (SELECT MIN(id) FROM history_runs GROUP BY report_dir, generated_at)",
+            "CREATE UNIQUE INDEX history_runs_by_report_key ON history_runs (report_key)",
+        ),
+    ),
+    (
+        4,
+        "comparable keys with the number of pairs, without line_rate_source: every entry again from its report",
+        (_rekey_entries,),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]
+#: The key of PostgreSQL's transaction-level advisory lock that serializes migrations (any constant).
+MIGRATION_LOCK = 0x65_78_69_6C_61_62  # "exilab"
 
 
-def schema_version(conn: Connection) -> int:
-    """The highest applied migration (0: an empty database)."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
-        "applied_at TEXT NOT NULL)"
-    )
+def report_key(report_dir: str | None, generated_at: Any) -> str:
+    """The identity of a report in the history: its directory and its ``generated_at``."""
+    return f"{report_dir or ''} @ {'' if generated_at is None else generated_at}"
+
+
+def stored_version(conn: Connection) -> int:
+    """The schema version a history holds (0: none yet), read without creating anything."""
+    if conn.dialect == "sqlite":
+        query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    else:
+        query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    rows = conn.execute(query)
+    if not rows or not int(rows[0][0]):
+        return 0
     rows = conn.execute("SELECT MAX(version) FROM schema_version")
     return int(rows[0][0] or 0) if rows else 0
+
+
+def _lock(conn: Connection) -> None:
+    """Serialize migrators: PostgreSQL's advisory lock until the transaction ends (SQLite: BEGIN IMMEDIATE)."""
+    if conn.dialect == "postgresql":
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
 
 
 def migrate(conn: Connection, now: str, *, upto: int | None = None) -> list[int]:
     """Apply the pending migrations in order, each in its own transaction; return the applied versions.
 
+    Safe with concurrent first writers: each transaction starts with the migration lock (``_lock``)
+    and reads the version again under it, so one writer creates the schema and the others find it.
     A database of a newer schema than this collection knows is refused (``HistoryError``).
     """
     target = LATEST if upto is None else upto
     applied: list[int] = []
     with conn.transaction():
-        current = schema_version(conn)
+        current = stored_version(conn)
     if current > LATEST:
         raise HistoryError(
-            f"the history's schema is version {current}, newer than this collection's {LATEST}: upgrade "
+            f"{conn.name}: the history's schema is version {current}, newer than this collection's {LATEST}: upgrade "
             "esxilab.iperf, or point report_history at another store"
+        )
+    if current >= target:
+        return applied
+    with conn.transaction():
+        _lock(conn)
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
+            "applied_at TEXT NOT NULL)"
         )
     for version, description, statements in MIGRATIONS:
         if version <= current or version > target:
             continue
         with conn.transaction():
-            if conn.dialect == "postgresql":  # one migrator at a time; the loser sees the version applied
-                conn.execute("LOCK TABLE schema_version IN EXCLUSIVE MODE")
-            if schema_version(conn) >= version:
+            _lock(conn)
+            if stored_version(conn) >= version:  # another writer applied it meanwhile
                 continue
             for statement in statements:
-                conn.execute(statement.replace("{id}", _ID[conn.dialect]))
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement.replace("{id}", _ID[conn.dialect]))
             conn.execute(
                 "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
                 (version, description, now),
@@ -385,7 +440,7 @@ def _insert_entry(conn: Connection, run_id: int, entry: Entry) -> None:
             entry.tool,
             entry.protocol,
             json.dumps(entry.labels, sort_keys=True, default=str),
-            json.dumps(entry.samples),
+            json.dumps(entry.samples, allow_nan=False),
             entry.count,
             entry.mean,
             entry.stdev,
@@ -397,6 +452,12 @@ def _insert_entry(conn: Connection, run_id: int, entry: Entry) -> None:
     )
 
 
+def recorded_id(conn: Connection, report_dir: str | None, generated_at: Any) -> int | None:
+    """The ``history_runs`` id of the report (``report_key``), or None when it is not recorded."""
+    rows = conn.execute("SELECT id FROM history_runs WHERE report_key = ?", (report_key(report_dir, generated_at),))
+    return int(rows[0][0]) if rows else None
+
+
 def record(
     conn: Connection,
     document: Mapping[str, Any],
@@ -404,25 +465,48 @@ def record(
     now: str,
     report_dir: str | None,
     between: Callable[[], None] | None = None,
-) -> int:
-    """Append a report (its ``results.json`` document) in one transaction; return its ``history_runs`` id.
+) -> tuple[int, bool]:
+    """Append a report (its ``results.json`` document) in one transaction, once: ``(history_runs id, new)``.
 
-    ``between`` is called after each row (tests use it to kill the writer mid-way).
+    The report's ``report_key`` is unique: a report recorded already (by an earlier call or a
+    concurrent one) is not recorded again (``INSERT ... ON CONFLICT DO NOTHING``); ``new`` is False
+    and the id is the first recording's. ``between`` is called after each row (tests use it to kill
+    the writer mid-way).
     """
     entries = entries_of(document)
-    text = json.dumps(document, sort_keys=True, allow_nan=False)
+    try:
+        text = json.dumps(document, sort_keys=True, allow_nan=False)
+    except ValueError as exc:
+        raise HistoryError(
+            f"the report in {report_dir} holds NaN or Infinity ({exc}), which JSON has not: write it again with "
+            "esxilab.iperf.report_write"
+        ) from exc
+    key = report_key(report_dir, document.get("generated_at"))
     with conn.transaction():
         rows = conn.execute(
-            "INSERT INTO history_runs (name, title, generated_at, recorded_at, report_dir, document) "
-            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (str(document.get("name")), document.get("title"), document.get("generated_at"), now, report_dir, text),
+            "INSERT INTO history_runs (name, title, generated_at, recorded_at, report_dir, document, report_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (report_key) DO NOTHING RETURNING id",
+            (
+                str(document.get("name")),
+                document.get("title"),
+                document.get("generated_at"),
+                now,
+                report_dir,
+                text,
+                key,
+            ),
         )
+        if not rows:
+            found = recorded_id(conn, report_dir, document.get("generated_at"))
+            if found is None:  # pragma: no cover - the conflicting row is committed, so it is visible
+                raise HistoryError(f"{conn.name}: the report {key} conflicts with a row that cannot be read")
+            return found, False
         run_id = int(rows[0][0])
         for entry in entries:
             if between is not None:
                 between()
             _insert_entry(conn, run_id, entry)
-    return run_id
+    return run_id, True
 
 
 @dataclass(frozen=True)
@@ -436,35 +520,86 @@ class Found:
     report_dir: str | None
 
 
-def previous(conn: Connection, entries: Sequence[Entry], *, before: int | None = None) -> dict[str, Found]:
-    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``)."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON has")
+
+
+def strict_json(text: str | bytes) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity`` (``ValueError``)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number")
+    return float(value)
+
+
+def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
+    """The baseline entry of a ``previous()`` row; ``ValueError`` when a stored value is not what ``record`` writes."""
+    samples, retransmits, lost, rate, percent = row
+    values = strict_json(samples) if isinstance(samples, str | bytes) else samples
+    if not isinstance(values, list):
+        raise ValueError(f"samples {str(samples)[:60]!r} are not a JSON list")
+    numbers = [_finite(x) for x in values]
+    if isinstance(retransmits, bool) or not (retransmits is None or isinstance(retransmits, int)):
+        raise ValueError(f"max_retransmits {retransmits!r} is not a whole number")
+    base = Entry(
+        test=entry.test,
+        direction=entry.direction,
+        swapped=entry.swapped,
+        streams=entry.streams,
+        tool=entry.tool,
+        protocol=entry.protocol,
+        labels=dict(entry.labels),
+        pairs=entry.pairs,
+        samples=[x for x in numbers if x is not None],
+        max_retransmits=retransmits,
+        max_lost_percent=_finite(lost),
+        line_rate_bps=_finite(rate),
+        percent_of_line_rate=_finite(percent),
+    )
+    if len(base.samples) != len(numbers):
+        raise ValueError("a sample is null")
+    base.runs = len(base.samples)
+    return base
+
+
+def previous(
+    conn: Connection, entries: Sequence[Entry], *, before: int | None = None, excluding: str | None = None
+) -> dict[str, Found]:
+    """Per entry key, the newest comparable entry of an earlier report (``history_runs.id`` < ``before``) that has a
+    sample: an entry whose runs were all incomplete (``entries_of``) is never a baseline.
+
+    ``excluding`` is the ``report_key`` of the report being compared: never its own baseline, even
+    when a concurrent gate recorded it a moment ago.
+    A stored value that is not what ``record`` writes (NaN, Infinity, a sample list that is not
+    JSON) is a ``HistoryError`` naming the history, the run and the fix.
+    """
     found: dict[str, Found] = {}
     for entry in entries:
         rows = conn.execute(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
             "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
             "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
-            "WHERE e.comparable_key = ? AND e.run_id < ? ORDER BY e.run_id DESC LIMIT 1",
-            (entry.key, before if before is not None else 2**62),
+            "WHERE e.comparable_key = ? AND e.run_id < ? AND e.count > 0 "
+            "AND (r.report_key IS NULL OR r.report_key <> ?) "
+            "ORDER BY e.run_id DESC LIMIT 1",
+            (entry.key, before if before is not None else 2**62, excluding if excluding is not None else ""),
         )
         if not rows:
             continue
-        run_id, name, generated_at, report_dir, samples, retransmits, lost, rate, percent = rows[0]
-        base = Entry(
-            test=entry.test,
-            direction=entry.direction,
-            swapped=entry.swapped,
-            streams=entry.streams,
-            tool=entry.tool,
-            protocol=entry.protocol,
-            labels=dict(entry.labels),
-            samples=[float(x) for x in json.loads(samples)],
-            max_retransmits=None if retransmits is None else int(retransmits),
-            max_lost_percent=None if lost is None else float(lost),
-            line_rate_bps=None if rate is None else float(rate),
-            percent_of_line_rate=None if percent is None else float(percent),
-        )
-        base.runs = len(base.samples)
+        run_id, name, generated_at, report_dir = rows[0][:4]
+        try:
+            base = _stored_entry(entry, rows[0][4:])
+        except ValueError as exc:
+            raise HistoryError(
+                f"{conn.name}: history run {run_id} ({name}, {report_dir}) holds a value record() never writes "
+                f"({exc}): delete that run (DELETE FROM history_runs WHERE id = {run_id}; its entries go with it) or "
+                "point report_history at another store"
+            ) from exc
         found[entry.key] = Found(base, int(run_id), str(name), generated_at, report_dir)
     return found
 

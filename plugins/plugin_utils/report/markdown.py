@@ -109,7 +109,7 @@ def _nic_md(report: Report) -> list[str]:
     for test in report.tests:
         delta = report.nic_tests.get(test)
         span = NA if delta is None else f"{delta.first_run} - {delta.last_run}"
-        rows.append([md_text(test), span, *cells(None if delta is None else delta.counters)])
+        rows.append([test, span, *cells(None if delta is None else delta.counters)])
     lines += _table(["Test", "Runs", *names], "llrrrr", rows)
     lines.append("")
     per_run = [run for run in report.runs if run.nic is not None]
@@ -117,7 +117,7 @@ def _nic_md(report: Report) -> list[str]:
         lines += _table(
             ["Run", "Test", *names],
             "rlrrrr",
-            ([str(run.run), md_text(run.test), *cells(run.nic.counters)] for run in per_run if run.nic is not None),
+            ([str(run.run), run.test, *cells(run.nic.counters)] for run in per_run if run.nic is not None),
         )
         lines.append("")
     warnings = in_order(w for d in [*report.nic_tests.values(), *(r.nic for r in per_run)] if d for w in d.warnings)
@@ -178,7 +178,7 @@ def _tests_md(report: Report) -> list[str]:
         facts = []
         protocols = in_order(r.protocol for r in runs if r.protocol)
         if protocols:
-            facts.append("protocol " + ", ".join(protocols))
+            facts.append("protocol " + ", ".join(md_text(p) for p in protocols))
         external = any(
             row.record is not None and row.record.get("measured_by") == "server" for r in runs for row in r.results
         )
@@ -238,7 +238,7 @@ def _tests_md(report: Report) -> list[str]:
             lines.append("")
         lines += _figures_md(report, groups, with_compare)
         for sweep in (s for s in report.sweeps if s.test == test):
-            where = sweep.direction_text + (
+            where = md_text(sweep.direction_text) + (
                 f", {md_text(report.compare_by)}={md_text(sweep.compare)}" if sweep.compare else ""
             )
             if sweep.knee is None:

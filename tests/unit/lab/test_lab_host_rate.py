@@ -60,6 +60,16 @@ def test_inventory_and_lab_json_say_the_host_rate(tmp_path: Path) -> None:
     assert inventory["vars"]["lab_rate_bps"] == 10**9
     assert (inventory["hosts"]["h4"]["lab_rate"], inventory["hosts"]["h4"]["lab_rate_bps"]) == ("300mbit", 3 * 10**8)
     assert "lab_rate" not in inventory["hosts"]["h3"]
+    # the line rate paired_test takes for each shaped host (a veth reports 10000 Mb/s whatever the shaping)
+    speeds = {name: host.get("paired_test_link_speed_mbps") for name, host in inventory["hosts"].items()}
+    assert speeds == {"h1": 1000.0, "h2": 1000.0, "h3": 1000.0, "h4": 300.0}
+    unshaped = yaml.safe_load(lab.inventory_text(_spec(tmp_path, "h2=100mbit")))["all"]["children"]["lab"]
+    assert {name: host.get("paired_test_link_speed_mbps") for name, host in unshaped["hosts"].items()} == {
+        "h1": None,
+        "h2": 100.0,
+        "h3": None,
+        "h4": None,
+    }
     assert lab.state_doc(spec)["options"]["host_rate"] == ["h4=300mbit"]
     assert "host_rate" not in lab.state_doc(_spec(tmp_path, rate="1gbit"))["options"]  # other labs: as before
 

@@ -175,6 +175,14 @@ def test_without_matplotlib_check_mode_says_plots_would_be_skipped(tmp_path: Pat
         ({"runs": [], "knee_tolerance": 2}, "knee_tolerance must be a fraction"),
         ({"runs": "x"}, "runs"),
         ({"runs": [], "colour": "red"}, "Unsupported parameters"),
+        # issue 21: free text in generated_at (it may end the directory's name) is refused before anything is written
+        (
+            {"runs": [], "generated_at": "not a time", "dest_time": True},
+            "esxilab.iperf.report_write: generated_at='not a time' is not a date and time: give an ISO 8601 time such "
+            "as 2025-01-31T12:00:00Z (the role esxilab.iperf.report gives the time of the task), or leave it unset",
+        ),
+        ({"runs": [], "generated_at": "2026-13-45T99:00:00Z"}, "generated_at='2026-13-45T99:00:00Z' is not a date"),
+        ({"runs": [], "generated_at": "../../etc/x", "dest_time": True}, "generated_at='../../etc/x' is not a date"),
     ],
 )
 def test_bad_arguments_fail_with_a_message(tmp_path: Path, args: dict[str, Any], message: str) -> None:
@@ -320,3 +328,22 @@ def test_check_mode_says_where_the_report_would_be(tmp_path: Path, capsys: pytes
     assert not out.get("failed"), out.get("msg")
     assert not (tmp_path / "lo").exists()
     assert f"check mode: no report was written (it would be {tmp_path / 'lo'}/summary.md)" in capsys.readouterr().out
+
+
+def test_compare_by_a_label_no_run_has_warns_naming_the_labels_there_are(tmp_path: Path) -> None:
+    """Issue 21: a typo in compare_by is told at report time (the report is still written: the runs are done)."""
+    out = _action({"runs": _runs(), "dest": str(tmp_path / "r"), "compare_by": "nicc", "plots": False}).run(
+        task_vars={}
+    )
+    assert not out.get("failed"), out
+    (warning,) = out["warnings"]
+    assert warning.startswith(
+        "esxilab.iperf.report_write: compare_by='nicc': no run has the label 'nicc', so nothing is compared; the "
+        "runs' labels are: "
+    )
+    assert "nic" in warning.split("labels are: ")[1] and warning.endswith("- fix the name, or unset compare_by")
+    out = _action({"runs": _runs(), "dest": str(tmp_path / "s"), "compare_by": "nic", "plots": False}).run(task_vars={})
+    assert "warnings" not in out
+    out = _action({"runs": _runs(), "dest": str(tmp_path / "t"), "generated_at": "2026-12-01T10:00:00Z",
+                   "plots": False}).run(task_vars={})  # fmt: skip
+    assert not out.get("failed") and "generated 2026-12-01T10:00:00Z" in (tmp_path / "t" / "summary.md").read_text()

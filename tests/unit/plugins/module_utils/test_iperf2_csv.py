@@ -135,6 +135,107 @@ CASES = [
         per_stream_ids=[2, 1, 4, 3],
         warnings=["stream 2: no server report line", "no total SUM line", "epoch (19700101000000)"],
     ),
+    # ---- issue 22: the two directions of a dual / full-duplex test are never one transfer (recorded, he lab)
+    Case(
+        # the client's receiving end is printed ::,0: its sending direction and its receiving one are told apart
+        "iperf2-2.1.8-csv-client-tcp-full-duplex-i1-locallab.txt",
+        protocol="tcp",
+        complete=True,
+        bidir=True,
+        sent=(239992892, 959753703.0, 2.0, None),
+        received=None,
+        reverse_received=(241565696, 957740806.0, 2.0, None),
+        intervals=[(0.0, 1.0, 120455228, 963641824.0, None), (1.0, 2.0, 119406592, 955252736.0, None)],
+        timestamp_local="2026-12-06T15:51:54",
+        endpoints=(("198.18.150.12", 45510), ("198.18.150.11", 25302)),
+        per_stream_ids=[1],
+    ),
+    Case(
+        # both directions with both ends printed: which end is this host is not said, so neither is claimed
+        "iperf2-2.1.8-csv-server-tcp-full-duplex-i1-locallab.txt",
+        protocol="tcp",
+        complete=False,
+        streams=0,
+        sent=None,
+        received=None,
+        intervals=[],
+        timestamp_local="2026-12-06T15:51:54",
+        endpoints=(("198.18.150.12", 45510), ("198.18.150.11", 25302)),
+        warnings=[
+            "not which end is this host",
+            "198.18.150.12:45510 -> 198.18.150.11:25302 (transfer 1): 239992892 bytes",
+            "198.18.150.11:25302 -> 198.18.150.12:45510 (transfer 1): 241565696 bytes",
+        ],
+    ),
+    Case(
+        "iperf2-2.1.8-csv-server-tcp-full-duplex-P2-i1-locallab.txt",
+        protocol="tcp",
+        complete=False,
+        streams=0,
+        sent=None,
+        received=None,
+        intervals=[],
+        timestamp_local="2026-12-06T15:51:59",
+        endpoints=(("198.18.150.11", 25303), ("198.18.150.12", 53610)),
+        warnings=["not which end is this host", "(transfer 2): 121634876 bytes"],
+    ),
+    Case(
+        # its banner names the connection it opened back to the client: that one it sends on (id 2)
+        "iperf2-2.1.8-csv-server-tcp-d-dualtest-i1-locallab.txt",
+        protocol="tcp",
+        complete=True,
+        bidir=True,
+        sent=(241434624, 945885772.0, 2.0, None),
+        received=None,
+        reverse_received=(241696828, 956055115.0, 2.0, None),
+        intervals=[(0.0, 1.0, 121896960, 975175680.0, None), (1.0, 2.0, 119406592, 955252736.0, None)],
+        timestamp_local="2026-12-06T15:52:03",
+        endpoints=(("198.18.150.11", 36376), ("198.18.150.12", 25304)),
+        per_stream_ids=[2],
+    ),
+    Case(
+        "iperf2-2.1.8-csv-server-tcp-r-tradeoff-i1-locallab.txt",
+        protocol="tcp",
+        complete=True,
+        bidir=True,
+        sent=(242614272, 958617680.0, 2.0, None),
+        received=None,
+        reverse_received=(241827900, 958700076.0, 2.0, None),
+        intervals=[(0.0, 1.0, 121765888, 974127104.0, None), (1.0, 2.0, 120717312, 965738496.0, None)],
+        timestamp_local="2026-12-06T15:52:09",
+        endpoints=(("198.18.150.11", 38296), ("198.18.150.12", 25305)),
+        per_stream_ids=[2],
+    ),
+    Case(
+        # the sending direction's total has datagram count -1; no report of the client's receiving reached it
+        "iperf2-2.1.8-csv-server-udp-d-dualtest-i1-locallab.txt",
+        protocol="udp",
+        complete=False,
+        bidir=True,
+        sent=(5246430, 20976668.0, 2.0, None),
+        received=None,
+        udp=(None, None, None, None),
+        reverse_received=(5247900, 20983101.0, 2.0, None),
+        reverse_udp=(0.001, 0, 3570, 0.0),
+        intervals=[(0.0, 1.0, 2622480, 20979840.0, None), (1.0, 2.0, 2621010, 20968080.0, None)],
+        timestamp_local="2026-12-06T15:52:35",
+        endpoints=(("198.18.150.11", 39066), ("198.18.150.12", 25308)),
+        per_stream_ids=[2],
+        warnings=["stream 2: no server report line"],
+    ),
+    Case(
+        # issue 22: a line with write counts that carries loss is the receiver's report (2.2 -e layout)
+        "iperf2-2.2.0-csv-client-udp-e-sum-only-header-PARTIAL-benchwrapper.txt",
+        protocol="udp",
+        complete=True,
+        streams=0,
+        sent=None,
+        received=(7844390400, 6275636577.0, 10.0, None),
+        udp=(0.0, 179685, 5516005, 3.258),
+        intervals=[],
+        timestamp="2024-06-22T14:10:50.655+02:00",
+        endpoints=(("192.168.64.2", 0), ("0.0.0.0", 5001)),
+    ),
     Case(
         "iperf2-2.1.9-csv-client-tcp-e-i1-PARTIAL-k8s.txt",
         protocol="tcp",
@@ -183,7 +284,7 @@ CASES = [
 def test_every_iperf2_csv_fixture_has_a_case() -> None:
     on_disk = {p.name for p in FIXTURES.glob("iperf2-*.txt") if "-csv-" in p.name}
     assert on_disk == {c.file for c in CASES}
-    assert len(on_disk) == 7
+    assert len(on_disk) == 14
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -217,8 +318,11 @@ def test_fixture(case: Case) -> None:
     if case.bidir:
         assert result["reverse_received"] == totals(case.reverse_received)
         assert result["reverse_sent"] is None
-        assert case.reverse_udp is not None
-        assert _udp_core(result["reverse_udp"]) == pytest.approx(udp(case.reverse_udp))
+        if case.protocol == "udp":
+            assert case.reverse_udp is not None
+            assert _udp_core(result["reverse_udp"]) == pytest.approx(udp(case.reverse_udp))
+        else:
+            assert "reverse_udp" not in result
     else:
         assert "reverse_sent" not in result
     assert result["timestamp"] == case.timestamp
@@ -469,3 +573,46 @@ def test_multi_stream_udp_server_reports_are_summed() -> None:
     assert partial["received"] is not None and partial["received"]["bytes"] == 6553600
     assert partial["complete"] is False
     assert any("only 1 of 2 streams have a receiver total" in w for w in partial["warnings"])
+
+
+# --------------------------------------------------------------------------- issue 22
+
+
+def test_full_duplex_server_directions_told_by_the_end_every_connection_shares() -> None:
+    text = (FIXTURES / "iperf2-2.1.8-csv-server-tcp-full-duplex-P2-i1-locallab.txt").read_text()
+    result = valid(parse_iperf2_csv(text, side="server"))
+    assert result["bidir"] is True
+    # 198.18.150.11:25303 is in both connections: the server's; its sending is server-to-client
+    received = {item["id"]: item["received"]["bytes"] for item in result["per_stream"]}
+    sent = {item["id"]: item["sent"]["bytes"] for item in result["reverse_per_stream"]}
+    assert received == {1: 122159164, 2: 121634876}
+    assert sent == {1: 123994112, 2: 118489088}
+    assert result["sent"] is None and result["received"] is None  # 2.1.8 prints no SUM line: no total made up
+    assert result["complete"] is False
+    # one connection: nothing shared to tell by, even with the side given
+    single = (FIXTURES / "iperf2-2.1.8-csv-server-tcp-full-duplex-i1-locallab.txt").read_text()
+    alone = valid(parse_iperf2_csv(single, side="server"))
+    assert alone["per_stream"] == [] and alone["bits_per_second"] is None
+    assert any("not which end is this host" in w for w in alone["warnings"])
+
+
+# 2.2 -e UDP client with --sum-only and -i 1: the sender's own sum intervals (no loss, datagrams = writes) and
+# then the receiver's report in the same layout (loss, its datagram count); built on the recorded 2.2.0 line.
+HEADER_22_UDP_WRITE_SUM_ONLY = """\
+time,srcaddress,srcport,dstaddr,dstport,transferid,istart,iend,bytes,speed,jitter,errors,datagrams,errpercent,outoforder,writecnt,writeerr,pps
++0200:20240622141041.655,192.168.64.2,0,0.0.0.0,5001,-1,0.0,5.0,3922195200,6275512320,0.000,0,2668160,0.000,0,2668160,0,533632.000000
++0200:20240622141046.655,192.168.64.2,0,0.0.0.0,5001,-1,5.0,10.0,3922196670,6275514672,0.000,0,2668161,0.000,0,2668161,0,533632.200000
++0200:20240622141050.655,192.168.64.2,0,0.0.0.0,5001,-1,0.0,10.0,7844390400,6275636577,0.000,179685,5516005,3.258,0,5336321,0,533642.566123
+"""
+
+
+def test_2_2_write_layout_rows_with_loss_are_the_receivers_report() -> None:
+    result = valid(parse_iperf2_csv(HEADER_22_UDP_WRITE_SUM_ONLY))
+    assert result["received"] == totals((7844390400, 6275636577.0, 10.0, None))
+    assert _udp_core(result["udp"]) == udp((0.0, 179685, 5516005, 3.258))
+    assert result["bits_per_second"] == 6275636577.0  # delivered
+    assert [(iv["start"], iv["end"]) for iv in result["intervals"]] == [(0.0, 5.0), (5.0, 10.0)]
+    assert not any("no receiver total" in w or "no server report" in w for w in result["warnings"])
+    name = "iperf2-2.2.0-csv-client-udp-e-sum-only-header-PARTIAL-benchwrapper.txt"
+    recorded = valid(parse_iperf2_csv((FIXTURES / name).read_text()))
+    assert recorded["udp"] is not None and recorded["udp"]["sent_packets"] == 5336321  # its write count, kept beside

@@ -1291,9 +1291,15 @@ TCP window size: 4.00 MByte (default)
 """
     result = valid(parse_iperf2_text(text))
     assert result["format"] == "csv"
-    assert [item["id"] for item in result["per_stream"]] == [1, 2]
-    assert result["per_stream"][0]["sent"]["bytes"] == 2170945596
+    # the server's own connection (to the client's -L port, its banner) sends; the inbound one receives:
+    # two directions, never one transfer read as the sender's (issue 22)
+    assert result["bidir"] is True
+    assert [(item["id"], item["sent"]["bytes"]) for item in result["per_stream"]] == [(2, 2620522496)]
+    assert [(item["id"], item["received"]["bytes"]) for item in result["reverse_per_stream"]] == [(1, 2170945596)]
     assert any("parsed as CSV" in w for w in result["warnings"])
+    as_server = valid(parse_iperf2_text(text, side="server"))  # sent/received: client to server
+    assert as_server["received"] is not None and as_server["received"]["bytes"] == 2170945596
+    assert as_server["reverse_sent"] is not None and as_server["reverse_sent"]["bytes"] == 2620522496
 
 
 # A real iperf 2.1.8 server log (Debian, loopback, `iperf -s -i 0.5` against `-c -t 1 -P 3 -i 0.5`).

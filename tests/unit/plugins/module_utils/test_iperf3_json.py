@@ -24,6 +24,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json im
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_result
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfParseError,
     IperfResult,
@@ -54,10 +55,16 @@ def _valid(result: IperfResult) -> Result:
     return plain(result)
 
 
+# A -J server's log of several tests: one JSON document per test, one after the other.
+SEVERAL_DOCUMENTS = {"iperf3-3.12-json-server-tcp-udp-2-tests-stopped-idle-locallab.json"}
+
+
 def _parse_file(path: Path) -> dict[str, Any]:
     text = path.read_bytes().decode("utf-8")
     if path.suffix == ".jsonl":
         return _valid(parse_iperf3_json_stream(text))
+    if path.name in SEVERAL_DOCUMENTS:
+        return _valid(parse_result(text))  # the dispatcher splits the documents (iperf.parse.split_tests)
     return _valid(parse_iperf3_json(None, text))
 
 
@@ -341,6 +348,29 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "complete": False,
         "error": None,
     },
+    # issue 22: TCP test, UDP test, then the idle server's SIGINT document (no connection, only an error):
+    # the result is the UDP test's (the server side: sum_received; the client's totals printed as zeros)
+    "iperf3-3.12-json-server-tcp-udp-2-tests-stopped-idle-locallab.json": {
+        "tool_version": "3.12",
+        "side": "server",
+        "protocol": "udp",
+        "reverse": False,
+        "bidir": False,
+        "streams": 1,
+        "sent": None,
+        "received": (12494792, 49975070.044256374, 2.000164, None),
+        "bits_per_second": 49975070.044256374,
+        "udp": {"jitter_ms": 0.014750112297263709, "lost_packets": 0, "packets": 8629, "lost_percent": 0},
+        "cpu": {"local_percent": 1.188400768535827, "remote_percent": 1.268041077415167},
+        "timestamp": "2026-12-06T15:51:16+00:00",
+        "local": {"host": "198.18.150.11", "port": 25222},
+        "remote": {"host": "198.18.150.12", "port": 39606},
+        "n_intervals": 2,
+        "interval": (0, 0, 1.000062, 6245224, 49958695.11891296, None, False),
+        "per_stream_ids": [5],
+        "complete": False,
+        "error": None,
+    },
     "iperf3-ge3.17-jsonstream-interval-udp-ul-omnt.jsonl": {
         "tool_version": None,
         "side": None,
@@ -367,7 +397,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 def test_every_json_fixture_has_expectations() -> None:
     assert {p.name for p in JSON_FIXTURES} == set(EXPECTED), "a new iperf3 JSON fixture needs figures here"
-    assert len(JSON_FIXTURES) == 13
+    assert len(JSON_FIXTURES) == 14
 
 
 @pytest.mark.parametrize("path", JSON_FIXTURES, ids=lambda p: p.name)
@@ -401,7 +431,9 @@ def test_fixture_figures(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in JSON_FIXTURES if p.suffix == ".json" and "TRUNCATED" not in p.name], ids=lambda p: p.name
+    "path",
+    [p for p in JSON_FIXTURES if p.suffix == ".json" and "TRUNCATED" not in p.name and p.name not in SEVERAL_DOCUMENTS],
+    ids=lambda p: p.name,
 )
 def test_decoded_document_gives_the_same_result(path: Path) -> None:
     text = path.read_bytes().decode("utf-8")

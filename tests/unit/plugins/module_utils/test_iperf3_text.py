@@ -222,6 +222,23 @@ CASES = [
         warnings_contain=["holds 3 tests", "cut short"],
     ),
     Expect(
+        # issue 22: the server was stopped while idle after the banner of test #3; the log's result is the last
+        # test with figures (test #2, -P 2), never the empty error piece after it
+        "iperf3-3.12-text-server-tcp-2-tests-P2-stopped-idle-locallab.txt",
+        side="server",
+        streams=2,
+        received=tot("229 MBytes", "959 Mbits/sec", 2.0),
+        n_intervals=3,
+        first=iv(0.0, 1.0, "115 MBytes", "961 Mbits/sec"),
+        last=iv(2.0, 2.0, "191 KBytes", "817 Mbits/sec"),
+        local=("198.18.150.11", 25221),
+        remote=("198.18.150.12", 54966),  # the first data connection
+        warnings_contain=[
+            "holds 3 tests; the last one with figures",
+            "no figures: interrupt - the server has terminated",
+        ],
+    ),
+    Expect(
         "iperf3-3.17.1-text-client-error-unable-to-connect.txt",
         side=None,
         complete=False,

@@ -193,3 +193,104 @@ def test_legacy_one_decimal_interval_is_iperf2_without_doubt() -> None:
     result = parse("[  3]  0.0- 1.0 sec   112 MBytes   941 Mbits/sec\n")
     assert result["tool"] == "iperf2"
     assert not any("interval format" in w for w in result["warnings"])
+
+
+# --------------------------------------------------------------------------- issue 22: the last test with figures
+
+IDLE_TEXT = "iperf3-3.12-text-server-tcp-2-tests-P2-stopped-idle-locallab.txt"
+IDLE_JSON = "iperf3-3.12-json-server-tcp-udp-2-tests-stopped-idle-locallab.json"
+
+
+def test_a_server_stopped_while_idle_gives_its_last_test_not_an_error_piece() -> None:
+    text = _read(FIXTURES / IDLE_TEXT)
+    assert len(split_tests(text)) == 3  # the last piece: a banner, then the stop
+    result = parse(text)
+    assert result["error"] is None and result["complete"] is True
+    assert result["bits_per_second"] == 959e6 and result["streams"] == 2
+    stop = (
+        "after this test the log holds no other test (no client connected), only: interrupt - the server has terminated"
+    )
+    assert stop in result["warnings"]
+    assert [r["bits_per_second"] for r in parse_all(text)] == [959e6, 959e6]  # the idle piece is no test
+
+
+def test_a_json_server_log_is_split_into_its_documents() -> None:
+    text = _read(FIXTURES / IDLE_JSON)
+    pieces = split_tests(text)
+    assert len(pieces) == 3
+    assert all(isinstance(json.loads(piece), dict) for piece in pieces)
+    results = parse_all(text)
+    assert [(r["protocol"], r["side"], r["error"]) for r in results] == [
+        ("tcp", "server", None),
+        ("udp", "server", None),
+    ]
+    assert results[0]["received"]["bytes"] == 239757808  # the TCP document's sum_received
+    last = parse(text)
+    assert last["protocol"] == "udp" and last["error"] is None
+    assert last["received"]["bytes"] == 12494792
+    # the third document alone is the stop, as iperf3 wrote it: an error, no figure
+    alone = parse(pieces[2])
+    assert alone["error"] == "interrupt - the server has terminated" and alone["bits_per_second"] is None
+
+
+def test_a_json_document_cut_after_the_first_stays_an_error_of_the_cut_one() -> None:
+    text = _read(FIXTURES / IDLE_JSON)
+    pieces = split_tests(text)
+    cut = text[: text.index(pieces[1]) + 1500]  # the UDP test's document, cut after its connection
+    results = parse_all(cut)
+    assert [r["protocol"] for r in results] == ["tcp", "udp"]
+    assert results[0]["error"] is None
+    assert results[-1]["error"] and "truncated or invalid" in results[-1]["error"]
+    early = text[: text.index(pieces[1]) + 200]  # cut before any connection: no test, said beside the first
+    (only,) = parse_all(early)
+    note = "no other test (no client connected), only: the iperf3 JSON document is truncated"
+    assert any(note in w for w in only["warnings"])
+
+
+def test_a_later_failed_test_is_named_and_the_measured_one_returned() -> None:
+    failed = (
+        "-----------------------------------------------------------\n"
+        "Server listening on 5201 (test #3)\n"
+        "-----------------------------------------------------------\n"
+        "Accepted connection from 198.18.0.14, port 40020\n"
+        "iperf3: error - the client has unexpectedly closed the connection\n"
+    )
+    banner = "-----------------------------------------------------------\nServer"
+    text = SERVER_LOG_TWO_TESTS.rsplit(banner, 1)[0] + failed
+    results = parse_all(text)
+    assert [r["error"] for r in results] == [None, None, "the client has unexpectedly closed the connection"]
+    result = parse(text)
+    assert result["bits_per_second"] == 470e6
+    assert any("the last one with figures" in w for w in result["warnings"])
+    later = "a later test failed without figures: the client has unexpectedly closed the connection"
+    assert later in result["warnings"]
+
+
+def test_a_json_stream_of_several_tests_is_split_at_each_start_event() -> None:
+    """Built from the recorded -J documents (one --json-stream event per member), as a 3.17+ server writes them."""
+    documents = [json.loads(piece) for piece in split_tests(_read(FIXTURES / IDLE_JSON))[:2]]
+    lines = []
+    for doc in documents:
+        lines.append(json.dumps({"event": "start", "data": doc["start"]}))
+        lines += [json.dumps({"event": "interval", "data": interval}) for interval in doc["intervals"]]
+        lines.append(json.dumps({"event": "end", "data": doc["end"]}))
+    stream = "\n".join(lines) + "\n"
+    assert detect(stream) == ("iperf3", "jsonstream")
+    assert len(split_tests(stream)) == 2
+    assert [r["protocol"] for r in parse_all(stream)] == ["tcp", "udp"]
+    assert parse(stream)["received"]["bytes"] == 12494792
+
+
+def test_errors_before_the_first_test_are_said_beside_it() -> None:
+    probe = (
+        "-----------------------------------------------------------\n"
+        "Server listening on 5201 (test #1)\n"
+        "-----------------------------------------------------------\n"
+        "iperf3: error - unable to receive parameters from client:\n"
+    )
+    first, *rest = SERVER_LOG_TWO_TESTS.split("-----------------------------------------------------------\nServer")
+    text = probe + "-----------------------------------------------------------\nServer".join([first, *rest])
+    results = parse_all(text)
+    assert [r["bits_per_second"] for r in results] == [941e6, 470e6]
+    note = "before this test the log holds, with no client connected: unable to receive parameters from client:"
+    assert note in results[0]["warnings"]

@@ -720,7 +720,11 @@ def test_netmask_as_prefix_length_is_converted_to_dotted(netmask: Any) -> None:
 @pytest.mark.parametrize(
     ("netmask", "expected"),
     [
-        ("33", "vmknic.netmask '33' is out of range: a prefix length is 0 to 32 (e.g. 24 or /24)"),
+        ("33", "vmknic.netmask '33' is out of range: a prefix length is 8 to 32 (e.g. 24 or /24)"),
+        ("0", "vmknic.netmask '0' is out of range: a prefix length is 8 to 32"),
+        ("/7", "the management network among them"),
+        ("0.0.0.0", "vmknic.netmask '0.0.0.0' (/0) is too wide: give at least /8"),
+        ("254.0.0.0", "(/7) is too wide"),
         ("/40", "vmknic.netmask '/40' is out of range"),
         ("0.0.0.255", "vmknic.netmask '0.0.0.255' is not a dotted IPv4 netmask (e.g. 255.255.255.0) or a prefix"),
         ("24x", "vmknic.netmask '24x' is not a dotted IPv4 netmask"),

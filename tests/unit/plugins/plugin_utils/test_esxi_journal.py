@@ -8,6 +8,7 @@ the firewall and install backends writing and clearing it; failures after a chan
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -307,18 +308,49 @@ def test_install_read_back_failure_returns_restore_and_changed(tmp_path: Path, f
     assert err.value.result["restore"] == {"created_files": [BUNDLED_IPERF3_COPY], "exec_installed_only_previous": 1}
 
 
-def test_credentials_in_vib_source_are_masked(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        (
+            "https://lab:s3cr3t@depot.example/iperf-2.0.5-1.x86_64.vib",
+            "https://lab:***@depot.example/iperf-2.0.5-1.x86_64.vib",
+        ),
+        ("https://depot.example/iperf.vib?token=s3cr3t&x=1", "https://depot.example/iperf.vib?token=***&x=***"),
+        ("https://lab:s3cr3t#/?x@depot.example/iperf.vib", "https://lab:***@depot.example/iperf.vib"),
+        ("https://depot.example/iperf.vib#sig=s3cr3t", "https://depot.example/iperf.vib#***"),
+    ],
+)
+def test_credentials_in_vib_source_are_masked(tmp_path: Path, url: str, masked: str) -> None:
     host = Host(tmp_path, "6.7")
-    url = "https://lab:s3cr3t@depot.example/iperf-2.0.5-1.x86_64.vib"
-    masked = "https://lab:****@depot.example/iperf-2.0.5-1.x86_64.vib"
     checked = _esxi_install.run({"vib_source": url, "allow_unsigned": True}, host.execute, check_mode=True)
-    assert checked["commands"][0] == f"esxcli software vib install -v {masked} --no-sig-check"
+    command = checked["commands"][0]
+    assert command.startswith("esxcli software vib install -v ") and command.endswith(" --no-sig-check")
+    assert masked in command
     assert "s3cr3t" not in repr(checked)
     with pytest.raises(_esxi_install.EsxiInstallError) as err:
         _esxi_install.run({"vib_source": url}, host.execute, check_mode=False)  # refused: unsigned
     assert "s3cr3t" not in err.value.message + repr(err.value.result)
     assert any("s3cr3t" in c for c in host.commands)  # the host got the real URL
-    assert _esxi_install.redact("ftp://u:p@h/x and http://h/y") == "ftp://u:****@h/x and http://h/y"
+
+
+def test_a_vib_source_with_a_secret_reaches_the_host_on_stdin_never_on_a_command_line(tmp_path: Path) -> None:
+    host = Host(tmp_path, "6.7")
+    url = "https://depot.example/iperf.vib?token=s3cr3t"
+    lines: list[tuple[str, str]] = []
+
+    def execute_input(command: str, stdin: str) -> CommandOutput:
+        lines.append((command, stdin))  # what a shell gets: `read` takes the line, "$src" expands to it
+        return host.execute(command.removeprefix("IFS= read -r src && ").replace('"$src"', shlex.quote(stdin[:-1])))
+
+    with pytest.raises(_esxi_install.EsxiInstallError) as err:  # the stand-in refuses the unsigned VIB
+        _esxi_install.run({"vib_source": url}, host.execute, check_mode=False, execute_input=execute_input)
+    assert lines == [('IFS= read -r src && esxcli software vib install -v "$src"', url + "\n")]
+    assert "s3cr3t" not in err.value.message + repr(err.value.result)
+    plain = Host(tmp_path / "plain", "6.7")  # a URL with no secret stays on the command line
+    with pytest.raises(_esxi_install.EsxiInstallError):
+        _esxi_install.run({"vib_source": "http://depot.example/iperf.vib"}, plain.execute, check_mode=False,
+                          execute_input=execute_input)  # fmt: skip
+    assert len(lines) == 1
 
 
 # --------------------------------------------------------------------------------------------

@@ -115,7 +115,19 @@ def test_documentation_matches_argument_spec() -> None:
         ({"mode": "client", "server": "h", "port": 70000}, "between 1 and 65535"),
         ({"mode": "client", "server": "h", "streams": 0}, "streams must be at least 1"),
         ({"mode": "client", "server": "h", "streams": 129}, "at most 128"),
-        ({"mode": "client", "server": "h", "timeout": 0.0}, "more than 0 seconds"),
+        ({"mode": "client", "server": "h", "timeout": 0.0}, "timeout must be more than 0 and at most 86400 seconds"),
+        # issue 21: NaN passes every comparison; a day is the longest wait; negative is no time
+        ({"mode": "client", "server": "h", "timeout": float("nan")}, "timeout=nan is not a finite number"),
+        ({"mode": "client", "server": "h", "timeout": 1e9}, "timeout must be more than 0 and at most 86400"),
+        ({"mode": "client", "server": "h", "interval": float("nan")}, "interval=nan is not a finite number"),
+        ({"mode": "client", "server": "h", "interval": -1.0}, "interval must be 0 (no interval reports) or more"),
+        ({"mode": "client", "server": "h", "start_at": float("nan")}, "start_at=nan is not a finite number"),
+        ({"mode": "client", "server": "h", "start_at": float("inf")}, "start_at=inf is not a finite number"),
+        ({"mode": "client", "server": "h", "start_at": -5.0}, "start_at must be an epoch time in seconds"),
+        ({"mode": "collect", "clients": 1, "deadline": 1e9}, "deadline must be more than 0 and at most 86400 seconds"),
+        ({"mode": "collect", "clients": 1, "deadline": -5.0}, "deadline must be more than 0 and at most 86400"),
+        ({"mode": "collect", "clients": 1, "deadline": float("nan")}, "deadline=nan is not a finite number"),
+        ({"mode": "server", "server_timeout": -1}, "server_timeout must be at least 0"),
         ({"mode": "client", "server": "h", "window": "lots"}, "window='lots'"),
         ({"mode": "client", "server": "h", "bandwidth": "1 G"}, "bandwidth='1 G'"),
         ({"mode": "client", "server": "-p 1"}, "is not a host name or address"),
@@ -896,6 +908,8 @@ class FakeHost:
             return r.CommandOutput(0, emit(token, state, *self.client, ("done", "", "")), "")
         if " stopped pid=" in script:
             pids = re.findall(r"grep -qx 'pid=(\d+)'", script)
+            # a stopped server no longer runs: its pidfile no longer makes the port busy
+            self.pidfiles = [(alive and not any(f"pid={p}\n" in c for p in pids), c) for alive, c in self.pidfiles]
             parts = [("stopped", f"pid={p} status={self.stopped}", "server log\n") for p in pids]
             return r.CommandOutput(0, emit(token, state, *parts, ("done", "", "")), "")
         parts = [("env", "", self.env)]
@@ -1001,10 +1015,11 @@ def test_flow_server_refuses_port_in_use() -> None:
     host = FakeHost(listing=("ss", SS_OUTPUT))
     with pytest.raises(r.IperfRunError) as err:
         run(host, mode="server", port=15430, bind="127.0.0.1")
-    assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss)" in err.value.message
+    assert "port 15430 is already in use on this host (tcp 127.0.0.1:15430, seen by ss; held by:" in err.value.message
+    assert "no server this collection started holds it" in err.value.message
     assert len(host.scripts) == 2  # the probe; the start script stopped at its check
-    with pytest.raises(r.IperfRunError, match="already runs on port 15400"):
-        run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)
+    with pytest.raises(r.IperfRunError, match="port 15400 is held by a server of this collection"):
+        run(FakeHost(pidfiles=[(True, PIDFILE_15400)]), mode="server", port=15400)  # no owner: cannot tell
     # a stale pidfile (process gone) does not block
     assert run(FakeHost(pidfiles=[(False, PIDFILE_15400)]), mode="server", port=15400)["changed"] is True
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -137,12 +138,20 @@ class Polls:
         self.reads = list(reads)
         self.clock = 1000.0
         self.polls = 0
+        self.served = 0  # bytes of the log sent to the controller
 
     def __call__(self, script: str) -> r.CommandOutput:
         assert " poll alive=" in script
         alive, log = self.reads[min(self.polls, len(self.reads) - 1)]
         self.polls += 1
-        out = f"\n{r.MARKER}{TOKEN} state status=ok error= uid=0\n\n{r.MARKER}{TOKEN} poll alive={int(alive)}\n{log}"
+        offset = re.search(r"_of=(\d+)", script)
+        assert offset
+        data = log.encode()
+        start = int(offset.group(1)) if int(offset.group(1)) <= len(data) else 0
+        chunk = data[start:].decode()
+        self.served += len(chunk)
+        poll = f"poll alive={int(alive)} pidfile=1 log=1 size={len(data)} from={start}"
+        out = f"\n{r.MARKER}{TOKEN} state status=ok error= uid=0\n\n{r.MARKER}{TOKEN} {poll}\n{chunk}"
         return r.CommandOutput(0, out + f"\n{r.MARKER}{TOKEN} done\n", "")
 
     def sleep(self, seconds: float) -> None:
@@ -274,7 +283,7 @@ def test_the_poll_script_reads_only_and_sees_a_foreign_pid_as_gone(tmp_path: Pat
     try:
         out = sh(build_poll_script(TOKEN, state_dir=str(server.base), port=15872, bind=None))
         (poll,) = [s for s in r.parse_sections(out.stdout, TOKEN) if s.name == "poll"]
-        assert (poll.args, poll.text) == ("alive=1", "Server listening on 15872\n")
+        assert (poll.args, poll.text) == ("alive=1 pidfile=1 log=1 size=26 from=0", "Server listening on 15872\n")
         # the pidfile now names a process that is not our server: not alive, and nothing is killed
         other = subprocess.Popen(["sleep", "30"])
         try:
@@ -292,7 +301,7 @@ def test_the_poll_script_reads_only_and_sees_a_foreign_pid_as_gone(tmp_path: Pat
     ("values", "needle"),
     [
         ({"mode": "collect", "deadline": 5}, "clients"),
-        ({"mode": "collect", "clients": 1, "deadline": 0}, "deadline must be more than 0"),
+        ({"mode": "collect", "clients": 1, "deadline": 0}, "deadline must be more than 0 and at most 86400 seconds"),
         ({"mode": "collect", "clients": 0, "deadline": 5}, "clients must be at least 1"),
         ({"mode": "collect", "clients": 1, "deadline": 5, "peer": "-x"}, "peer='-x' is not a host name"),
         ({"mode": "collect", "clients": 1, "deadline": 5, "duration": 3}, "duration (mode=client)"),
@@ -307,3 +316,95 @@ def test_collect_options_are_checked(values: dict[str, Any], needle: str) -> Non
         return
     with pytest.raises(r.IperfRunError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         r.validate_params(full)
+
+
+# ------------------------------------------------------------------------------------------
+# Incremental reads (issue 21): a poll costs the bytes the log gained, the log is parsed rarely
+# ------------------------------------------------------------------------------------------
+
+
+def _many_tests(count: int) -> str:
+    """A server log of ``count`` client tests: the recorded first test, then the recorded second (-P 2) again and
+    again, each under its own banner number, then the banner after the last one (it has ended)."""
+    first, second = (str(t.result["raw"]) for t in server_tests(IPERF3_LOG, exited=True)[:2])
+    again = [second.replace("(test #2)", f"(test #{n})") for n in range(2, count + 1)]
+    banner = second[: second.index("Accepted connection")].replace("(test #2)", f"(test #{count + 1})")
+    return first + "".join(again) + banner
+
+
+def test_a_poll_reads_only_the_new_bytes_and_the_log_is_parsed_twice() -> None:
+    log = _many_tests(150)  # 220 kB
+    step = 2000  # bytes the log gains per poll (a live -P 2 test with interval reports: ~1 kB/s)
+    host = Polls(*[(True, log[:end]) for end in range(step, len(log) + step, step)])
+    waited = _wait(host, clients=150, deadline=10_000)
+    assert (waited.reason, waited.log) == ("all_came", log)
+    assert waited.polls == -(-len(log) // step)  # 111 polls
+    assert host.served == len(log)  # every byte crossed once: O(new bytes) per poll
+    # parsed when 150 banners had come (149 tests ended), then when the 150th ended - not once per poll
+    assert waited.parses == 2
+
+
+def test_an_iperf2_log_read_line_by_line_is_parsed_a_few_times() -> None:
+    lines = IPERF2_LOG.splitlines(keepends=True)
+    host = Polls(*[(True, "".join(lines[:n])) for n in range(1, len(lines) + 1)])
+    waited = _wait(host, clients=3, deadline=10_000)
+    # the third test's totals came before the log's last lines
+    assert waited.reason == "all_came" and IPERF2_LOG.startswith(waited.log) and host.served == len(waited.log)
+    assert waited.polls == len(waited.log.splitlines()) and waited.parses <= 4, (waited.polls, waited.parses)
+
+
+def test_a_new_log_is_read_from_its_start() -> None:
+    host = Polls((True, IPERF3_LIVE), (True, IPERF3_ONE), (False, IPERF3_ONE))  # started again: a shorter log
+    waited = _wait(host, clients=5, deadline=60)
+    assert (waited.reason, waited.log) == ("server_exited", IPERF3_ONE)
+
+
+class Absent(Polls):
+    """No private directory, or neither pidfile nor log of the port: no server was ever started there."""
+
+    def __init__(self, state: str, poll: str) -> None:
+        super().__init__((False, ""))
+        self.state, self.poll = state, poll
+
+    def __call__(self, script: str) -> r.CommandOutput:
+        self.polls += 1
+        out = f"\n{r.MARKER}{TOKEN} state {self.state}\n" + (f"\n{r.MARKER}{TOKEN} {self.poll}\n" if self.poll else "")
+        return r.CommandOutput(0, out + f"\n{r.MARKER}{TOKEN} done\n", "")
+
+
+@pytest.mark.parametrize(
+    ("state", "poll"),
+    [
+        ("status=absent error= uid=0", ""),  # nothing of ours on this host at all
+        ("status=ok error= uid=0", "poll alive=0 pidfile=0 log=0 size=0 from=0"),  # not on this port
+    ],
+)
+def test_collect_without_a_server_says_none_was_started(state: str, poll: str) -> None:
+    host = Absent(state, poll)
+    with pytest.raises(r.IperfRunError) as err:
+        _wait(host, clients=1, deadline=60)
+    assert err.value.result["error_kind"] == "no_server" and host.polls == 1
+    message = err.value.message
+    assert "mode=collect found no server of ours for port 5201 on this host" in message
+    assert "/tmp/esxilab-iperf-0" in message and "Start one first with an esxilab.iperf.iperf_run task mode=server" in (
+        message
+    )
+    assert "exited" not in message
+
+
+def test_a_one_off_server_that_already_exited_is_collected() -> None:
+    host = Absent("status=ok error= uid=0", "poll alive=0 pidfile=0 log=1 size=0 from=0")  # its log is there
+    assert _wait(host, clients=1, deadline=60).reason == "server_exited"
+
+
+def test_the_poll_script_reads_from_the_offset(tmp_path: Path) -> None:
+    server = Server(tmp_path, 15873, IPERF3_ONE)
+    size = len(IPERF3_ONE.encode())
+    try:
+        for offset, start in ((0, 0), (100, 100), (size, size), (size + 5, 0)):  # beyond the end: a new log
+            out = sh(build_poll_script(TOKEN, state_dir=str(server.base), port=15873, bind=None, offset=offset))
+            (poll,) = [s for s in r.parse_sections(out.stdout, TOKEN) if s.name == "poll"]
+            assert poll.args == f"alive=1 pidfile=1 log=1 size={size} from={start}"
+            assert poll.text == IPERF3_ONE[start:]
+    finally:
+        server.close()

@@ -23,6 +23,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_link_speeds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
 from tests.collection_path import REPO
@@ -156,6 +157,34 @@ def test_a_given_line_rate_wins_and_esxi_network_beats_sysfs() -> None:
     unset = build_plan([{"name": "t", "pairs": PAIR, "labels": {"link_speed_mbps": None}}])
     (run,) = with_line_rates(unset, {"h1": {"198.18.0.1": veth}, "h2": {"198.18.0.2": veth}})["runs"]
     assert run["labels"]["line_rate_bps"] == 1e10
+
+
+def test_a_hosts_given_link_speed_beats_the_veths_10g_and_labels_beat_it() -> None:
+    """The local lab shapes a veth (which reports 10000 Mb/s) to 1 Gbit/s and writes paired_test_link_speed_mbps:
+    1000 into its inventory; the preflight hands it to the plan."""
+    veth = {"interface": "eth0", "speed_mbps": 10000, "source": "/sys/class/net/eth0/speed", "reason": None}
+    speeds = {"h1": {"198.18.0.1": veth}, "h2": {"198.18.0.2": veth}}
+    plan = build_plan([{"name": "t", "pairs": PAIR}])
+    (run,) = with_line_rates({**plan, "given_link_speeds": {"h1": 1000.0}}, speeds)["runs"]
+    assert run["labels"]["line_rate_bps"] == 1e9
+    assert run["labels"]["line_rate_source"] == (
+        "host: 1000 Mb/s, the slowest end of the run (h1 198.18.0.1 given: paired_test_link_speed_mbps of h1 "
+        "(inventory))"
+    )
+    labelled = build_plan([{"name": "t", "pairs": PAIR, "labels": {"link_speed_mbps": 100}}])
+    (run,) = with_line_rates({**labelled, "given_link_speeds": {"h1": 1000.0}}, speeds)["runs"]
+    assert run["labels"]["line_rate_source"] == "given: the test's link_speed_mbps label (inventory)"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0, "0"), (-5, "-5"), ("fast", '"fast"'), (float("nan"), "NaN"), (True, "true")]
+)
+def test_a_bad_given_link_speed_is_refused_naming_the_host(value: Any, shown: str) -> None:
+    given, problems = check_link_speeds({"h1": value, "h2": None, "h3": 1000})
+    assert given == {"h3": 1000.0}
+    (problem,) = problems
+    assert problem.startswith(f"paired_test_link_speed_mbps={shown} on h1 is not a link speed")
+    assert "give a positive number of Mbit/s" in problem
 
 
 def test_esxi_speed_through_the_standin_esxcli(tmp_path: Path) -> None:

@@ -728,7 +728,7 @@ def _hostile_report() -> Any:
         title="<b>title</b>",
         compare_by="nic",
         environment={"<k>": "<v>", "table": [{"<col>": "<cell>"}]},
-        generated_at="<now>",
+        generated_at="2026-12-01T10:00:00Z",
     )
 
 
@@ -737,7 +737,7 @@ def test_html_from_the_input_is_escaped_in_the_summary() -> None:
     assert "<img" not in text and "<b>" not in text and "<script>" not in text.replace("`lo<script>`", "")
     assert "&lt;img src=x onerror=alert(1)>" in text  # shown as text, never a tag
     assert "# &lt;b>title&lt;/b>" in text
-    assert "generated &lt;now>" in text
+    assert "generated 2026-12-01T10:00:00Z" in text
     assert "| &lt;k> | &lt;v> |" in text
     assert "| &lt;col> |" in text and "| &lt;cell> |" in text
     assert "### Test `lo<script>`" in text  # a code span shows its content literally: no escaping needed

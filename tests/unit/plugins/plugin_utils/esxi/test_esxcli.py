@@ -626,6 +626,30 @@ def test_vmkping_silent_loss_and_garbage() -> None:
     assert (garbage.ok, garbage.reason, garbage.transmitted) == (False, "unrecognized", None)
 
 
+@pytest.mark.parametrize(
+    ("output", "tool", "fix"),
+    [
+        # what Debian 12's coreutils env, dash, busybox sh and bash print (recorded on the lab machine, 2026-12-06)
+        ("env: \u2018ping\u2019: No such file or directory\n", "ping", "install iputils-ping"),
+        ("env: 'ping': No such file or directory\n", "ping", "install iputils-ping"),
+        ("sh: 1: ping: not found\n", "ping", "install iputils-ping"),
+        ("bash: line 1: ping: command not found\n", "ping", "install iputils-ping"),
+        ("sh: vmkping: not found\n", "vmkping", "set path_mtu_platform to linux"),
+    ],
+)
+def test_a_missing_ping_is_named_with_its_package_not_unrecognised(output: str, tool: str, fix: str) -> None:
+    for result in (parse_linux_ping("", output), parse_vmkping(output)):
+        assert (result.ok, result.reason, result.tool) == (False, "tool_missing", tool)
+        assert result.message.startswith(f"{tool} is not on this host (")
+        assert fix in result.message and "not recognised" not in result.message
+
+
+def test_unrecognised_output_is_quoted_in_the_message() -> None:
+    result = parse_linux_ping("", "ping: 198.18.0.300: Name or service not known\n")
+    assert result.reason == "unrecognized"
+    assert "ping output not recognised: 'ping: 198.18.0.300: Name or service not known'" in result.message
+
+
 def test_linux_ping_ok() -> None:
     result = parse_linux_ping(fx("linux-iputils20221126__ping-M-do__ok-1472.txt"))
     assert (result.ok, result.reason, result.tool) == (True, "ok", "ping")

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import parse_iperf2_text
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_results
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse, parse_all, parse_results
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, plain
 from tests.collection_path import FIXTURES
 
@@ -254,3 +254,169 @@ def test_generated_udp_runs_sum_the_reports_and_keep_the_properties(run: dict[st
         assert any("headline bits_per_second is the sender's" in w for w in result["warnings"])
     assert headline_problem(result) is None
     assert byte_problems(result) == []
+
+
+# ------------------------------------------------------------------ issue 22: server logs and dual tests
+
+SERVER_BANNER = "-----------------------------------------------------------"
+IDLE_JSON = "iperf3-3.12-json-server-tcp-udp-2-tests-stopped-idle-locallab.json"
+
+
+@st.composite
+def server_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """An iperf3 3.10+ server log: tests that measured (random figures), tests whose client failed before any
+    figure, and the end of the log: nothing, a banner with no test, or that banner and the stop while idle."""
+    kinds = draw(st.lists(st.sampled_from(["measured", "failed"]), min_size=1, max_size=5))
+    tests: list[dict[str, Any]] = [
+        {"kind": kind, "mbytes": draw(st.integers(min_value=1, max_value=999)), "port": 40000 + 2 * i}
+        for i, kind in enumerate(kinds)
+    ]
+    tests.append({"kind": draw(st.sampled_from(["none", "banner", "interrupt"]))})
+    return tests
+
+
+def _render_server_log(tests: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for number, test in enumerate(tests, start=1):
+        if test["kind"] == "none":
+            break
+        lines += [SERVER_BANNER, f"Server listening on 5201 (test #{number})", SERVER_BANNER]
+        if test["kind"] == "interrupt":
+            lines.append("iperf3: interrupt - the server has terminated")
+        if test["kind"] in ("banner", "interrupt"):
+            break
+        lines.append(f"Accepted connection from 198.18.0.12, port {test['port']}")
+        if test["kind"] == "failed":
+            lines.append("iperf3: error - the client has unexpectedly closed the connection")
+            continue
+        mbytes = test["mbytes"]
+        rate = f"{mbytes * 8 * 1.048576:.0f}"  # MBytes over one second, in Mbits/sec (rounded as iperf3 prints it)
+        data = f"[  5]   0.00-1.00   sec  {mbytes} MBytes  {rate} Mbits/sec"
+        lines += [
+            f"[  5] local 198.18.0.11 port 5201 connected to 198.18.0.12 port {test['port'] + 1}",
+            "[ ID] Interval           Transfer     Bitrate",
+            f"{data}                  ",
+            "- - - - - - - - - - - - - - - - - - - - - - - - -",
+            "[ ID] Interval           Transfer     Bitrate",
+            f"{data}                  receiver",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(server_logs())
+def test_a_server_log_gives_its_last_test_with_figures(tests: list[dict[str, Any]]) -> None:
+    result = parse(_render_server_log(tests))
+    measured = [t for t in tests if t["kind"] == "measured"]
+    connected = [t for t in tests if t["kind"] in ("measured", "failed")]
+    if measured:
+        assert result["error"] is None
+        assert result["received"]["bytes"] == measured[-1]["mbytes"] * 2**20
+        later = connected[connected.index(measured[-1]) + 1 :]
+        assert sum("a later test failed without figures" in w for w in result["warnings"]) == len(later)
+    else:
+        assert result["error"] == "the client has unexpectedly closed the connection"  # a failed test, said so
+        assert result["received"] is None and result["bits_per_second"] is None
+    assert len(parse_all(_render_server_log(tests))) == len(connected)  # a banner with no test is no test
+
+
+def _json_documents() -> list[str]:
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import split_tests
+
+    return split_tests((FIXTURES / IDLE_JSON).read_text())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=6))
+def test_a_json_server_log_gives_its_last_document_with_figures(order: list[int]) -> None:
+    """Any sequence of the recorded -J server documents (TCP test, UDP test, the idle server's stop)."""
+    documents = _json_documents()
+    assert len(documents) == 3
+    result = parse("\n".join(documents[i] for i in order))
+    measured = [i for i in order if i != 2]
+    if measured:
+        assert result["error"] is None
+        assert result["protocol"] == ("tcp" if measured[-1] == 0 else "udp")
+        assert result["received"] == parse(documents[measured[-1]])["received"]
+    else:
+        assert result["error"] == "interrupt - the server has terminated"
+        assert result["bits_per_second"] is None
+
+
+@st.composite
+def duplex_csvs(draw: st.DrawFn) -> dict[str, Any]:
+    """iperf2 2.1+ -y C of a full-duplex (one connection, both ways) or dual (-d: a connection each way) test,
+    as the client or the server prints it: plain 9-field lines or -e lines (write / read columns), data sender first."""
+    view = draw(st.sampled_from(["client", "server"]))
+    layout = draw(st.sampled_from(["plain", "enhanced"]))
+    mode = draw(st.sampled_from(["full-duplex", "dual"]))
+    count = draw(st.integers(min_value=1, max_value=3))
+    client, server, port = "198.18.0.12", "198.18.0.11", 5001
+    directions: list[dict[str, Any]] = []
+    for k in range(count):
+        c_end = (client, 40000 + 2 * k)
+        # below 2**31: two chunks never add up to 4294967295, which iperf2 prints for "unknown" (textutil.UNKNOWN_U32)
+        chunks = [draw(st.integers(min_value=1, max_value=2**31 - 1)) for _ in range(4)]
+        s_id, s_src = (k + 1, (server, port)) if mode == "full-duplex" else (count + k + 1, (server, 41000 + k))
+        s_dst = c_end if mode == "full-duplex" else (client, port)
+        directions.append({"id": k + 1, "src": c_end, "dst": (server, port), "chunks": chunks[:2]})
+        directions.append({"id": s_id, "src": s_src, "dst": s_dst, "chunks": chunks[2:]})
+    for d in directions:
+        d["local_sends"] = (d["src"][0] == client) == (view == "client")
+    side = draw(st.sampled_from([None, view]))
+    return {"view": view, "layout": layout, "mode": mode, "side": side, "directions": directions}
+
+
+def _render_csv(run: dict[str, Any]) -> str:
+    lines = []
+    for start, end in ((0, 1), (1, 2), (0, 2)):
+        for d in run["directions"]:
+            nbytes = sum(d["chunks"]) if (start, end) == (0, 2) else d["chunks"][start]
+            src, dst = d["src"], d["dst"]
+            if run["layout"] == "plain" and run["view"] == "client" and run["mode"] == "full-duplex":
+                dst = dst if d["local_sends"] else ("::", 0)  # 2.1.8: a client's receiving end of a full-duplex stream
+            stamp = "+0000:20261206155154.420" if run["layout"] == "enhanced" else "20261206155154"
+            rate = nbytes * 8 // (end - start)
+            row = f"{stamp},{src[0]},{src[1]},{dst[0]},{dst[1]},{d['id']},{start}.0-{end}.0,{nbytes},{rate}"
+            if run["layout"] == "enhanced":
+                row += ",900,0,3,1024,120,15" if d["local_sends"] else ",900,1,2,3,4,5,6,7,8"
+            lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(duplex_csvs())
+def test_the_two_directions_of_a_dual_or_full_duplex_csv_are_never_merged(run: dict[str, Any]) -> None:
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_csv import parse_iperf2_csv
+
+    result = plain(parse_iperf2_csv(_render_csv(run), side=run["side"]))
+    directions = run["directions"]
+    items = [*result["per_stream"], *result.get("reverse_per_stream", [])]
+    told = (
+        run["layout"] == "enhanced"
+        or (run["view"] == "client" and run["mode"] == "full-duplex")  # ::,0
+        or (run["side"] is not None and len(directions) >= 4 and run["mode"] == "full-duplex")  # the shared end
+    )
+    # (a dual test's plain lines without the server's banner never say which connection is this host's)
+    if told:
+        assert result["bidir"] is True
+        assert len(items) == len(directions)  # one per direction: never two directions in one transfer
+        for d in directions:
+            slot, other = ("sent", "received") if d["local_sends"] else ("received", "sent")
+            owners = [i for i in items if i["id"] == d["id"] and i[slot] and i[slot]["bytes"] == sum(d["chunks"])]
+            assert len(owners) == 1, (d, items)
+            assert owners[0][other] is None  # TCP: no peer figure in this host's CSV, never the other direction's
+        if len(directions) == 2:
+            sends = next(d for d in directions if d["local_sends"])
+            takes = next(d for d in directions if not d["local_sends"])
+            bytes_of = {
+                key: (result.get(key) or {}).get("bytes")
+                for key in ("sent", "reverse_sent", "received", "reverse_received")
+            }
+            assert sum(sends["chunks"]) in (bytes_of["sent"], bytes_of["reverse_sent"])
+            assert sum(takes["chunks"]) in (bytes_of["received"], bytes_of["reverse_received"])
+    else:
+        assert items == [] and result["sent"] is None and result["received"] is None  # nothing claimed
+        assert result["complete"] is False
+        for d in directions:
+            assert any(f"(transfer {d['id']}): {sum(d['chunks'])} bytes" in w for w in result["warnings"])

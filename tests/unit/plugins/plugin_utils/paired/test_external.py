@@ -69,6 +69,11 @@ def test_a_host_with_two_external_pairs_waits_for_them_in_turn() -> None:
 def test_one_iperf3_client_gets_a_one_off_server_and_iperf2_never() -> None:
     assert plan(external())["runs"][0]["pairs"][0]["one_off"] is True
     assert plan(external(), tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
+    assert plan(external(count=2))["runs"][0]["pairs"][0]["one_off"] is False
+    # a pair's own client is one test per run too: its iperf3 server ends by itself after it (issue 21)
+    inside = {**SERVER, "client": "h2"}
+    assert plan(inside)["runs"][0]["pairs"][0]["one_off"] is True
+    assert plan(inside, tool="iperf2")["runs"][0]["pairs"][0]["one_off"] is False
     # count defaults to 1; a string from -e is read as Ansible would
     assert plan({**SERVER, "external": {"deadline": "60"}})["runs"][0]["pairs"][0]["external"]["count"] == 1
 
@@ -87,7 +92,7 @@ def test_the_command_asked_of_the_person_has_the_test_settings() -> None:
 def test_ordinary_pairs_are_unchanged() -> None:
     (run,) = plan({"server": "esx1", "client": "h2", "address": "198.18.0.10"})["runs"]
     assert (run["external"], run["external_wait"], run["pairs"][0]["external"], run["pairs"][0]["one_off"]) == (
-        False, None, None, False,
+        False, None, None, True,  # one test per run: a one-off iperf3 server (issue 21)
     )  # fmt: skip
     assert run["client_hosts"] == ["h2"] and run["server_timeout"] == 10 + 2 + 120
 
@@ -106,6 +111,29 @@ def test_ordinary_pairs_are_unchanged() -> None:
         ([{**SERVER, "external": {"deadline": 5, "form": "1.2.3.4"}}], {}, "unknown key(s) form (did you mean from?)"),
         ([{**SERVER, "external": {"deadline": 5, "from": "1.2.3.4/24"}}], {}, "external.from='1.2.3.4/24'"),
         ([{**SERVER, "external": "yes"}], {}, "external must be a dictionary such as {count: 1, deadline: 300}"),
+        # issue 21: a host name never matches the address the server logs, so no client would ever be counted
+        (
+            [{**SERVER, "external": {"deadline": 5, "from": "win10.lab"}}],
+            {},
+            "paired_test_tests[0].pairs[0] (test 'win' pair 1): external.from='win10.lab' is not an IP address: the "
+            "server's log names each client by the address its connection came from, so only an address can match (a "
+            "host name never would, and no client test would be counted) - give the external host's IP address, for "
+            "example external.from: 198.18.1.51, or leave external.from out to count a test from any address",
+        ),
+        (
+            [{**SERVER, "external": {"deadline": 5, "from": "0.0.0.0"}}],
+            {},
+            "external.from=0.0.0.0 is the unspecified address",
+        ),
+        (
+            [{**SERVER, "external": {"deadline": 1e9}}],
+            {},
+            "paired_test_tests[0].pairs[0].external.deadline (test 'win' pair 1) is 1000000000.0 s, more than 86400 s "
+            "(1 day): the server listens, and a firewall window stays open, for the whole deadline - give the seconds "
+            "the person at the other end needs to start, for example deadline: 600",
+        ),
+        ([{**SERVER, "external": {"deadline": "86401"}}], {}, "external.deadline (test 'win' pair 1) is '86401' s"),
+        ([{"server": "esx1", "address": "224.0.0.1", "external": {"deadline": 5}}], {}, "224.0.0.1 is a multicast"),
         ([external(), {"server": "esx1", "client": "h2"}], {}, "pair(s) 2 have a client in the inventory"),
         ([external()], {"direction": "both"}, "direction='both' cannot be used with external clients"),
         ([external()], {"swap_roles": True}, "swap_roles=True cannot be used with external clients"),
@@ -118,6 +146,12 @@ def test_external_pairs_are_checked(pairs: list[dict[str, Any]], settings: dict[
         plan(*pairs, **settings)
     assert needle in str(caught.value)
     assert "test 'win'" in str(caught.value)  # the message names the test
+
+
+def test_a_day_of_deadline_and_an_address_in_from_are_accepted() -> None:
+    (run,) = plan(external(deadline=86400, **{"from": " 198.18.1.51 "}))["runs"]
+    assert run["pairs"][0]["external"]["deadline"] == 86400.0
+    assert run["pairs"][0]["external"]["from"] == "198.18.1.51"
 
 
 # ------------------------------------------------------------------------------------------

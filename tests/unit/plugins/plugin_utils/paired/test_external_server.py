@@ -43,6 +43,18 @@ def plan(*pairs: dict[str, Any], **settings: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("pair", "needle"),
     [
+        # issue 21: the client would connect to itself (0.0.0.0, ::), or to no one host
+        (
+            {**OUTSIDE, "address": "0.0.0.0"},
+            "paired_test_tests[0].pairs[0] (test 'win' pair 1): address=0.0.0.0 is the unspecified address (a client "
+            "connecting to it reaches its own host), not the address of one host; give the unicast address of the "
+            "host's test interface",
+        ),
+        ({**OUTSIDE, "address": "::"}, "address=:: is the unspecified address"),
+        ({**OUTSIDE, "address": "239.1.2.3"}, "address=239.1.2.3 is a multicast address"),
+        ({**OUTSIDE, "address": "ff02::1"}, "address=ff02::1 is a multicast address"),
+        ({**OUTSIDE, "address": "255.255.255.255"}, "address=255.255.255.255 is the broadcast address"),
+        ({**OUTSIDE, "client_address": "0.0.0.0"}, "client_address=0.0.0.0 is the unspecified address"),
         (
             {**OUTSIDE, "server": "h1"},
             "paired_test_tests[0].pairs[0].server (test 'win' pair 1) is set, but external.server is true",

@@ -111,9 +111,11 @@ RENAME = "choose another label name"
         ({"os": None}, ".os must be a string, number or boolean, got null", SCALARS),
         ({"rate": float("nan")}, ".rate must be a string, number or boolean, got float nan", SCALARS),
         ({"": "x"}, "a label name must be a non-empty string", SCALARS),
-        ({1: "x"}, "a label name must be a non-empty string, got 1", SCALARS),
+        ({1: "x"}, "a label name must be a non-empty string without control characters, got 1", SCALARS),
         ({"pair": 7}, "pair is one of the labels the plan sets for every run and pair", RENAME),
         ({"test": "x"}, "test is one of the labels the plan sets", RENAME),
+        ({"os\nnic": "x"}, "a label name must be a non-empty string without control characters", SCALARS),
+        ({"os": "linux\u202e"}, ".os must not contain control characters", "give one line of plain text"),
     ],
 )  # fmt: skip
 def test_bad_pair_labels_are_refused_naming_the_pair_and_the_fix(labels: Any, message: str, fix: str) -> None:
@@ -216,3 +218,32 @@ def test_mesh_bad_host_labels_are_refused(host_labels: Any, message: str) -> Non
     assert message in str(caught.value)
     with pytest.raises(AnsibleFilterError, match=r"esxilab\.iperf\.mesh_schedule: host_labels"):
         mesh_schedule(["vm1", "vm2", "vm3", "vm4"], topology="halves", host_labels=host_labels)
+
+
+@pytest.mark.parametrize("where", ["test", "role"])
+@pytest.mark.parametrize("label", ["run", "test", "repetition", "pair"])
+def test_a_test_or_role_label_the_plan_sets_is_refused_not_dropped(where: str, label: str) -> None:
+    """The plan sets these labels itself: a test's (or paired_test_labels') own value was silently dropped."""
+    test = _test()
+    defaults: dict[str, Any] = {}
+    if where == "test":
+        test["labels"] = {label: "mine"}
+    else:
+        test.pop("labels", None)
+        defaults["labels"] = {label: "mine"}
+    with pytest.raises(PairedTestError) as caught:
+        build_plan([test], defaults, addresses=ADDRESSES)
+    shown = "paired_test_tests[0]: test 'fwd'" if where == "test" else "role variable paired_test_labels"
+    assert shown in str(caught.value)
+    assert f"{label} is one of the labels the plan sets for every run and pair" in str(caught.value)
+    assert RENAME in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["fwd\nrev", "fw\td", "fwd\x1b[31m", "fwd\u202erev"])
+def test_a_test_name_with_a_control_character_is_refused(name: str) -> None:
+    with pytest.raises(PairedTestError) as caught:
+        build_plan([_test(name=name)], addresses=ADDRESSES)
+    assert "paired_test_tests[0].name (item 1) must be one line of plain text without control characters" in str(
+        caught.value
+    )
+    assert "rename the test" in str(caught.value)

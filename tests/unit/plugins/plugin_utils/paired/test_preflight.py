@@ -23,7 +23,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight imp
     check_role_settings,
     check_state_dirs,
     preflight,
-    stored_schema_version,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_sqlite
 from tests.unit.plugins.plugin_utils.history_docs import doc_of
@@ -169,7 +168,7 @@ def test_a_history_of_a_newer_schema_is_refused_before_the_runs(tmp_path: Path) 
 def test_an_empty_database_has_schema_version_zero(tmp_path: Path) -> None:
     conn = history_sqlite.connect(str(tmp_path / "empty.sqlite"))
     try:
-        assert stored_schema_version(conn) == 0
+        assert history.stored_version(conn) == 0
         assert conn.execute("SELECT COUNT(*) FROM sqlite_master")[0][0] == 0  # nothing created
     finally:
         conn.close()
@@ -188,6 +187,15 @@ def test_an_empty_database_has_schema_version_zero(tmp_path: Path) -> None:
         ({"report_line_rate_bps": 0}, "report_line_rate_bps=0 must be a positive number of bit/s"),
         ({"report_max_retransmits": "many"}, 'report_max_retransmits="many" must be a number of at least 0'),
         ({"report_max_loss_percent": True}, "report_max_loss_percent=true must be a number"),
+        # issue 21: the gate's bounds, before any host runs (nan crashed the gate after the runs)
+        ({"report_max_drop_percent": float("nan")}, "report_max_drop_percent=NaN must be a number of at least 0"),
+        ({"report_max_drop_percent": "nan"}, 'report_max_drop_percent="nan" must be a number of at least 0'),
+        ({"report_max_drop_percent": 1000}, "report_max_drop_percent=1000 must be a number of at least 0 and at most"),
+        ({"report_min_line_rate_percent": "150"}, 'report_min_line_rate_percent="150" must be a number of at least 0 '),
+        (
+            {"report_max_loss_percent": 200},
+            "report_max_loss_percent=200 must be a number of at least 0 and at most 100",
+        ),
     ],
 )
 def test_report_settings_are_refused_with_the_option_and_the_fix(
