@@ -41,8 +41,8 @@ options:
     description:
       - The journal records which run holds the window (controller host name, C(ansible-playbook) pid and start
         time). When another run still holds it - on this controller its process runs; on another, its deadline is
-        still ahead or it has none - the task refuses and names that run. V(true) takes the window over (the other run's restore then
-        leaves the journal to this one). A window of a run that is gone is recovered without it.
+        still ahead or it has none - the task refuses and names that run. V(true) takes the window over (the other
+        run's restore then leaves the journal to this one). A window of a run that is gone is recovered without it.
     type: bool
     default: false
 """

@@ -146,7 +146,7 @@ journal:
       description: Entries that are not what the collection writes (never applied, kept), with the reason.
       type: dict
     owner:
-      description: The run that holds the window (C(run=TOKEN controller=HOST pid=PID started=EPOCH)), or null.
+      description: The run that holds the window (C(run=TOKEN owner=HOST:PID:START)), or null.
       type: str
     fired:
       description: The record a dead-man timer left when it fired (see RV(fired)), or null.

@@ -21,6 +21,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
     FirewallStatus,
@@ -159,7 +160,7 @@ def _journal_for_restore(journal: Journal | None, warnings: list[str]) -> tuple[
         return None, {}
     if journal.holder(state) == "live" and not journal.takeover and state.owner is not None:
         warnings.append(
-            f"{_NAME}: the journal {journal.directory} now belongs to {state.owner.describe()} (it took the window"
+            f"{_NAME}: the journal {journal.directory} now belongs to {describe(state.owner)} (it took the window"
             " over); only this task's restore value is put back, the journal is left to that run"
         )
         return None, {}

@@ -27,6 +27,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
@@ -558,7 +559,7 @@ def restore(
         else:
             if journal.holder(found) == "live" and not journal.takeover and found.owner is not None:
                 journal_warnings.append(
-                    f"{_NAME}: the journal {journal.directory} now belongs to {found.owner.describe()} (it took the"
+                    f"{_NAME}: the journal {journal.directory} now belongs to {describe(found.owner)} (it took the"
                     " window over); only this task's restore value is put back, the journal is left to that run"
                 )
                 journal = None

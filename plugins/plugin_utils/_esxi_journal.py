@@ -19,7 +19,7 @@ file                       content
 ``files``                  the copies made, one path a line (only :data:`REMOVABLE`)
 ``vib``                    the VIB installed (only :data:`COLLECTION_VIB`)
 ``link.IF.mtu``            a Linux interface's MTU before the change (68-65535)
-``owner``                  the run holding the window (``_journal_owner.RunId.line``)
+``owner``                  the run holding the window (``_journal_owner.owner_line``)
 ``deadline``               epoch second at which the dead-man restores
 ``deadman.sh``             the dead-man script; ``deadman.pid`` its pid; ``deadman.log`` what it did
 ``fired``                  written by a dead-man that restored: when, which run
@@ -62,7 +62,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import RunId, current_run, holder
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import (
+    RunId,
+    describe,
+    holder,
+    owner_line,
+    parse_owner,
+    this_run,
+    token,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
@@ -139,7 +147,7 @@ class JournalState:
             "install": self.install,
             "link": {"mtu": self.link} if self.link else {},
             "rejected": self.rejected,
-            "owner": None if self.owner is None else self.owner.line(),
+            "owner": None if self.owner is None else owner_line(self.owner),
             "fired": self.fired,
             "deadman": {"running": self.deadman_running, "pid": self.deadman_pid, "deadline": self.deadline},
         }
@@ -306,7 +314,7 @@ def parse_output(directory: str, text: str, tag: str) -> JournalState:
                 elif line:
                     rejected[f"files: {line[:80]!r}"] = "not a copy this collection makes"
         elif kind == "owner":
-            owner = RunId.parse(section.text)
+            owner = parse_owner(section.text)
             if owner is None and section.text.strip():
                 rejected["owner"] = "not an owner line the collection writes"
         elif kind == "fired":
@@ -513,7 +521,7 @@ def record_script(
     keep_later_deadline: bool,
 ) -> str:
     """Record ``entries`` (earliest value wins) and ``files`` for ``run``; arm its dead-man for a window."""
-    lines = [_prelude(directory, tag, create=True), f"_put owner {shlex.quote(run.line())}"]
+    lines = [_prelude(directory, tag, create=True), f"_put owner {shlex.quote(owner_line(run))}"]
     for key, value in entries:
         lines.append(f'[ -e "$d/{key}" ] || _put {shlex.quote(key)} {shlex.quote(value)}')
     if files:
@@ -525,7 +533,7 @@ def record_script(
         ]
     window = any(key.startswith(("firewall.", "exec.")) for key, _value in entries)
     if window and deadline_seconds > 0:
-        tok = run.token
+        tok = token(run)
         lines += [
             '_t="$d/.tmp.$$"; rm -f "$_t"',
             f'( set -C; printf \'%s\' {shlex.quote(DEADMAN_SCRIPT)} >"$_t" ) && mv -f "$_t" "$d/deadman.sh"'
@@ -666,7 +674,7 @@ class Journal:
         self.host = host
         self.deadline_seconds = int(deadline_seconds)
         self.copy_path: str | None = None
-        self.run = run or current_run()
+        self.run = run or this_run()
         self.takeover = takeover
 
     def _script(self, build: Any, *args: Any, **kwargs: Any) -> JournalState:
@@ -691,7 +699,7 @@ class Journal:
         """Raise :class:`JournalError` when another live run holds the window (and no takeover is asked)."""
         if self.holder(state) == "live" and not self.takeover and state.owner is not None:
             raise JournalError(
-                f"journal directory {self.directory}: the window on this host is held by {state.owner.describe()},"
+                f"journal directory {self.directory}: the window on this host is held by {describe(state.owner)},"
                 f" which is still running (deadline {state.deadline or 'none'}); nothing was changed. Fix: wait until"
                 " that run ends, or take the window over with takeover: true (role variables"
                 " esxi_firewall_takeover / esxi_iperf_takeover, inventory esxilab_journal_takeover) - its restore"

@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
     parse_output,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import token
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
@@ -204,7 +205,7 @@ def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell
     assert "done: esxcli network firewall set --enabled true" in log and "restore finished" in log
     after = journal.read()
     assert after.pending is False and after.owner is None
-    assert after.fired is not None and after.fired["run"] == journal.run.token
+    assert after.fired is not None and after.fired["run"] == token(journal.run)
     assert any("done: esxcli network firewall set --enabled true" in line for line in after.fired["log"])
 
 

@@ -24,12 +24,19 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import EsxiJournalError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import RunId, current_run, holder
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import (
+    RunId,
+    holder,
+    owner_line,
+    parse_owner,
+    this_run,
+    token,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.unit.plugins.plugin_utils.test_esxi_journal import Host, _alive, _wait
 
-A = RunId("controller-a", 4242, 1_700_000_000)
-B = RunId("controller-b", 4343, 1_700_000_100)
+A = RunId("controller-a", 4242, "170000")
+B = RunId("controller-b", 4343, "170100")
 
 
 def _journal(host: Host, path: Path, run: RunId = A, **kwargs: Any) -> Journal:
@@ -219,17 +226,17 @@ def test_a_lost_session_after_the_restore_never_lets_the_deadman_apply_again(tmp
 
 def test_holder_decisions() -> None:
     me = A
-    here = RunId(A.controller, 1, 2)
+    here = RunId(A.host, 1, "2")
     assert holder(None, me, pending=True, now=10, deadline=20) == "none"
     assert holder(B, me, pending=False, now=10, deadline=20) == "none"
     assert holder(A, me, pending=True, now=10, deadline=20) == "mine"
     assert holder(B, me, pending=True, now=10, deadline=20) == "live"
     assert holder(B, me, pending=True, now=30, deadline=20) == "gone"
     assert holder(B, me, pending=True, now=30, deadline=None) == "live"  # no dead-man: only takeover ends it
-    assert holder(here, me, pending=True, now=10, deadline=None, alive_here=lambda run: True) == "live"
-    assert holder(here, me, pending=True, now=10, deadline=10**9, alive_here=lambda run: False) == "gone"
-    assert RunId.parse(B.line()) == B and RunId.parse(B.line().replace("4343", "4344")) is None
-    assert current_run().pid == os.getppid()
+    assert holder(here, me, pending=True, now=10, deadline=None, state=lambda text, run: "live") == "live"
+    assert holder(here, me, pending=True, now=10, deadline=10**9, state=lambda text, run: "gone") == "gone"
+    assert parse_owner(owner_line(B)) == B and parse_owner(owner_line(B).replace("4343", "4344")) is None
+    assert this_run().pid == os.getppid()
 
 
 def test_a_second_run_refuses_a_live_window_and_takes_over_on_request(tmp_path: Path, reap: list[int]) -> None:
@@ -266,11 +273,11 @@ def test_a_window_of_a_gone_run_is_recovered(tmp_path: Path) -> None:
     host = Host(tmp_path, "7.0")
     dead = subprocess.Popen(["true"])
     dead.wait(timeout=10)
-    gone = RunId(current_run().controller, dead.pid, 1)  # this controller, its process ended
+    gone = RunId(this_run().host, dead.pid, "1")  # this controller, its process ended
     _esxi_firewall.run(
         {"enabled": False}, host.fw_execute, check_mode=False, journal=_journal(host, tmp_path / "j", gone)
     )
-    now = _journal(host, tmp_path / "j", current_run())
+    now = _journal(host, tmp_path / "j", this_run())
     assert now.holder(now.read()) == "gone"
     restored = _restore(now, host)
     assert restored["restored"] == {"firewall": {"enabled": True}} and host.get("fw_enabled") == "true"
@@ -285,7 +292,7 @@ def test_a_fired_deadman_is_reported_then_acknowledged(tmp_path: Path, reap: lis
     assert _wait(lambda: not _alive(reap[-1]), 15)
     assert host.get("fw_enabled") == "true"
     read = journal_run({"mode": "read"}, journal, host.execute, check_mode=False)
-    assert read["fired"]["run"] == A.token
+    assert read["fired"]["run"] == token(A)
     assert any(
         "dead-man timer of" in w and "fired at" in w and "firewall set --enabled true" in w for w in read["warnings"]
     )
