@@ -192,6 +192,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+left:
+  description:
+    - With O(restore), what could not be put back and stays in the restore journal - entry and reason (for example a
+      ruleset the host no longer has). The rest is put back, then the task fails naming these.
+  returned: when something could not be put back
+  type: dict
+  sample: {}
+journal_clear_failed:
+  description:
+    - With O(restore), true when the host was put back but the journal could not be cleared (a lost session, after 3
+      attempts); every value put back by a command has already left the journal with it.
+  returned: when clearing the journal failed
+  type: bool
 journal_restored:
   description:
     - With O(restore), what the restore journal on the host recorded and this task put back too (the journal's

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: esxi_journal
-short_description: Read, restore or clear the restore journal esxi_firewall and esxi_iperf_install keep on ESXi
+short_description: Read, record, restore or clear the restore journal of an ESXi or Linux host
 version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
@@ -16,9 +16,17 @@ description:
     change, what undoes it - the firewall's enabled state, default action and rulesets, the C(execInstalledOnly) or
     C(appDom) value, the copies made, the VIB installed. The earliest recorded value wins. This module reads that
     journal, puts back what it records, or drops it.
+  - On a Linux host O(mode=record) journals the MTU of O(links) as it is now, before a playbook changes it
+    (C(playbooks/mtu-compare.yml)); O(mode=restore) puts it back with C(ip link).
   - O(mode=restore) puts back everything the journal records for O(scope) (exec policy and copies, then rulesets,
-    default action and the firewall's enabled state), verifies it, clears those entries and, when nothing is pending
-    any more, stops the dead-man timer. Nothing pending - nothing is run and the task reports no change.
+    default action and the firewall's enabled state, then interface MTUs), verifies it, clears those entries and,
+    when nothing is pending any more, stops the dead-man timer. Nothing pending - nothing is run and the task reports
+    no change.
+  - Best effort, then loud - every entry is tried; one that cannot be put back (a ruleset the host no longer has, a
+    value the collection never writes, a failed command) is kept in the journal, the others are put back and cleared,
+    and the task fails at the end naming what is left and why (RV(left)).
+  - A window another live run holds is refused, naming that run, unless O(takeover=true). A dead-man timer that fired
+    is reported as a warning (when, what it did; RV(fired)) and then acknowledged by O(mode=restore).
   - The esxi_firewall and esxi_iperf roles run this before anything else, so a window left open by an interrupted
     earlier run is put back (with a warning) before the original state could be read as the changed one.
     C(playbooks/restore.yml) runs it on every host of the inventory.
@@ -29,16 +37,24 @@ options:
       - V(read) - report the journal; changes nothing.
       - V(restore) - put back what it records for O(scope), then clear those entries.
       - V(clear) - drop the entries for O(scope) without restoring (after putting the host back by hand).
+      - V(record) - journal the MTU of O(links) as it is now (Linux hosts; the earliest value wins).
     type: str
-    choices: [read, restore, clear]
+    choices: [read, record, restore, clear]
     default: read
   scope:
     description:
-      - V(firewall) - the firewall entries; V(install) - exec policy, copies and VIB.
+      - V(firewall) - the firewall entries; V(install) - exec policy, copies and VIB; V(link) - Linux interface MTUs.
     type: list
     elements: str
-    choices: [firewall, install]
-    default: [firewall, install]
+    choices: [firewall, install, link]
+    default: [firewall, install, link]
+  links:
+    description:
+      - With O(mode=record), the Linux interfaces whose MTU is about to change (names of 1-15 letters, digits, C(.),
+        C(_), C(-)).
+    type: list
+    elements: str
+    default: []
   remove_vib:
     description:
       - With O(mode=restore), also remove a VIB the journal records as installed by esxi_iperf_install. Without it the
@@ -81,6 +97,13 @@ EXAMPLES = r"""
     mode: read
     journal_dir: /vmfs/volumes/datastore1/.esxilab-iperf
 
+- name: Journal a Linux interface's MTU before changing it (root, or become)
+  esxilab.iperf.esxi_journal:
+    mode: record
+    links: [eth1]
+    journal_dir: /var/lib/esxilab-iperf
+  become: true
+
 - name: Forget the firewall entries after the firewall was put back by hand
   esxilab.iperf.esxi_journal:
     mode: clear
@@ -115,11 +138,46 @@ journal:
       description: The dead-man timer - C(running), C(pid) and C(deadline) (epoch seconds).
       type: dict
       sample: {"running": true, "pid": 12345, "deadline": 1796170000}
+    link:
+      description: The recorded interface MTUs (key C(mtu), a mapping of interface name to MTU).
+      type: dict
+      sample: {"mtu": {"eth1": 9000}}
+    rejected:
+      description: Entries that are not what the collection writes (never applied, kept), with the reason.
+      type: dict
+    owner:
+      description: The run that holds the window (C(run=TOKEN owner=HOST:PID:START)), or null.
+      type: str
+    fired:
+      description: The record a dead-man timer left when it fired (see RV(fired)), or null.
+      type: dict
 pending:
-  description: The entries of O(scope) found before the task, by scope (C(firewall), C(install)).
+  description: The entries of O(scope) found before the task, by scope (C(firewall), C(install), C(link)).
   returned: always
   type: dict
   sample: {"firewall": {"enabled": true}}
+left:
+  description: What could not be put back and is kept in the journal - entry and reason.
+  returned: always
+  type: dict
+  sample: {"firewall.ruleset.iperfVib": "the host has no ruleset 'iperfVib' any more"}
+fired:
+  description: >-
+    A dead-man timer that fired and restored the host without a controller - C(at) (epoch seconds), C(run) (the run's
+    token) and C(log) (the last lines of C(deadman.log)); null when none fired since the last restore.
+  returned: always
+  type: dict
+holder:
+  description: >-
+    Who holds the window - V(none), V(mine) (this run), V(live) (another run still working), V(gone) (an interrupted
+    run, recovered by O(mode=restore)).
+  returned: always
+  type: str
+recorded:
+  description: With O(mode=record), what was journaled now (an interface already journaled keeps its earliest value).
+  returned: success
+  type: dict
+  sample: {"link": {"mtu": {"eth1": 9000}}}
 restored:
   description: What O(mode=restore) put back, by scope.
   returned: always

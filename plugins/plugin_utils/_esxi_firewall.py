@@ -15,11 +15,13 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
     FirewallStatus,
@@ -32,6 +34,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan i
     FirewallPlan,
     plan_firewall,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError, checked
 
 __all__ = [
@@ -145,6 +148,44 @@ def _merged_restore(args: Mapping[str, Any], recorded: Mapping[str, Any]) -> dic
     return merged
 
 
+def _journal_for_restore(journal: Journal | None, warnings: list[str]) -> tuple[Journal | None, dict[str, Any]]:
+    """The journal a restore may use and what it records for the firewall; a journal another live run holds
+    (or one that cannot be read) is left alone, with a warning: the given restore value is still put back."""
+    if journal is None:
+        return None, {}
+    try:
+        state = journal.read()
+    except JournalError as exc:
+        warnings.append(f"{_NAME}: {exc.message}")
+        return None, {}
+    if journal.holder(state) == "live" and not journal.takeover and state.owner is not None:
+        warnings.append(
+            f"{_NAME}: the journal {journal.directory} now belongs to {describe(state.owner)} (it took the window"
+            " over); only this task's restore value is put back, the journal is left to that run"
+        )
+        return None, {}
+    for key, why in state.rejected.items():
+        if key.startswith("firewall."):
+            warnings.append(f"{_NAME}: journal entry {key} is not applied and kept: {why}")
+    return journal, state.firewall
+
+
+def _step_key(step: Step) -> str | None:
+    """The journal key a firewall command puts back."""
+    if step.action == "firewall_enabled":
+        return "firewall.enabled"
+    if step.action == "firewall_default_action":
+        return "firewall.default_action"
+    if step.action == "ruleset_set" and "--ruleset-id" in step.argv:
+        return f"firewall.ruleset.{step.argv[step.argv.index('--ruleset-id') + 1]}"
+    return None
+
+
+def _journal_keys(recorded: Mapping[str, Any]) -> set[str]:
+    keys = {f"firewall.{k}" for k in ("enabled", "default_action") if k in recorded}
+    return keys | {f"firewall.ruleset.{name}" for name in recorded.get("rulesets") or {}}
+
+
 def run(
     args: Mapping[str, Any],
     execute: Execute,
@@ -156,21 +197,27 @@ def run(
 
     With a ``journal``: a change is recorded on the host before the first command runs (and the
     dead-man armed); a restore also puts back what the journal records and then clears it.
+    A restore is best effort: a ruleset the host no longer has is left (its journal entry kept),
+    the rest is put back, and the task then fails naming what is left and why.
     """
     restoring = args.get("restore") is not None
     recorded: dict[str, Any] = {}
     journal_warnings: list[str] = []
-    if restoring and journal is not None:
-        try:
-            recorded = journal.read().firewall
-        except JournalError as exc:  # the given restore value is still put back
-            journal_warnings.append(f"{_NAME}: {exc.message}")
-            journal = None
+    if restoring:
+        journal, recorded = _journal_for_restore(journal, journal_warnings)
         if recorded:
             args = {**args, "restore": _merged_restore(args, recorded)}
     desired = desired_from_args(args)
+    left: dict[str, str] = {}
     try:
         status, rulesets = _read(execute, bool(desired.rulesets))
+        if restoring:
+            known = {r.name for r in rulesets}
+            for name in sorted(set(desired.rulesets) - known):
+                left[f"firewall.ruleset.{name}"] = (
+                    f"the host has no ruleset {name!r} any more (not in 'esxcli network firewall ruleset list')"
+                )
+            desired = replace(desired, rulesets={k: v for k, v in desired.rulesets.items() if k in known})
         plan = plan_firewall(status, desired, rulesets)
     except (EsxiError, EsxiFirewallError) as exc:
         raise EsxiFirewallError(_message(exc)) from exc
@@ -185,16 +232,20 @@ def run(
     }
     if recorded:
         result["journal_restored"] = recorded
+    if left:
+        result["left"] = left
     if plan.warnings or journal_warnings:
         result["warnings"] = journal_warnings + [f"{_NAME}: {w}" for w in plan.warnings]
+    # the journal entries this restore puts back (the rest stays: left, or not the journal's)
+    back = _journal_keys(recorded) - set(left) if restoring and journal is not None and not check_mode else set()
     if not plan.changed or check_mode:
         planned = dict(previous)
         planned.update({k: v for k, v in plan.after.items() if k != "rulesets"})
         planned["rulesets"] = {**previous["rulesets"], **plan.after["rulesets"]}
         result["current"] = planned
-        if restoring and journal is not None and not check_mode and recorded:
-            _clear(journal, result)
-        return result
+        if back and journal is not None:
+            _clear(journal, result, sorted(back))
+        return _finish(result, left)
 
     if journal is not None and not restoring:
         try:
@@ -207,8 +258,12 @@ def run(
 
     done: list[str] = []
     for step in plan.steps:
+        key = _step_key(step)
+        command = step.command
+        if journal is not None and key in back:  # the value and its entry go in one command
+            command = journal.dropping(command, [key])
         try:
-            _checked(execute, step.command)
+            _checked(execute, command)
         except EsxiFirewallError as exc:
             raise EsxiFirewallError(
                 f"{exc.message}. Commands already applied: {done or 'none'}; to undo them run this module with"
@@ -227,14 +282,27 @@ def run(
         ) from exc
     current = _view(status_after, rulesets_after, desired.rulesets)
     result["current"] = current
-    left = plan_firewall(status_after, desired, rulesets_after)
-    if left.changed:
-        wrong = ", ".join(f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in left.changes)
+    again = plan_firewall(status_after, desired, rulesets_after)
+    if again.changed:
+        wrong = ", ".join(f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in again.changes)
         raise EsxiFirewallError(f"{_NAME}: esxcli accepted the commands but the firewall now reports: {wrong}", result)
-    if restoring and journal is not None:
-        _clear(journal, result)
-    return result
+    if back and journal is not None:
+        _clear(journal, result, sorted(back))
+    return _finish(result, left)
 
 
-def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    journal.clear_restored("firewall", result, name=_NAME, what="the firewall")
+def _finish(result: dict[str, Any], left: Mapping[str, str]) -> dict[str, Any]:
+    """The result; with entries left, the task fails at the end naming them (the rest is back)."""
+    if not left:
+        return result
+    raise EsxiFirewallError(
+        f"{_NAME}: put back what could be put back, but the journal keeps what could not: "
+        + "; ".join(f"{key}: {why}" for key, why in left.items())
+        + ". Fix: nothing of it can be applied on this host as it is now; once you have checked the host by hand,"
+        " drop the entries with esxilab.iperf.esxi_journal mode=clear scope=firewall",
+        result,
+    )
+
+
+def _clear(journal: Journal, result: dict[str, Any], keys: list[str]) -> None:
+    journal.clear_restored("firewall", result, name=_NAME, what="the firewall", keys=keys)

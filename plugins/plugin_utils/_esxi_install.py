@@ -27,6 +27,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
@@ -551,10 +552,24 @@ def restore(
     journal_warnings: list[str] = []
     if journal is not None:
         try:
-            recorded = journal.read().install
+            found = journal.read()
         except JournalError as exc:  # the given restore value is still put back
             journal_warnings.append(f"{_NAME}: {exc.message}")
             journal = None
+        else:
+            if journal.holder(found) == "live" and not journal.takeover and found.owner is not None:
+                journal_warnings.append(
+                    f"{_NAME}: the journal {journal.directory} now belongs to {describe(found.owner)} (it took the"
+                    " window over); only this task's restore value is put back, the journal is left to that run"
+                )
+                journal = None
+            else:
+                recorded = found.install
+                journal_warnings += [
+                    f"{_NAME}: journal entry {key} is not applied and kept: {why}"
+                    for key, why in found.rejected.items()
+                    if key.startswith(("exec.", "vib", "files"))
+                ]
         value = _merged_restore(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
@@ -628,12 +643,17 @@ def restore(
         result["current"] = after
         result["diff"] = {"before": before, "after": after}
         if recorded and not check_mode and journal is not None:
-            _clear(journal, result)
+            _clear(journal, result, sorted(recorded_keys(recorded)))
         return result
 
     done: list[str] = []
-    for step in steps:
-        out = execute(step.command)
+    failed: dict[str, str] = {}
+    for step in steps:  # best effort: every step is tried, the failures are named at the end
+        key = _STEP_KEYS.get(step.action)
+        command = step.command
+        if journal is not None and key in recorded_keys(recorded) and step.action != "remove_copy":  # together
+            command = journal.dropping(command, [key])
+        out = execute(command)
         failure = failure_from_output(out.text, out.rc)
         if step.action == "vib_remove" and failure is None:
             try:
@@ -642,12 +662,10 @@ def restore(
                 failure = failure_from_output(str(exc), 1)
         if failure is not None:
             label = f"[{failure.error_class}] " if failure.error_class else ""
-            raise EsxiInstallError(
-                f"{_NAME}: '{step.command}' ({step.description}) failed (exit status {out.rc}): {label}"
-                f"{failure.message}. Commands already applied: {done or 'none'}; run the restore again once the"
-                " cause is fixed (it skips what is already back).",
-                {**result, "changed": bool(done), "commands": done},
+            failed[step.command] = (
+                f"'{step.command}' ({step.description}) failed (exit status {out.rc}): {label}{failure.message}"
             )
+            continue
         done.append(step.command)
 
     try:
@@ -656,24 +674,39 @@ def restore(
         raise EsxiInstallError(
             f"{exc.message}. The restore commands ran ({done}) but reading the host back failed; run the restore"
             " again to check (it skips what is already back).",
-            {**result, "restore": dict(value)},
+            {**result, "changed": bool(done), "commands": done, "restore": dict(value)},
         ) from exc
     current = view(*state_after)
-    result["current"] = current
-    result["diff"] = {"before": before, "after": current}
+    result.update(current=current, diff={"before": before, "after": current}, changed=bool(done), commands=done)
     left = plan(*state_after)
+    if journal is not None and recorded:
+        keys = recorded_keys(recorded) - {_STEP_KEYS[s.action] for s in left if s.action in _STEP_KEYS}
+        _clear(journal, result, sorted(keys))
     if left:
+        why = "; ".join(failed.values()) or "the host still needs it after the restore commands ran"
         raise EsxiInstallError(
-            f"{_NAME}: the restore commands ran but the host still needs: {[s.description for s in left]}",
-            {**result, "restore": dict(value)},
+            f"{_NAME}: put back what could be put back ({done or 'nothing'}); still needed:"
+            f" {[s.description for s in left]} ({why}). The journal keeps these; run the restore again once the cause"
+            " is fixed (it skips what is already back).",
+            {**result, "restore": dict(value), "left": {s.description: failed.get(s.command, why) for s in left}},
         )
-    if journal is not None:
-        _clear(journal, result)
     return result
 
 
-def _clear(journal: Journal, result: dict[str, Any]) -> None:
-    journal.clear_restored("install", result, name=_NAME, what="the host")
+#: The journal key each restore step puts back (``files`` goes once no copy is left).
+_STEP_KEYS = {"restore_exec_policy": "exec.runtime_option", "app_domain": "exec.app_domain", "vib_remove": "vib",
+              "remove_copy": "files"}  # fmt: skip
+
+
+def recorded_keys(recorded: Mapping[str, Any]) -> set[str]:
+    """The journal keys of an install ``restore`` value the journal recorded."""
+    names = {"exec_installed_only_previous": "exec.runtime_option", "app_domain_previous": "exec.app_domain",
+             "installed_vib": "vib", "created_files": "files"}  # fmt: skip
+    return {names[k] for k in recorded if k in names}
+
+
+def _clear(journal: Journal, result: dict[str, Any], keys: list[str] | None = None) -> None:
+    journal.clear_restored("install", result, name=_NAME, what="the host", keys=keys)
 
 
 def run(

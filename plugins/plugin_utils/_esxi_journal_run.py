@@ -1,23 +1,26 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Backend of ``esxilab.iperf.esxi_journal``: read, restore or clear the restore journal of a host.
+"""Backend of ``esxilab.iperf.esxi_journal``: read, record, restore or clear the restore journal of a host.
 
-``restore`` puts back what the journal records through the two backends that wrote it
-(``_esxi_firewall.run`` with ``restore`` and ``_esxi_install.restore``); each clears its keys
-once the host is back, and the last one stops the dead-man timer. The host is reached through
-the ``execute`` callable the action plugin lends (no Python on ESXi).
+``restore`` puts back what the journal records through the backends that wrote it
+(``_esxi_firewall.run`` with ``restore``, ``_esxi_install.restore``, ``_journal_link`` for a Linux
+interface's MTU): best effort -- every scope and every entry is tried, what cannot be put back is
+kept in the journal and named when the task fails at the end. A window another live run holds
+is refused (naming it) unless ``takeover``; a dead-man that fired is reported, then acknowledged.
+The host is reached through the ``execute`` callable the action plugin lends (no Python on ESXi).
 
 Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install
+from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install, _journal_link
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
     SCOPES,
@@ -44,7 +47,15 @@ def _selected(state: JournalState, scopes: Sequence[str]) -> dict[str, dict[str,
         out["firewall"] = state.firewall
     if "install" in scopes and state.install:
         out["install"] = state.install
+    if "link" in scopes and state.link:
+        out["link"] = {"mtu": state.link}
     return out
+
+
+def _scope_of(key: str) -> str:
+    if key.startswith("firewall."):
+        return "firewall"
+    return "link" if key.startswith("link.") else "install"
 
 
 def describe(pending: Mapping[str, Mapping[str, Any]]) -> str:
@@ -53,6 +64,17 @@ def describe(pending: Mapping[str, Mapping[str, Any]]) -> str:
     for scope, values in pending.items():
         parts.append(f"{scope} " + ", ".join(f"{k}={v}" for k, v in sorted(values.items())))
     return "; ".join(parts)
+
+
+def fired_message(directory: str, fired: Mapping[str, Any]) -> str:
+    """What a dead-man that fired did, for the warning and ``restore.yml``."""
+    when = fired.get("at")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)) if isinstance(when, int) else "an unknown time"
+    log = " | ".join(str(line) for line in fired.get("log") or []) or "no log"
+    return (
+        f"the dead-man timer of {directory} fired at {stamp} (run {fired.get('run') or '?'}): the run that opened the"
+        f" window did not restore it in time (its deadline was too short, or it was killed). It did: {log}"
+    )
 
 
 def run(
@@ -66,19 +88,37 @@ def run(
     mode = str(args.get("mode") or "read")
     scopes = list(args.get("scope") or SCOPES)
     try:
+        if mode == "record":
+            return _record(args, journal, execute, check_mode=check_mode)
         state = journal.read()
     except JournalError as exc:
         raise EsxiJournalError(f"{_NAME}: {exc.message}") from exc
     pending = _selected(state, scopes)
+    rejected = {k: v for k, v in state.rejected.items() if _scope_of(k) in scopes}
     result: dict[str, Any] = {
         "changed": False,
         "journal": state.as_dict(),
         "pending": pending,
         "restored": {},
+        "left": {},
         "commands": [],
+        "fired": state.fired,
+        "holder": journal.holder(state),
         "diff": {"before": pending, "after": pending},
     }
-    if mode == "read" or not pending:
+    warnings: list[str] = result.setdefault("warnings", [])
+    if state.fired:
+        warnings.append(f"{_NAME}: {fired_message(journal.directory, state.fired)}")
+    warnings += [f"{_NAME}: journal entry {key} is not applied and kept: {why}" for key, why in rejected.items()]
+    if mode == "read":
+        return result
+    try:
+        journal.refuse_live(state)
+    except JournalError as exc:
+        raise EsxiJournalError(f"{_NAME}: {exc.message}", result) from exc
+    if not pending and not rejected:
+        if state.fired and not check_mode:
+            _forget_fired(journal, result)
         return result
     result["changed"] = True
     result["diff"] = {"before": pending, "after": {}}
@@ -86,47 +126,133 @@ def run(
         return result
     if mode == "clear":
         try:
-            after = journal.clear(scopes)
+            after = journal.clear(scopes, forget_fired=True)
         except JournalError as exc:
             raise EsxiJournalError(f"{_NAME}: {exc.message}", result) from exc
         result["journal"] = after.as_dict()
-        result["warnings"] = [
+        warnings.append(
             f"{_NAME}: dropped from {journal.directory} without restoring (mode clear): {describe(pending)}"
-        ]
+        )
         return result
+    return _restore(args, journal, execute, pending, rejected, result)
 
+
+def _restore(
+    args: Mapping[str, Any],
+    journal: Journal,
+    execute: Execute,
+    pending: Mapping[str, Mapping[str, Any]],
+    rejected: Mapping[str, str],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """Every scope tried; what cannot be put back kept and named at the end."""
     done: dict[str, Any] = {}
-    try:
-        if "firewall" in pending:
+    left: dict[str, str] = dict(rejected)
+    warnings: list[str] = result["warnings"]
+    if "firewall" in pending:
+        try:
             fw = _esxi_firewall.run({"restore": pending["firewall"]}, execute, check_mode=False, journal=journal)
+        except _esxi_firewall.EsxiFirewallError as exc:
+            result["commands"] += list(exc.result.get("commands") or [])
+            left.update(exc.result.get("left") or {"firewall": exc.message})
+            if exc.result.get("left"):  # the rest is back
+                done["firewall"] = _without(pending["firewall"], exc.result["left"])
+        else:
             result["commands"] += fw["commands"]
+            warnings += [w for w in fw.get("warnings", []) if "is not applied and kept" not in w]
             done["firewall"] = pending["firewall"]
-        if "install" in pending:
+    if "install" in pending:
+        try:
             inst = _esxi_install.restore(
                 {"restore": pending["install"], "remove_vib": bool(args.get("remove_vib"))},
                 execute,
                 check_mode=False,
                 journal=journal,
             )
+        except _esxi_install.EsxiInstallError as exc:
+            result["commands"] += list(exc.result.get("commands") or [])
+            left.update({f"install: {k}": v for k, v in (exc.result.get("left") or {"install": exc.message}).items()})
+        else:
             result["commands"] += inst["commands"]
-            result.setdefault("warnings", []).extend(inst.get("warnings", []))
+            warnings += [w for w in inst.get("warnings", []) if "is not applied and kept" not in w]
             done["install"] = pending["install"]
-    except (_esxi_firewall.EsxiFirewallError, _esxi_install.EsxiInstallError) as exc:
-        result["restored"] = done
-        result["commands"] += list(exc.result.get("commands") or [])
-        raise EsxiJournalError(
-            f"{_NAME}: putting back what {journal.directory} records failed: {exc.message}. Run"
-            " playbooks/restore.yml again once the cause is fixed (the journal keeps what is not back yet).",
-            result,
-        ) from exc
+    if "link" in pending:
+        try:
+            back, commands, link_left = _journal_link.restore_mtus(
+                execute, journal, pending["link"]["mtu"], check_mode=False
+            )
+        except JournalError as exc:
+            left["link"] = exc.message
+        else:
+            result["commands"] += commands
+            left.update(link_left)
+            if back:
+                done["link"] = {"mtu": back}
     result["restored"] = done
-    result.setdefault("warnings", []).insert(
-        0,
-        f"{_NAME}: {journal.directory} recorded changes that were not put back (an interrupted or failed earlier"
-        f" run); put back now: {describe(done)}",
-    )
+    result["left"] = left
+    if done:
+        warnings.insert(
+            0,
+            f"{_NAME}: {journal.directory} recorded changes that were not put back (an interrupted or failed earlier"
+            f" run); put back now: {describe(done)}",
+        )
     try:
-        result["journal"] = journal.read().as_dict()
+        if left or result.get("fired"):  # what is left is for a person: no dead-man retries it
+            result["journal"] = journal.clear(forget_fired=True, disarm=bool(left)).as_dict()
+        else:
+            result["journal"] = journal.read().as_dict()
     except JournalError as exc:
-        result.setdefault("warnings", []).append(f"{_NAME}: {exc.message}")
+        warnings.append(f"{_NAME}: {exc.message}")
+    if left:
+        raise EsxiJournalError(
+            f"{_NAME}: put back what could be put back ({describe(done) or 'nothing'}), but {journal.directory} keeps"
+            " what could not: " + "; ".join(f"{key}: {why}" for key, why in left.items()) + ". Fix: see each cause;"
+            " run playbooks/restore.yml again once it is fixed, or, after checking the host by hand, drop the entries"
+            " with esxilab.iperf.esxi_journal mode=clear",
+            result,
+        )
+    return result
+
+
+def _without(firewall: Mapping[str, Any], left: Mapping[str, str]) -> dict[str, Any]:
+    """The firewall values put back: ``firewall`` without the entries ``left``."""
+    out = {k: v for k, v in firewall.items() if f"firewall.{k}" not in left and k != "rulesets"}
+    rulesets = {k: v for k, v in (firewall.get("rulesets") or {}).items() if f"firewall.ruleset.{k}" not in left}
+    if rulesets:
+        out["rulesets"] = rulesets
+    return out
+
+
+def _forget_fired(journal: Journal, result: dict[str, Any]) -> None:
+    """The fired record has been reported: drop it (its lines stay in ``deadman.log``)."""
+    try:
+        journal.clear(forget_fired=True)
+    except JournalError as exc:
+        result["warnings"].append(f"{_NAME}: {exc.message}")
+
+
+def _record(args: Mapping[str, Any], journal: Journal, execute: Execute, *, check_mode: bool) -> dict[str, Any]:
+    """``mode: record``: journal the MTU of ``links`` as it is now (earliest value wins), before a change."""
+    names = list(args.get("links") or [])
+    if not names:
+        raise JournalError("mode=record needs links (the interfaces whose MTU is about to change). Fix: set links")
+    mtus = _journal_link.read_mtus(execute, names)
+    before = journal.read()
+    wanted = {name: mtu for name, mtu in mtus.items() if name not in before.link}
+    result: dict[str, Any] = {
+        "changed": bool(wanted),
+        "recorded": {"link": {"mtu": wanted}} if wanted else {},
+        "journal": before.as_dict(),
+        "pending": _selected(before, SCOPES),
+        "restored": {},
+        "left": {},
+        "commands": [],
+        "fired": before.fired,
+        "holder": journal.holder(before),
+        "diff": {"before": {"link": before.link}, "after": {"link": {**mtus, **before.link}}},
+    }
+    if wanted and not check_mode:
+        result["journal"] = journal.record(link_mtu=wanted).as_dict()
+    elif not wanted:
+        journal.refuse_live(before)
     return result

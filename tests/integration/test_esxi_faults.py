@@ -26,8 +26,14 @@ says the point is reached, not after a sleep.
 
 After each way back, the whole stand-in state (``esxi-standin show`` without its logs), the files
 under ``/usr/lib/vmware`` and ``/opt`` and the journal must equal the state before the window, and
-no dead-man may be left running. The matrix is printed (``pytest -s``) and written to
-``fault-matrix.txt`` in the test's temporary directory.
+no dead-man may be left running; a dead-man that restored must leave its ``fired`` record. The
+matrix is printed (``pytest -s``) and written to ``fault-matrix.txt`` in the test's temporary
+directory.
+
+Beside the matrix: a journal entry that cannot apply (a ruleset the host no longer has) is kept and
+named by ``restore.yml`` while the rest is put back; a fired dead-man is reported by ``restore.yml``
+and by the next run; a second ``ansible-playbook`` on a host whose window a live run holds refuses,
+naming that run's pid, and takes the window over with ``esxilab_journal_takeover``.
 """
 
 from __future__ import annotations
@@ -161,7 +167,7 @@ class FaultLab:
         pending = sorted(
             p.name
             for p in (journal.iterdir() if journal.is_dir() else [])
-            if p.name not in ("deadman.sh", "deadman.log")
+            if p.name not in ("deadman.sh", "deadman.log", ".esxilab-journal", "fired")  # not pending: records
         )
         return {"state": shown, "files": files, "journal": pending, "deadman": self.deadman_alive(host)}
 
@@ -462,6 +468,8 @@ def test_fault_then_every_way_back_restores_the_host(
             problems.append(f"journal still holds {after['journal']}")
         if after["deadman"]:
             problems.append("a dead-man is still running")
+        if way == "dead-man" and by_release[release].left != "nothing" and not (lab.journal(host) / "fired").exists():
+            problems.append("the dead-man left no 'fired' record")
         said = f"{host}: put back" in recovery_log
         if way == "restore.yml" and by_release[release].left != "nothing" and not said:
             problems.append("restore.yml did not say what it put back")
@@ -477,3 +485,108 @@ def test_fault_then_every_way_back_restores_the_host(
 def _tail(tmp: Path) -> str:
     log = tmp / "fault.log"
     return log.read_text()[-3000:] if log.exists() else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Best effort, a fired dead-man reported, two controllers on one host
+# --------------------------------------------------------------------------------------------
+
+
+def _open_then_kill(lab: FaultLab, tmp: Path, hosts: list[str], log: str) -> None:
+    """A window on ``hosts`` killed (SIGKILL to its process group: no ``always:``) once the firewall is off."""
+    proc = lab.start(tmp, [TARGETS / "fault_window.yml"], _window_vars(hosts, 30), tmp / log)
+    try:
+        opened = _wait_for(lambda: all(lab.value(h, "fw_enabled") == "false" for h in hosts), POINT_TIMEOUT, proc)
+        assert opened, (tmp / log).read_text()[-3000:]
+        assert _wait_for(lambda: all((tmp / "markers" / f"{h}-run1").exists() for h in hosts), POINT_TIMEOUT, proc)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _window_vars(hosts: list[str], sleep: int) -> dict[str, Any]:
+    return {"fm_client": "sleep", "fm_sleep": sleep, "fm_port": PORT + 90, "fm_hosts": ":".join(hosts)}
+
+
+def test_an_entry_that_cannot_apply_is_kept_and_a_fired_deadman_is_reported(
+    fault_lab: FaultLab, tmp_path: Path
+) -> None:
+    lab = fault_lab
+    hosts = ["h1", "h3", "h6"]  # h1: an entry restore cannot apply; h3, h6: their dead-man fires
+    for host in hosts:
+        lab.reset(host)
+    baseline = {host: lab.snapshot(host) for host in hosts}
+    _open_then_kill(lab, tmp_path, hosts, "window.log")
+    # a ruleset recorded by the window that the host no longer has (removed with its VIB, say)
+    (lab.journal("h1") / "firewall.ruleset.goneVib").write_text("true\n")
+    for host in ("h3", "h6"):
+        (lab.journal(host) / "deadline").write_text(f"{int(time.time())}\n")  # the deadline has come
+
+    def fired(host: str) -> Callable[[], bool]:
+        return lambda: not lab.deadman_alive(host) and lab.value(host, "fw_enabled") == "true"
+
+    for host in ("h3", "h6"):
+        assert _wait_for(fired(host), 20)
+        assert (lab.journal(host) / "fired").exists()
+
+    # the next run on h6 (a separate ansible-playbook: the one with restore.yml fails, for h1)
+    nxt = lab.start(tmp_path, [TARGETS / "fault_window.yml"], {**_window_vars(["h6"], 0), "fm_port": PORT + 91},
+                    tmp_path / "next.log")  # fmt: skip
+    assert _finish(nxt, PLAY_TIMEOUT) == 0, (tmp_path / "next.log").read_text()[-3000:]
+    flat = " ".join((tmp_path / "next.log").read_text().split())
+    assert f"the dead-man timer of {lab.journal('h6')} fired at" in flat, flat[-3000:]
+    recovery = lab.start(
+        tmp_path, [REPO / "playbooks" / "restore.yml"], {"esxilab_restore_hosts": "h1:h3"}, tmp_path / "recovery.log"
+    )
+    rc = _finish(recovery, PLAY_TIMEOUT)
+    log = (tmp_path / "recovery.log").read_text()
+    flat = " ".join(log.split())
+    assert rc == 2, log[-4000:]  # restore.yml fails at the end, for h1 only
+    assert "h1: esxilab.iperf.esxi_journal: put back what could be put back" in flat, log[-4000:]
+    assert "firewall.ruleset.goneVib: the host has no ruleset 'goneVib' any more" in flat, log[-4000:]
+    assert "LEFT in the journal" in flat and "h3 : ok=" in flat and "failed=0" in flat.split("h3 : ok=")[1][:80]
+    # h1: everything else is back; only the entry that cannot apply stays
+    after = lab.snapshot("h1")
+    assert (after["state"], after["files"]) == (baseline["h1"]["state"], baseline["h1"]["files"])
+    assert after["journal"] == ["firewall.ruleset.goneVib", "owner"] and not after["deadman"]
+    # h3 (restore.yml) and h6 (the next run) say that the dead-man fired, and then forget it
+    assert "h3: nothing pending" in flat and "the dead-man timer FIRED at" in flat, log[-4000:]
+    for host in ("h3", "h6"):
+        assert not (lab.journal(host) / "fired").exists()
+        now = lab.snapshot(host)
+        assert (now["state"], now["files"], now["journal"]) == (baseline[host]["state"], baseline[host]["files"], [])
+
+
+@pytest.mark.full
+def test_two_controllers_on_one_host_refuse_then_take_over(fault_lab: FaultLab, tmp_path: Path) -> None:
+    lab = fault_lab
+    lab.reset("h2")
+    baseline = lab.snapshot("h2")
+    first = lab.start(tmp_path, [TARGETS / "fault_window.yml"], _window_vars(["h2"], 25), tmp_path / "a.log")
+    try:
+        assert _wait_for(lambda: (tmp_path / "markers" / "h2-run1").exists(), POINT_TIMEOUT, first)
+        second = lab.start(
+            tmp_path, [TARGETS / "fault_window.yml"], {**_window_vars(["h2"], 0), "fm_port": PORT + 92},
+            tmp_path / "b.log",
+        )  # fmt: skip
+        assert _finish(second, PLAY_TIMEOUT) == 2
+        flat = " ".join((tmp_path / "b.log").read_text().split())
+        assert f"held by the run of pid {first.pid} on controller" in flat and "takeover: true" in flat, flat[-3000:]
+        assert lab.value("h2", "fw_enabled") == "false"  # the first run's window is left alone
+        taker = lab.start(
+            tmp_path,
+            [TARGETS / "fault_window.yml"],
+            {**_window_vars(["h2"], 0), "fm_port": PORT + 93, "esxilab_journal_takeover": True},
+            tmp_path / "c.log",
+        )
+        assert _finish(taker, PLAY_TIMEOUT) == 0, (tmp_path / "c.log").read_text()[-3000:]
+        assert first.poll() is None  # the first run still works in its window
+        assert _finish(first, PLAY_TIMEOUT) == 0, (tmp_path / "a.log").read_text()[-3000:]
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(timeout=10)
+    after = lab.snapshot("h2")
+    assert (after["state"], after["files"], after["journal"]) == (baseline["state"], baseline["files"], [])
+    assert not after["deadman"]

@@ -111,7 +111,10 @@ EXAMPLE_HOSTS = {
     "external-peer": ["esxi70"],
     "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
     "mtu-compare": ["esxi70", "peer-multi"],
-    "restore": ["esxi67", "esxi70"],
+    "restore": [  # every host: ESXi and Linux hosts keep a journal
+        *("esxi67", "esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"),
+        *("vm-e1000", "vm-vmxnet3", "vnic-server"),
+    ],
     "vnic-compare": ["vm-e1000", "vm-vmxnet3", "vnic-server"],
     "vswitch-forwarding": ["esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4"],
 }

@@ -208,7 +208,10 @@ def test_documented_options_match_the_argument_spec() -> None:
     examples = yaml.safe_load(module_doc.EXAMPLES)
     assert examples[0]["block"][0]["esxilab.iperf.esxi_firewall"] == {"enabled": False}
     returned = yaml.safe_load(module_doc.RETURN)
-    assert set(returned) == {"previous", "current", "restore", "commands", "diff", "journal_restored"}
+    assert set(returned) == {
+        *("previous", "current", "restore", "commands", "diff", "journal_restored"),
+        *("left", "journal_clear_failed"),
+    }
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:

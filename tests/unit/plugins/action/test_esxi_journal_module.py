@@ -78,7 +78,10 @@ def test_documented_options_match_the_argument_spec() -> None:
     assert_options_documented(options, backend.ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     returned = yaml.safe_load(module_doc.RETURN)
-    assert set(returned) == {"journal", "pending", "restored", "commands", "diff"}
+    assert set(returned) == {
+        *("journal", "pending", "restored", "commands", "diff"),
+        *("left", "fired", "holder", "recorded"),
+    }
     examples = yaml.safe_load(module_doc.EXAMPLES)
     assert examples[0]["esxilab.iperf.esxi_journal"] == {"mode": "restore"}
 

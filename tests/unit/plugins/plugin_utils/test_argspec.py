@@ -33,12 +33,12 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "deadline": {"type": "int", "default": 3600},
     },
     "esxi_journal": {
-        "mode": {"type": "str", "choices": ["read", "restore", "clear"], "default": "read"},
+        "mode": {"type": "str", "choices": ["read", "record", "restore", "clear"], "default": "read"},
         "scope": {
             "type": "list",
             "elements": "str",
-            "choices": ["firewall", "install"],
-            "default": ["firewall", "install"],
+            "choices": ["firewall", "install", "link"],
+            "default": ["firewall", "install", "link"],
         },
         "journal_dir": {"type": "str", "default": "/scratch/esxilab-iperf"},
         "journal_copy_dir": {"type": "path"},

@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import
     parse_output,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import token
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
@@ -84,16 +85,6 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
-
-
-@pytest.fixture
-def reap() -> Iterator[list[int]]:
-    """Pids a test starts or finds; killed afterwards if still running (no test leaves a timer behind)."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,7 +146,7 @@ def test_refused_directories(tmp_path: Path, make: Callable[[Path], Any], reason
         with pytest.raises(JournalError) as err:
             call()
         assert reason in err.value.message
-        assert "Fix: remove it" in err.value.message
+        assert "Fix: set journal_dir" in err.value.message
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
@@ -163,6 +154,7 @@ def test_a_symlink_planted_at_a_key_is_replaced_not_followed(tmp_path: Path) -> 
     host = Host(tmp_path, "7.0")
     directory = tmp_path / "j"
     directory.mkdir(mode=0o700)
+    (directory / ".esxilab-journal").write_text("esxilab.iperf restore journal\n")
     victim = tmp_path / "victim"
     (directory / "firewall.enabled").symlink_to(victim)  # dangling: the key is not recorded yet
     Journal(host.execute, str(directory), deadline_seconds=0).record(firewall={"enabled": True})
@@ -177,8 +169,10 @@ def test_entries_are_validated() -> None:
     with pytest.raises(JournalError):
         install_entries({"created_files": ["/etc/passwd"]})
     assert install_entries({"installed_vib": "iperf"}) == ([("vib", "iperf")], [])
+    with pytest.raises(JournalError):
+        install_entries({"installed_vib": "esx-base"})  # only the VIB the collection installs
     with pytest.raises(JournalError, match="did not finish"):
-        parse_output("/x", "esxilab-journal:entry:firewall.enabled=true\n")
+        parse_output("/x", "\nT entry firewall.enabled\ntrue\n", "T")
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,10 +199,14 @@ def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell
     assert host.get("eio_runtime") == "1"
     assert not host.path(BUNDLED_IPERF3_COPY).exists()
     assert host.path("/usr/lib/vmware/vsan/bin/iperf3").exists()
-    assert sorted(p.name for p in (tmp_path / "j").iterdir()) == ["deadman.log", "deadman.sh"]
+    names = sorted(p.name for p in (tmp_path / "j").iterdir())
+    assert names == [".esxilab-journal", "deadman.log", "deadman.sh", "fired"]
     log = (tmp_path / "j" / "deadman.log").read_text()
     assert "done: esxcli network firewall set --enabled true" in log and "restore finished" in log
-    assert journal.read().pending is False
+    after = journal.read()
+    assert after.pending is False and after.owner is None
+    assert after.fired is not None and after.fired["run"] == token(journal.run)
+    assert any("done: esxcli network firewall set --enabled true" in line for line in after.fired["log"])
 
 
 def test_restore_stops_the_deadman_and_only_ours(tmp_path: Path, reap: list[int]) -> None:
