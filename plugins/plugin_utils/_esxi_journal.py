@@ -753,8 +753,7 @@ class Journal:
                 error = exc
                 if attempt + 1 < attempts:
                     time.sleep(0.5)
-        assert error is not None
-        raise error
+        raise error if error is not None else JournalError("the journal was not cleared")
 
     def dropping(self, command: str, keys: Sequence[str]) -> str:
         """``command`` that also drops ``keys`` once it succeeded: the value put back and its entry go together,

@@ -565,7 +565,7 @@ def test_two_controllers_on_one_host_refuse_then_take_over(fault_lab: FaultLab, 
     baseline = lab.snapshot("h2")
     first = lab.start(tmp_path, [TARGETS / "fault_window.yml"], _window_vars(["h2"], 25), tmp_path / "a.log")
     try:
-        assert _wait_for(lambda: (tmp_path / "markers" / "h2-run1").exists(), POINT_TIMEOUT, first)
+        assert _wait_for((tmp_path / "markers" / "h2-run1").exists, POINT_TIMEOUT, first)
         second = lab.start(
             tmp_path, [TARGETS / "fault_window.yml"], {**_window_vars(["h2"], 0), "fm_port": PORT + 92},
             tmp_path / "b.log",

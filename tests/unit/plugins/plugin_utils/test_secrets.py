@@ -28,7 +28,10 @@ PG_FORMS = [
     (f"postgresql://u:{SECRET}%23%2F%3F%40@db.example/h", "postgresql://u:***@db.example/h"),
     (f"postgres://u@db.example/h?password={SECRET}", "postgres://u@db.example/h?password=***"),
     (f"postgresql://u@db.example/h?sslmode=require&sslpassword={SECRET}#x", "postgresql://u@db.example/h?sslmode=require&sslpassword=***"),
-    (f"postgresql://u@db.example/h?oauth_client_secret={SECRET}&sslmode=verify-full", "postgresql://u@db.example/h?oauth_client_secret=***&sslmode=verify-full"),
+    (
+        f"postgresql://u@db.example/h?oauth_client_secret={SECRET}&sslmode=verify-full",
+        "postgresql://u@db.example/h?oauth_client_secret=***&sslmode=verify-full",
+    ),
     (f"postgresql://u@db.example/h?pass%77ord={SECRET}", "postgresql://u@db.example/h?pass%77ord=***"),
     (f"postgresql://u@db.example/h?PASSWORD={SECRET}", "postgresql://u@db.example/h?PASSWORD=***"),
     (f"postgresql:///h?host=/run/postgresql&password={SECRET}", "postgresql:///h?host=/run/postgresql&password=***"),

@@ -356,7 +356,7 @@ def duplex_csvs(draw: st.DrawFn) -> dict[str, Any]:
     for k in range(count):
         c_end = (client, 40000 + 2 * k)
         # below 2**31: two chunks never add up to 4294967295, which iperf2 prints for "unknown" (textutil.UNKNOWN_U32)
-        chunks = [draw(st.integers(min_value=1, max_value=2**31 - 1)) for _ in range(4)]
+        chunks = [draw(st.integers(min_value=1, max_value=2**31 - 1)) for _chunk in range(4)]
         s_id, s_src = (k + 1, (server, port)) if mode == "full-duplex" else (count + k + 1, (server, 41000 + k))
         s_dst = c_end if mode == "full-duplex" else (client, port)
         directions.append({"id": k + 1, "src": c_end, "dst": (server, port), "chunks": chunks[:2]})
