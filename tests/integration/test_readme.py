@@ -92,9 +92,10 @@ def run_block(block: str, home: Path, keep: Path | None = None) -> tuple[int, st
                 found = re.fullmatch(r"([a-z0-9-]+)-\d{8}T\d{6}Z", run_dir.name)
                 if found and run_dir.is_dir() and not run_dir.is_symlink():
                     shutil.copytree(run_dir, keep / found.group(1) / run_dir.name, symlinks=True)
-                    for history in ("history.sqlite", "demo-history.sqlite"):
-                        if (reports / history).is_file():
-                            shutil.copy2(reports / history, keep / found.group(1) / history)
+                    # the playbook's history (the demo keeps its own)
+                    history = "demo-history.sqlite" if found.group(1) == "demo" else "history.sqlite"
+                    if (reports / history).is_file():
+                        shutil.copy2(reports / history, keep / found.group(1) / history)
         for made in made_now:
             shutil.rmtree(made) if made.is_dir() and not made.is_symlink() else made.unlink()
     output = proc.stdout + proc.stderr
