@@ -65,6 +65,7 @@ options:
   report:
     description:
       - The report's settings by variable name (C(report_history), C(report_history_password), C(report_baseline),
+        C(report_compare_by) - a label some planned run or pair must have,
         C(report_line_rate_bps) and the gate's C(report_max_drop_percent), C(report_min_line_rate_percent),
         C(report_max_retransmits), C(report_max_loss_percent)). Checked only when O(reporting) is true.
     type: dict

@@ -23,8 +23,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Unknown, unknown_names
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import MAX_RUNS, PairedTestError, PlanErrors
+from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Unknown, closest, unknown_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import (
+    IDENTITY_LABELS,
+    MAX_RUNS,
+    PairedTestError,
+    PlanErrors,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import limit_problems
@@ -263,6 +268,28 @@ def check_report(
     return problems
 
 
+# Labels the line rate adds to every run after the preflight (paired/line_rate.py): a report may compare by them.
+_LINE_RATE_LABELS = ("line_rate_bps", "line_rate_source", "link_speed_mbps")
+
+
+def check_compare_by(compare_by: Any, plan: Mapping[str, Any]) -> list[str]:
+    """``report_compare_by`` names a label some planned run or pair has (else nothing would be compared)."""
+    if compare_by is None or (isinstance(compare_by, str) and not compare_by.strip()):
+        return []
+    labels: list[str] = [*IDENTITY_LABELS]
+    for run in plan.get("runs") or []:
+        for item in (run, *(run.get("pairs") or [])):
+            labels.extend(str(k) for k in (item.get("labels") or {}) if str(k) not in labels)
+    if not isinstance(compare_by, str) or compare_by in labels or compare_by in _LINE_RATE_LABELS:
+        return [] if isinstance(compare_by, str) else [f"report_compare_by={_shown(compare_by)} must be a label name"]
+    near = closest(compare_by, labels)
+    return [
+        f"report_compare_by={_shown(compare_by)}: no planned run or pair has the label {compare_by}, so nothing would "
+        f"be compared{f' (did you mean {near}?)' if near else ''}; the labels are: {', '.join(labels)} - fix the name, "
+        "give the pairs that label, or unset report_compare_by"
+    ]
+
+
 def _unknown_line(role: RoleNames, item: Unknown) -> str:
     hint = f"did you mean {item.suggestion}?" if item.suggestion else f"ansible-doc -t role {role.role} lists them"
     return f"{item.name} is not an option of {role.role} ({hint}); fix the name or remove it"
@@ -324,6 +351,8 @@ def preflight(
         for lines in plan["problems"].values():
             outcome.problems.extend(lines)
         outcome.problems.extend(check_state_dirs(state_dirs, plan["hosts"]))
+        if reporting:
+            outcome.problems.extend(check_compare_by(report_settings.get("report_compare_by"), plan))
         # the line rate a host's links are given (the lab's shaped links): the plan carries it to with_line_rates
         plan["given_link_speeds"] = {host: speed for host, speed in given_speeds.items() if host in plan["hosts"]}
         outcome.plan = plan

@@ -217,3 +217,19 @@ def test_a_baseline_that_is_a_report_passes(tmp_path: Path) -> None:
 def test_without_a_report_its_settings_are_not_checked(tmp_path: Path) -> None:
     outcome = _run([{"name": "t", "pairs": PAIRS}], report={"report_baseline": "x.json"}, reporting=False)
     assert outcome.problems == []
+
+
+def test_a_compare_by_label_no_planned_run_has_is_refused_before_the_runs() -> None:
+    """It was a warning after the benchmark, and the report had no comparison (issue 21)."""
+    labelled = [{**PAIRS[0], "labels": {"nic": "e1000"}}]
+    tests = [{"name": "t", "pairs": labelled, "labels": {"os": "linux"}}]
+    for good in ("nic", "os", "test", "streams", "line_rate_bps", None, ""):
+        assert _run(tests, report={"report_compare_by": good}, reporting=True).problems == [], good
+    (problem,) = _run(tests, report={"report_compare_by": "nics"}, reporting=True).problems
+    assert problem.startswith('report_compare_by="nics": no planned run or pair has the label nics, so nothing')
+    assert (
+        "(did you mean nic?)" in problem
+        and "repetition, os, nic - fix" in problem
+        and "unset report_compare_by" in problem
+    )
+    assert _run(tests, report={"report_compare_by": "nics"}, reporting=False).problems == []  # no report, no check
