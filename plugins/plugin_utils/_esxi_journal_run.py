@@ -206,8 +206,9 @@ def _restore(
     if left:
         raise EsxiJournalError(
             f"{_NAME}: put back what could be put back ({describe(done) or 'nothing'}), but {journal.directory} keeps"
-            " what could not: " + "; ".join(f"{key}: {why}" for key, why in left.items()) + ". Fix: see each cause;"
-            " run playbooks/restore.yml again once it is fixed, or, after checking the host by hand, drop the entries"
+            " what could not: " + "; ".join(f"{key}: {why}" for key, why in left.items()) + ". Its dead-man timer is"
+            " stopped (what is left is for a person): nothing puts these back by itself. Fix: see each cause; run"
+            " playbooks/restore.yml again once it is fixed, or, after checking the host by hand, drop the entries"
             " with esxilab.iperf.esxi_journal mode=clear",
             result,
         )

@@ -205,6 +205,45 @@ def test_an_entry_that_cannot_apply_is_kept_the_others_are_restored(tmp_path: Pa
     assert host.get("fw_enabled") == "true" and not (tmp_path / "j" / "firewall.enabled").exists()
 
 
+def test_a_failed_restore_command_does_not_stop_the_later_ones(tmp_path: Path, reap: list[int]) -> None:
+    host = Host(tmp_path, "7.0")
+    journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
+    _esxi_firewall.run(
+        {"enabled": False, "default_action": "PASS", "rulesets": {"sshClient": True}},
+        host.fw_execute,
+        check_mode=False,
+        journal=journal,
+    )
+    reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
+    assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("false", "PASS")
+    host.failing = lambda command: "ruleset set" in command  # the first restore step fails
+
+    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
+        _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    # the steps after it still ran: the default action, then the firewall's enabled state (last)
+    assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("true", "DROP")
+    assert set(err.value.result["left"]) == {"firewall.ruleset.sshClient"}
+    assert "firewall.ruleset.sshClient: 'esxcli network firewall ruleset set" in err.value.message
+    assert "injected failure" in err.value.message and "playbooks/restore.yml" in err.value.message
+    assert sorted(p.name for p in (tmp_path / "j").glob("firewall.*")) == ["firewall.ruleset.sshClient"]
+    # the role's restore leaves the dead-man running for what is left
+    assert _alive(reap[-1])
+
+    # restore.yml: the same entry left, the dead-man stopped, and the message says nothing retries it
+    with pytest.raises(EsxiJournalError) as again:
+        _restore(journal, host)
+    assert set(again.value.result["left"]) == {"firewall.ruleset.sshClient"}
+    assert "dead-man timer is stopped" in again.value.message and "nothing puts these back by itself" in (
+        again.value.message
+    )
+    assert _wait(lambda: not _alive(reap[-1]), 10)
+    assert (tmp_path / "j" / "firewall.ruleset.sshClient").exists()
+    host.failing = lambda _command: False  # the cause is fixed: restore.yml puts it back
+    done = _restore(journal, host)
+    assert done["restored"] == {"firewall": {"rulesets": {"sshClient": False}}} and not done["left"]
+    assert not list((tmp_path / "j").glob("firewall.*"))
+
+
 def test_a_lost_session_after_the_restore_never_lets_the_deadman_apply_again(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
