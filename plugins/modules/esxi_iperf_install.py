@@ -107,7 +107,8 @@ options:
   remove_vib:
     description:
       - With O(restore), also remove the VIB the install task installed (C(esxcli software vib remove)). A VIB that
-        was installed before that task is never removed.
+        was installed before that task is never removed. Without it the VIB is kept (with a warning) and so is its
+        journal entry, for C(playbooks/restore.yml -e esxilab_restore_remove_vib=true).
     type: bool
     default: false
 extends_documentation_fragment:

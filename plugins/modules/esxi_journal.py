@@ -58,7 +58,9 @@ options:
   remove_vib:
     description:
       - With O(mode=restore), also remove a VIB the journal records as installed by esxi_iperf_install. Without it the
-        VIB is kept (with a warning) and its entry cleared.
+        VIB and its journal entry are kept, so a later O(mode=restore) with O(remove_vib=true) (C(playbooks/restore.yml
+        -e esxilab_restore_remove_vib=true)) can still remove it. A kept VIB is not a pending window - no run is
+        refused for it, and a restore without O(remove_vib) leaves it alone.
     type: bool
     default: false
 extends_documentation_fragment:

@@ -181,6 +181,11 @@ def _step_key(step: Step) -> str | None:
     return None
 
 
+def _change_key(key: str) -> str:
+    """The journal key of a plan's change key (``enabled``, ``default_action``, ``rulesets.ID``)."""
+    return "firewall." + (f"ruleset.{key[len('rulesets.') :]}" if key.startswith("rulesets.") else key)
+
+
 def _journal_keys(recorded: Mapping[str, Any]) -> set[str]:
     keys = {f"firewall.{k}" for k in ("enabled", "default_action") if k in recorded}
     return keys | {f"firewall.ruleset.{name}" for name in recorded.get("rulesets") or {}}
@@ -197,8 +202,9 @@ def run(
 
     With a ``journal``: a change is recorded on the host before the first command runs (and the
     dead-man armed); a restore also puts back what the journal records and then clears it.
-    A restore is best effort: a ruleset the host no longer has is left (its journal entry kept),
-    the rest is put back, and the task then fails naming what is left and why.
+    A restore is best effort: a ruleset the host no longer has, or a command that fails, is left (its
+    journal entry kept, ``left`` names it), every other step still runs (the firewall's enabled state
+    last), and the task then fails naming what is left and why.
     """
     restoring = args.get("restore") is not None
     recorded: dict[str, Any] = {}
@@ -265,12 +271,18 @@ def run(
         try:
             _checked(execute, command)
         except EsxiFirewallError as exc:
+            if restoring:  # best effort: the later steps (the firewall's enabled state last) still run
+                left[key or "firewall"] = f"'{step.command}' ({step.description}) failed: {exc.message}"
+                continue
             raise EsxiFirewallError(
                 f"{exc.message}. Commands already applied: {done or 'none'}; to undo them run this module with"
                 " restore set to the 'restore' value in this result.",
                 {**result, "changed": bool(done), "commands": done},
             ) from exc
         done.append(step.command)
+    if left:
+        back -= set(left)
+        result.update(changed=bool(done), commands=done, left=left)
 
     try:
         status_after, rulesets_after = _read(execute, bool(desired.rulesets))
@@ -283,8 +295,10 @@ def run(
     current = _view(status_after, rulesets_after, desired.rulesets)
     result["current"] = current
     again = plan_firewall(status_after, desired, rulesets_after)
-    if again.changed:
-        wrong = ", ".join(f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in again.changes)
+    wrong = ", ".join(
+        f"{c.key} is {c.before!r}, wanted {c.after!r}" for c in again.changes if _change_key(c.key) not in left
+    )
+    if wrong:
         raise EsxiFirewallError(f"{_NAME}: esxcli accepted the commands but the firewall now reports: {wrong}", result)
     if back and journal is not None:
         _clear(journal, result, sorted(back))
@@ -298,8 +312,9 @@ def _finish(result: dict[str, Any], left: Mapping[str, str]) -> dict[str, Any]:
     raise EsxiFirewallError(
         f"{_NAME}: put back what could be put back, but the journal keeps what could not: "
         + "; ".join(f"{key}: {why}" for key, why in left.items())
-        + ". Fix: nothing of it can be applied on this host as it is now; once you have checked the host by hand,"
-        " drop the entries with esxilab.iperf.esxi_journal mode=clear scope=firewall",
+        + ". Fix: see each cause; once it is fixed run playbooks/restore.yml (it puts back what the journal keeps);"
+        " what cannot be applied on this host as it is now (a ruleset it no longer has) you drop, after checking the"
+        " host by hand, with esxilab.iperf.esxi_journal mode=clear scope=firewall",
         result,
     )
 

@@ -573,6 +573,8 @@ def restore(
         value = _merged_restore(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
+    # a VIB kept stays journaled: restore.yml with esxilab_restore_remove_vib=true can still remove it
+    kept = set() if remove_vib else {"vib"}
 
     def observe() -> _Observed:
         present = read_present(execute, INSTALL_PROBE_PATHS)
@@ -628,7 +630,8 @@ def restore(
     if record.installed_vib and not remove_vib:
         result.setdefault("warnings", []).append(
             f"{_NAME}: the {record.installed_vib} VIB installed by the install task is kept (set remove_vib: true"
-            " to remove it)"
+            " to remove it; its journal entry stays, so playbooks/restore.yml -e esxilab_restore_remove_vib=true can"
+            " still remove it)"
         )
     if not steps or check_mode:
         after = dict(before)
@@ -643,7 +646,7 @@ def restore(
         result["current"] = after
         result["diff"] = {"before": before, "after": after}
         if recorded and not check_mode and journal is not None:
-            _clear(journal, result, sorted(recorded_keys(recorded)))
+            _clear(journal, result, sorted(recorded_keys(recorded) - kept))
         return result
 
     done: list[str] = []
@@ -680,7 +683,7 @@ def restore(
     result.update(current=current, diff={"before": before, "after": current}, changed=bool(done), commands=done)
     left = plan(*state_after)
     if journal is not None and recorded:
-        keys = recorded_keys(recorded) - {_STEP_KEYS[s.action] for s in left if s.action in _STEP_KEYS}
+        keys = recorded_keys(recorded) - kept - {_STEP_KEYS[s.action] for s in left if s.action in _STEP_KEYS}
         _clear(journal, result, sorted(keys))
     if left:
         why = "; ".join(failed.values()) or "the host still needs it after the restore commands ran"
@@ -706,6 +709,8 @@ def recorded_keys(recorded: Mapping[str, Any]) -> set[str]:
 
 
 def _clear(journal: Journal, result: dict[str, Any], keys: list[str] | None = None) -> None:
+    if keys == []:
+        return
     journal.clear_restored("install", result, name=_NAME, what="the host", keys=keys)
 
 

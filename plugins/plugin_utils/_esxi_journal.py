@@ -136,7 +136,8 @@ class JournalState:
 
     @property
     def pending(self) -> bool:
-        return bool(self.firewall or self.install or self.link)
+        """Something a window left to put back; a kept VIB (``vib``, removed only on request) is not."""
+        return bool(self.firewall or set(self.install) - {"installed_vib"} or self.link)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -41,12 +41,14 @@ class EsxiJournalError(HostError):
     """The journal backend's :class:`~.host.command.HostError` (``message``, ``result``)."""
 
 
-def _selected(state: JournalState, scopes: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _selected(state: JournalState, scopes: Sequence[str], *, vib: bool = True) -> dict[str, dict[str, Any]]:
+    """What the journal records for ``scopes``; without ``vib``, a kept VIB is not pending (a restore keeps it)."""
     out: dict[str, dict[str, Any]] = {}
+    install = state.install if vib else {k: v for k, v in state.install.items() if k != "installed_vib"}
     if "firewall" in scopes and state.firewall:
         out["firewall"] = state.firewall
-    if "install" in scopes and state.install:
-        out["install"] = state.install
+    if "install" in scopes and install:
+        out["install"] = install
     if "link" in scopes and state.link:
         out["link"] = {"mtu": state.link}
     return out
@@ -93,7 +95,7 @@ def run(
         state = journal.read()
     except JournalError as exc:
         raise EsxiJournalError(f"{_NAME}: {exc.message}") from exc
-    pending = _selected(state, scopes)
+    pending = _selected(state, scopes, vib=mode != "restore" or bool(args.get("remove_vib")))
     rejected = {k: v for k, v in state.rejected.items() if _scope_of(k) in scopes}
     result: dict[str, Any] = {
         "changed": False,
@@ -206,8 +208,9 @@ def _restore(
     if left:
         raise EsxiJournalError(
             f"{_NAME}: put back what could be put back ({describe(done) or 'nothing'}), but {journal.directory} keeps"
-            " what could not: " + "; ".join(f"{key}: {why}" for key, why in left.items()) + ". Fix: see each cause;"
-            " run playbooks/restore.yml again once it is fixed, or, after checking the host by hand, drop the entries"
+            " what could not: " + "; ".join(f"{key}: {why}" for key, why in left.items()) + ". Its dead-man timer is"
+            " stopped (what is left is for a person): nothing puts these back by itself. Fix: see each cause; run"
+            " playbooks/restore.yml again once it is fixed, or, after checking the host by hand, drop the entries"
             " with esxilab.iperf.esxi_journal mode=clear",
             result,
         )

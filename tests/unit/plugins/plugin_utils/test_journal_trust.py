@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
@@ -33,6 +34,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner impor
     token,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
+from tests.collection_path import REPO
+from tests.unit.plugins.plugin_utils.test_esxi_install import _bundle
 from tests.unit.plugins.plugin_utils.test_esxi_journal import Host, _alive, _wait
 
 A = RunId("controller-a", 4242, "170000")
@@ -205,6 +208,72 @@ def test_an_entry_that_cannot_apply_is_kept_the_others_are_restored(tmp_path: Pa
     assert host.get("fw_enabled") == "true" and not (tmp_path / "j" / "firewall.enabled").exists()
 
 
+def test_a_failed_restore_command_does_not_stop_the_later_ones(tmp_path: Path, reap: list[int]) -> None:
+    host = Host(tmp_path, "7.0")
+    journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
+    _esxi_firewall.run(
+        {"enabled": False, "default_action": "PASS", "rulesets": {"sshClient": True}},
+        host.fw_execute,
+        check_mode=False,
+        journal=journal,
+    )
+    reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
+    assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("false", "PASS")
+    host.failing = lambda command: "ruleset set" in command  # the first restore step fails
+
+    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
+        _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    # the steps after it still ran: the default action, then the firewall's enabled state (last)
+    assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("true", "DROP")
+    assert set(err.value.result["left"]) == {"firewall.ruleset.sshClient"}
+    assert "firewall.ruleset.sshClient: 'esxcli network firewall ruleset set" in err.value.message
+    assert "injected failure" in err.value.message and "playbooks/restore.yml" in err.value.message
+    assert sorted(p.name for p in (tmp_path / "j").glob("firewall.*")) == ["firewall.ruleset.sshClient"]
+    # the role's restore leaves the dead-man running for what is left
+    assert _alive(reap[-1])
+
+    # restore.yml: the same entry left, the dead-man stopped, and the message says nothing retries it
+    with pytest.raises(EsxiJournalError) as again:
+        _restore(journal, host)
+    assert set(again.value.result["left"]) == {"firewall.ruleset.sshClient"}
+    assert "dead-man timer is stopped" in again.value.message and "nothing puts these back by itself" in (
+        again.value.message
+    )
+    assert _wait(lambda: not _alive(reap[-1]), 10)
+    assert (tmp_path / "j" / "firewall.ruleset.sshClient").exists()
+    host.failing = lambda _command: False  # the cause is fixed: restore.yml puts it back
+    done = _restore(journal, host)
+    assert done["restored"] == {"firewall": {"rulesets": {"sshClient": False}}} and not done["left"]
+    assert not list((tmp_path / "j").glob("firewall.*"))
+
+
+def test_a_kept_vib_stays_journaled_for_restore_yml_and_opens_no_window(tmp_path: Path) -> None:
+    host = Host(tmp_path, "6.7")
+    journal = _journal(host, tmp_path / "j")
+    vibs = host.state / "vibs"
+    installed = _esxi_install.run(
+        {"vib_source": _bundle(tmp_path), "allow_unsigned": True}, host.execute, check_mode=False, journal=journal
+    )
+    assert installed["restore"]["installed_vib"] == "iperf" and (tmp_path / "j" / "vib").exists()
+    # the role's always: restore (remove_vib: false) keeps the VIB, and so its journal entry
+    kept = _esxi_install.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=journal)
+    assert any("restore.yml -e esxilab_restore_remove_vib=true" in w for w in kept["warnings"])
+    assert (tmp_path / "j" / "vib").read_text() == "iperf\n" and not (tmp_path / "j" / "files").exists()
+    state = journal.read()
+    assert state.install == {"installed_vib": "iperf"} and state.pending is False
+    # no window for the owner check: another run is not refused, and its unfinished-window put-back has nothing
+    other = _journal(host, tmp_path / "j", run=B)
+    assert other.holder(other.read()) == "none"
+    nothing = _restore(other, host, scope=["install", "firewall"])
+    assert (nothing["changed"], nothing["pending"], nothing["restored"]) == (False, {}, {})
+    assert "iperf|" in vibs.read_text() and (tmp_path / "j" / "vib").exists()
+    # restore.yml -e esxilab_restore_remove_vib=true still removes it
+    removed = _restore(other, host, remove_vib=True)
+    assert removed["restored"] == {"install": {"installed_vib": "iperf"}}
+    assert "esxcli software vib remove -n iperf" in removed["commands"] and "iperf|" not in vibs.read_text()
+    assert not (tmp_path / "j" / "vib").exists() and removed["journal"]["owner"] is None
+
+
 def test_a_lost_session_after_the_restore_never_lets_the_deadman_apply_again(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
@@ -281,6 +350,25 @@ def test_a_window_of_a_gone_run_is_recovered(tmp_path: Path) -> None:
     assert now.holder(now.read()) == "gone"
     restored = _restore(now, host)
     assert restored["restored"] == {"firewall": {"enabled": True}} and host.get("fw_enabled") == "true"
+
+
+def _journal_tasks(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [task for item in node for task in _journal_tasks(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["esxilab.iperf.esxi_journal"]] if "esxilab.iperf.esxi_journal" in node else []
+    return own + [task for value in node.values() for task in _journal_tasks(value)]
+
+
+@pytest.mark.parametrize("playbook", ["mtu-compare.yml", "restore.yml"])
+def test_playbook_journal_tasks_honour_the_takeover_the_refusal_names(playbook: str) -> None:
+    # the refusal of a live window says "inventory esxilab_journal_takeover": every task that may refuse passes it
+    tasks = _journal_tasks(yaml.safe_load((REPO / "playbooks" / playbook).read_text()))
+    changing = [task for task in tasks if task.get("mode") in ("record", "restore", "clear")]
+    assert changing
+    for task in changing:
+        assert task.get("takeover") == "{{ esxilab_journal_takeover | default(false) | bool }}", task
 
 
 def test_a_fired_deadman_is_reported_then_acknowledged(tmp_path: Path, reap: list[int]) -> None:
