@@ -47,6 +47,9 @@ FILE_SECONDS = {
     "test_vcsim_vmknic.py": 33,
     "test_live_figures.py": 32,
     "test_lab.py": 31,
+    "test_external_claims.py": 35,
+    "test_host_journal.py": 25,
+    "test_progress_callback.py": 25,
 }
 
 

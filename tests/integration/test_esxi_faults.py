@@ -509,6 +509,7 @@ def _window_vars(hosts: list[str], sleep: int) -> dict[str, Any]:
     return {"fm_client": "sleep", "fm_sleep": sleep, "fm_port": PORT + 90, "fm_hosts": ":".join(hosts)}
 
 
+@pytest.mark.full  # make test keeps 4 cells of the matrix; the unit tests (test_journal_trust.py) run the same shell
 def test_an_entry_that_cannot_apply_is_kept_and_a_fired_deadman_is_reported(
     fault_lab: FaultLab, tmp_path: Path
 ) -> None:
