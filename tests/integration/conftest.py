@@ -35,7 +35,7 @@ FILE_SECONDS = {
     "test_readme.py": 245,
     "test_playbooks.py": 135,
     "test_paired_test.py": 130,
-    "test_esxi_guests_vcsim.py": 80,
+    "test_esxi_guests_vcsim.py": 40,
     "test_esxi_e2e.py": 78,
     "test_iperf_run_ansible.py": 66,
     "test_guests_playbooks_lab.py": 65,
