@@ -20,7 +20,12 @@ from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import pa
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_seconds import paired_test_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, results_csv, summary_csv, to_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
+    build_report,
+    results_csv,
+    summary_csv,
+    to_json,
+)
 from tests.collection_path import REPO
 
 PLUGINS = [
