@@ -25,8 +25,8 @@ One place for the three record types, checked by ``mypy --strict``:
   its ``PairRecord`` items and ``total_bits_per_second``. The report builder
   (``plugin_utils/report/``) reads a list of run records and/or results.
 
-Private module: not part of the collection's public API. Lives in ``module_utils`` because
-the parsers (module_utils) build ``IperfResult``.
+Private module: not part of the collection's public API. Lives in ``plugin_utils/iperf/``
+beside the parsers that build ``IperfResult`` (controller only: no module ships it to a host).
 """
 
 from __future__ import annotations

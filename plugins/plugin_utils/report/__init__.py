@@ -8,7 +8,7 @@ Every summary of iperf runs comes from here: the ``esxilab.iperf.report`` role a
 its ``paired_test_summary`` / ``paired_test_sweeps`` facts from what ``report_write`` returned:
 the ``results.json`` document it wrote, ``report_doc()``; nothing is read back from disk).
 
-What lives where (one concern per file; the arrows are the imports):
+What lives where (one concern per file):
 
 * ``base.py`` -- constants (``FILES``, ``NA``, ``REPORT_FORMAT``), ``ReportError``, units
   (``Unit``, ``pick_unit``, ``format_rate``) and text formatting, including ``md_text`` /
@@ -31,10 +31,15 @@ What lives where (one concern per file; the arrows are the imports):
 * ``plot_data.py`` -- what to draw, as plain data (``plot_specs``, ``PlotSpec``);
 * ``plots.py`` -- draws the specs as PNG with matplotlib, optional (``render_all``);
 * ``files.py`` -- writes a report directory with its manifest, never overwriting what is not
-  ours (``write_report``).
+  ours (``write_report``);
+* ``nic.py`` -- the NIC counter deltas around the runs (``NicDelta``);
+* after the report is written, the action ``report_gate``: ``history.py`` (with ``history_url.py``,
+  ``history_sqlite.py``, ``history_pg.py``), ``baseline.py`` (Welch's baseline vs now), ``gate.py``
+  (the tolerances) and ``gate_run.py`` (one gate run over a written report directory).
 
-Plain data in, plain data out: apart from ``plots.py`` (matplotlib) and ``files.py`` (the
-directory), no file here imports Ansible or matplotlib, reads a clock or does I/O. The action
+Plain data in, plain data out: apart from ``plots.py`` (matplotlib), ``files.py`` (the
+directory) and the history and gate files (the database, the report directory), no file here
+imports Ansible or matplotlib, reads a clock or does I/O. The action
 ``report_write`` calls ``build_report()`` once, then renders the files from the ``Report``.
 
 Input (``runs``) is either the run records of ``esxilab.iperf.paired_test``
