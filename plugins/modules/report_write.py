@@ -288,6 +288,8 @@ report:
   description:
     - The C(results.json) document of the report, as data - exactly what the file holds (what it reads back as; in
       check mode, what it would hold). A play uses the summary from here; nothing needs to read the file back.
+      M(esxilab.iperf.report_gate), run on the report afterwards, adds its C(baseline) and C(gate) sections to the
+      file and returns the same two sections itself.
     - Besides the keys below - C(name), C(title), C(generated_at), C(environment), C(line_rate_bps), C(compare_by),
       C(knee_tolerance), C(unit), C(runs) (one item per run), C(results) (every normalized result with its labels;
       the run records of C(paired_test_results) are kept as recorded - C(runs[].record) without the pairs and
