@@ -12,11 +12,11 @@
 #   ESXI_STANDIN_VERSION  6.7 | 7.0 | 8.0 -- used when the state is created (default 8.0)
 #   ESXI_STANDIN_ROOT     where host files live (default: $STATE/root; "/" in a private
 #                         mount namespace makes /usr/lib/vmware/... real paths)
-#   ESXI_STANDIN_DATA     recorded outputs (default: ../unit/plugins/module_utils/fixtures/esxi)
+#   ESXI_STANDIN_DATA     recorded outputs (default: ../fixtures/esxi)
 
 STANDIN_DIR=$(cd "$(dirname "$0")" && pwd -P)
 STATE=${ESXI_STANDIN_STATE:-${HOME:-/root}/.esxi-standin/$(uname -n)}
-DATA=${ESXI_STANDIN_DATA:-$STANDIN_DIR/../unit/plugins/module_utils/fixtures/esxi}
+DATA=${ESXI_STANDIN_DATA:-$STANDIN_DIR/../fixtures/esxi}
 
 die() {
     printf '%s\n' "$*" >&2

@@ -9,7 +9,7 @@ SSH from action plugins and filters on the controller, and reads the text that `
 runs anything. Two pure halves, one concern per file:
 
 Parsers -- typed records from the plain-text layouts recorded from real hosts (6.7, 7.x, 8.x;
-see ``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``):
+see ``tests/fixtures/esxi/SOURCES.md``):
 
 * ``tables``    -- dashed tables, ``Key: value`` blocks and ``--formatter=csv`` (shared helpers);
 * ``errors``    -- the error classes, and the ``[ErrorClass]`` text esxcli prints on failure;

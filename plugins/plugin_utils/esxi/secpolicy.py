@@ -7,7 +7,7 @@ set to not enforcing for the test and put back afterwards.
 Source of the route: Dell KB 000212752 "VxRail: iperf3 error - unable to start listener for
 connections: Operation not permitted" (``localcli system secpolicy domain set -n appDom -l
 disabled``, reverted with ``-l enforcing``). ``esxcli system secpolicy domain list`` is recorded in
-``unknown__system-secpolicy-domain-list__truncated.txt`` (``tests/unit/plugins/module_utils/fixtures/esxi/``,
+``unknown__system-secpolicy-domain-list__truncated.txt`` (``tests/fixtures/esxi/``,
 row of its ``SOURCES.md``).
 """
 

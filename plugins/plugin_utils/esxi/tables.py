@@ -43,14 +43,6 @@ def int_or_none(value: str | None) -> int | None:
     return int(value) if re.fullmatch(r"-?\d+", value) else None
 
 
-def na_to_none(value: str | None) -> str | None:
-    """esxcli prints ``N/A`` (and sometimes nothing) for an unset text field."""
-    if value is None:
-        return None
-    value = value.strip()
-    return None if value in ("", "N/A") else value
-
-
 def split_list(value: str | None) -> tuple[str, ...]:
     """``vmnic3, vmnic2, vmnic1`` -> tuple; an empty field (often a trailing space) -> ``()``."""
     if value is None or not value.strip():

@@ -19,7 +19,7 @@ from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import Actio
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS, REPO
 from tests.unit.plugins.action_harness import (
     Runner,
     assert_docs_only,
@@ -30,7 +30,7 @@ from tests.unit.plugins.action_harness import (
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 
 STANDIN = REPO / "tests" / "esxi_standin"
-FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+FIXTURES = ESXI_RECORDINGS
 
 
 class StandinHost:

@@ -7,7 +7,7 @@ Texts marked "observed" were printed by the Debian 12 binaries (iperf 3.12, iper
 net-tools and busybox 1.35 netstat) on the machine this module was written on; the others come
 from the real-output corpus ``tests/fixtures/iperf/`` (its README section 3.4 and the ``*error*``
 files) or from ESXi recordings cited where they are used (``[fs:<id>]`` as in
-``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``).
+``tests/fixtures/esxi/SOURCES.md``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import yaml
 
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
-from tests.collection_path import FIXTURES, REPO
+from tests.collection_path import ESXI_RECORDINGS, FIXTURES, REPO
 
 TOKEN = "0123abcd"
 M = f"{r.MARKER}{TOKEN}"
@@ -39,10 +39,8 @@ IPERF3_312_BANNER = (
     "Optional features available: CPU affinity setting, IPv6 flow label, SCTP\n"
 )  # observed, `iperf3 -v` (features line shortened)
 IPERF2_218_BANNER = "iperf version 2.1.8 (12 August 2022) pthreads\n"  # observed, `iperf -v`
-# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in module_utils/fixtures/esxi, prompt line removed)
-IPERF2_205_BANNER = (
-    (REPO / "tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
-)
+# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in tests/fixtures/esxi, prompt line removed)
+IPERF2_205_BANNER = (ESXI_RECORDINGS / "6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
 
 GNU_ENV = "epochrealtime=\ndate_ns=1796019183.875742123\nusleep=0\nfracsleep=1\ngnu_timeout=1\nuname=Linux\n"
 # What the probe prints under busybox ash 1.35 with busybox applets (observed: busybox `date +%s.%N`
@@ -314,7 +312,6 @@ def test_marker_round_trip_through_sh() -> None:
 def test_parse_caps() -> None:
     gnu = r.parse_caps(GNU_ENV)
     assert (gnu.clock, gnu.nap, gnu.gnu_timeout, gnu.esxi) == ("date_ns", "fracsleep", True, False)
-    assert gnu.clock_resolution == 1e-9
     busybox = r.parse_caps(BUSYBOX_ENV)
     assert (busybox.clock, busybox.nap, busybox.gnu_timeout) == ("epochrealtime", "fracsleep", False)
     old = r.parse_caps(OLD_BUSYBOX_ENV)
@@ -732,7 +729,7 @@ def test_interpret_iperf2_text_fb_e() -> None:
 
 def test_interpret_esxi_getsockopt_drops_retransmits() -> None:
     # The JSON is a real 3.1.3 document; the stderr lines are what ESXi's iperf3 prints
-    # (ESXI_67 in tests/unit/plugins/module_utils/test_iperf3_text.py, ESXi 6.7, [fs:62019052720]).
+    # (ESXI_67 in tests/unit/plugins/plugin_utils/iperf/test_iperf3_text.py, ESXi 6.7, [fs:62019052720]).
     stderr = "iperf3: getsockopt - Function not implemented\n" * 4
     sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"), stderr)
     info, diagnosis = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})

@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import
 V8 = EsxiVersion(version=(8, 0, 3), build=24585383, update=3)
 V67 = EsxiVersion(version=(6, 7, 0), build=19195723, update=3)
 # the fully recorded rows of 'esxcli system secpolicy domain list'
-# (unknown__system-secpolicy-domain-list__truncated.txt in tests/unit/plugins/module_utils/fixtures/esxi,
+# (unknown__system-secpolicy-domain-list__truncated.txt in tests/fixtures/esxi,
 # without its cut last row)
 LISTING = """\
 Domain Name             Enforcement Level

@@ -15,7 +15,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import (
 )
 
 # Banners as the tools print them (the Debian 12 binaries on this machine, and the ESXi 6.0
-# community iperf2 recorded in tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt).
+# community iperf2 recorded in tests/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt).
 IPERF3_312 = (
     "iperf 3.12 (cJSON 1.7.15)\n"
     "Linux vm 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) x86_64\n"
