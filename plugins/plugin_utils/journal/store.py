@@ -19,7 +19,7 @@ file                       content
 ``files``                  the copies made, one path a line (only :data:`REMOVABLE`)
 ``vib``                    the VIB installed (only :data:`COLLECTION_VIB`)
 ``link.IF.mtu``            a Linux interface's MTU before the change (68-65535)
-``owner``                  the run holding the window (``_journal_owner.owner_line``)
+``owner``                  the run holding the window (``journal.owner.owner_line``)
 ``deadline``               epoch second at which the dead-man restores
 ``deadman.sh``             the dead-man script; ``deadman.pid`` its pid; ``deadman.log`` what it did
 ``fired``                  written by a dead-man that restored: when, which run
@@ -62,7 +62,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections, undo_pty
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import (
     RunId,
     describe,
     holder,
@@ -71,11 +76,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner impor
     this_run,
     token,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections, undo_pty
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -693,7 +693,7 @@ class Journal:
         return self._script(read_script)
 
     def holder(self, state: JournalState) -> str:
-        """``none``, ``mine``, ``live`` or ``gone``: who holds the window ``state`` shows (``_journal_owner``)."""
+        """``none``, ``mine``, ``live`` or ``gone``: who holds the window ``state`` shows (``journal.owner``)."""
         return holder(state.owner, self.run, pending=state.pending, now=state.now, deadline=state.deadline)
 
     def refuse_live(self, state: JournalState) -> None:

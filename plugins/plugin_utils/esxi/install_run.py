@@ -24,10 +24,6 @@ import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
@@ -35,6 +31,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     VibInstallError,
     failure_from_output,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.esxcli import checked
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import (
     InstallOptions,
     InstallPlan,
@@ -75,11 +72,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import 
     CommandOutput,
     Execute,
     HostError,
-    checked,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.merge import earliest_wins
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import describe
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import Journal, JournalError
 
 __all__ = [
-    "ARGUMENT_SPEC",
     "MUTUALLY_EXCLUSIVE",
     "RESTORE_KEYS",
     "UPLOAD_PLACEHOLDER",
@@ -91,7 +89,6 @@ __all__ = [
 
 _NAME = "esxilab.iperf.esxi_iperf_install"
 
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE = [("vib_source", "vib_upload"), ("restore", "vib_source"), ("restore", "vib_upload")]
 
 #: The keys of the ``restore`` value (each present only when there is something to undo).
@@ -534,15 +531,6 @@ def _restore_record(value: Mapping[str, Any]) -> tuple[RestoreRecord, str | None
     return RestoreRecord.from_dict(value), level
 
 
-def _merged_restore(given: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
-    """The given ``restore`` value with the journal's values on top (the journal holds the earliest)."""
-    merged = {**given, **{k: v for k, v in recorded.items() if k != "created_files"}}
-    files = list(dict.fromkeys([*(given.get("created_files") or []), *(recorded.get("created_files") or [])]))
-    if files:
-        merged["created_files"] = files
-    return merged
-
-
 def restore(
     args: Mapping[str, Any], execute: Execute, *, check_mode: bool, journal: Journal | None = None
 ) -> dict[str, Any]:
@@ -570,7 +558,7 @@ def restore(
                     for key, why in found.rejected.items()
                     if key.startswith(("exec.", "vib", "files"))
                 ]
-        value = _merged_restore(value, recorded)
+        value = earliest_wins(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
     # a VIB kept stays journaled: restore.yml with esxilab_restore_remove_vib=true can still remove it
