@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
+    PlanError,
     VibInstallError,
     failure_from_output,
 )
@@ -40,12 +41,15 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan im
     plan_iperf_install,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
-    BUNDLED_IPERF3_COPY,
     INSTALL_PROBE_PATHS,
-    VIB_IPERF_COPY,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import (
+    APP_DOMAIN,
+    COPIES,
+    release_of,
+    supported,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import (
-    APP_DOMAIN,
     SecurityDomain,
     parse_secpolicy_domains,
     plan_app_domain_install,
@@ -94,7 +98,7 @@ MUTUALLY_EXCLUSIVE = [("vib_source", "vib_upload"), ("restore", "vib_source"), (
 #: The keys of the ``restore`` value (each present only when there is something to undo).
 RESTORE_KEYS = ("created_files", "installed_vib", "exec_installed_only_previous", "app_domain_previous")
 #: Files a restore may remove: only the copies this module makes.
-_REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
+_REMOVABLE = COPIES
 _VIB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: Stands for the upload directory in check mode, where nothing is uploaded.
 UPLOAD_PLACEHOLDER = "<upload dir>"
@@ -137,8 +141,8 @@ def read_version(execute: Execute) -> EsxiVersion:
                 continue
         problems.append(f"'{command}' exited {out.rc}: {out.text.strip()[:200]}")
     raise EsxiInstallError(
-        f"{_NAME}: this host does not look like ESXi ({'; '.join(problems)}). The module prepares ESXi 6.7, 7.x and"
-        " 8.x hosts over SSH; for a Linux host install the iperf3 or iperf package instead."
+        f"{_NAME}: this host does not look like ESXi ({'; '.join(problems)}). The module prepares ESXi {supported()}"
+        " hosts over SSH; for a Linux host install the iperf3 or iperf package instead."
     )
 
 
@@ -237,7 +241,13 @@ def read_tool_version(execute: Execute, binary: str, tool: str) -> str:
 def _method(args: Mapping[str, Any], version: EsxiVersion) -> str:
     method = str(args.get("method") or "auto")
     if method == "auto":
-        return "vib" if version.major == 6 else "bundled"
+        try:
+            return release_of(version.major, str(version))[0].install_method
+        except PlanError as exc:  # older than every release of the table
+            raise EsxiInstallError(
+                f"{_NAME}: {exc}",
+                {"esxi_version": ".".join(map(str, version.version)), "changed": False, "restore": {}},
+            ) from exc
     return method
 
 
