@@ -107,9 +107,36 @@ class Release:
 
 #: The releases this collection prepares, oldest first. One place to add a release.
 RELEASES: tuple[Release, ...] = (
-    Release("6.7", 6, "vib", True, None, False, None, (_TWO_COLUMNS,)),
-    Release("7.x", 7, "bundled", True, None, False, APP_DOMAIN, (_TWO_COLUMNS,)),
-    Release("8.x", 8, "bundled", False, EXEC_OPTION, True, APP_DOMAIN, (_TWO_COLUMNS, RULESET_COLUMNS)),
+    Release(
+        family="6.7",
+        major=6,
+        install_method="vib",
+        vib_verified=True,
+        exec_option=None,
+        exec_on_by_default=False,
+        app_domain=None,
+        ruleset_layouts=(_TWO_COLUMNS,),
+    ),
+    Release(
+        family="7.x",
+        major=7,
+        install_method="bundled",
+        vib_verified=True,
+        exec_option=None,
+        exec_on_by_default=False,
+        app_domain=APP_DOMAIN,
+        ruleset_layouts=(_TWO_COLUMNS,),
+    ),
+    Release(
+        family="8.x",
+        major=8,
+        install_method="bundled",
+        vib_verified=False,
+        exec_option=EXEC_OPTION,
+        exec_on_by_default=True,
+        app_domain=APP_DOMAIN,
+        ruleset_layouts=(_TWO_COLUMNS, RULESET_COLUMNS),  # 8.0 U2 added the two configurable columns
+    ),
 )
 
 
