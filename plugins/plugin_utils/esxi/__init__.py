@@ -23,13 +23,23 @@ see ``tests/fixtures/esxi/SOURCES.md``):
 Planners -- from (current state, wanted state, options) to a list of shell commands plus what must
 be put back afterwards:
 
+* ``releases``      -- what differs per release (install method, execInstalledOnly knob, security
+  domain, ruleset list layouts): one row per release, the one place to add one;
 * ``paths``         -- where iperf lives on the host (the paths the install code probes);
 * ``steps``         -- one planned command (:class:`Step`) and ``to_dict`` for Ansible results;
 * ``install_plan``  -- copy the shipped iperf3 or install the iperf2 VIB, and the restore;
 * ``firewall_plan`` -- firewall enable/default action/rulesets, and the restore;
 * ``secpolicy``     -- ``secpolicy domain list`` and the appDom route (shipped iperf3 in place).
 
+Backends -- the flows of the action plugins over ``execute`` (read, plan, apply, verify, restore):
+
+* ``esxcli``      -- one esxcli command run checked (its error output becomes the backend's error);
+* ``install_run`` -- ``esxi_iperf_install``; ``firewall_run`` -- ``esxi_firewall``;
+  ``journal_run`` -- ``esxi_journal`` (the journal itself: ``plugin_utils/journal/``);
+* ``action``      -- ``EsxiHostAction``: the generic ``host.action.HostAction`` plus the restore journal.
+
 Every figure comes from the output or is ``None``; nothing is guessed. Errors are domain exceptions
 (``errors.EsxiError``) whose message names the object, the cause and the option or command that
-fixes it. Private to the collection: not part of its public API. Stdlib only (no Ansible imports).
+fixes it. Private to the collection: not part of its public API. Stdlib only (no Ansible imports),
+except ``action`` (an action plugin base).
 """

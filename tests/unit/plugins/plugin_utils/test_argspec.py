@@ -142,11 +142,11 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
 _PU = "ansible_collections.esxilab.iperf.plugins.plugin_utils"
 _ACTION = "ansible_collections.esxilab.iperf.plugins.action"
 SPEC_HOME = {
-    "esxi_firewall": f"{_PU}._esxi_firewall",
-    "esxi_iperf_install": f"{_PU}._esxi_install",
-    "esxi_journal": f"{_PU}._esxi_journal_run",
+    "esxi_firewall": f"{_ACTION}.esxi_firewall",
+    "esxi_iperf_install": f"{_ACTION}.esxi_iperf_install",
+    "esxi_journal": f"{_ACTION}.esxi_journal",
     "iperf_facts": f"{_ACTION}.iperf_facts",
-    "iperf_run": f"{_PU}.iperf_run",
+    "iperf_run": f"{_ACTION}.iperf_run",
     "paired_test_host": f"{_ACTION}.paired_test_host",
     "paired_test_preflight": f"{_ACTION}.paired_test_preflight",
     "report_write": f"{_ACTION}.report_write",
@@ -154,13 +154,13 @@ SPEC_HOME = {
     "role_vars_check": f"{_ACTION}.role_vars_check",
 }
 READERS = {
-    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py", "plugin_utils/_esxi_journal.py"],
+    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/esxi/firewall_run.py", "plugin_utils/journal/store.py"],
     "esxi_iperf_install": [
         "action/esxi_iperf_install.py",
-        "plugin_utils/_esxi_install.py",
-        "plugin_utils/_esxi_journal.py",
+        "plugin_utils/esxi/install_run.py",
+        "plugin_utils/journal/store.py",
     ],
-    "esxi_journal": ["action/esxi_journal.py", "plugin_utils/_esxi_journal_run.py", "plugin_utils/_esxi_journal.py"],
+    "esxi_journal": ["action/esxi_journal.py", "plugin_utils/esxi/journal_run.py", "plugin_utils/journal/store.py"],
     "iperf_facts": ["action/iperf_facts.py"],
     "iperf_run": [
         "action/iperf_run.py",

@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
 from tests.collection_path import ESXI_RECORDINGS, FIXTURES, REPO
 
@@ -54,7 +55,7 @@ OLD_BUSYBOX_ENV = "epochrealtime=\ndate_ns=1796019183.%N\nusleep=1\nfracsleep=0\
 
 def params(**values: Any) -> dict[str, Any]:
     """Task arguments as validate_argument_spec hands them over (every option present)."""
-    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in SPEC.items()}
     full.update(values)
     return full
 
@@ -80,8 +81,8 @@ IPERF2_ESXI = r.Binary("/opt/iperf/bin/iperf.copy", "iperf2", "2.0.5")
 def test_documentation_matches_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     options = doc["options"]
-    assert set(options) == set(r.ARGUMENT_SPEC)
-    for name, spec in r.ARGUMENT_SPEC.items():
+    assert set(options) == set(SPEC)
+    for name, spec in SPEC.items():
         documented = options[name]
         assert documented["type"] == spec["type"], name
         assert documented.get("default") == spec.get("default"), name
@@ -135,15 +136,15 @@ def test_documentation_matches_argument_spec() -> None:
 )
 def test_validate_params_refuses(values: dict[str, Any], needle: str) -> None:
     with pytest.raises(r.IperfRunError) as err:
-        r.validate_params(params(**values))
+        r.validate_params(params(**values), SPEC)
     assert needle in err.value.message
 
 
 def test_validate_params_accepts_defaults_of_other_modes() -> None:
     # Options left at their defaults never count as "set" for another mode.
-    assert r.validate_params(params(mode="stop")) == "stop"
-    assert r.validate_params(params(mode="server", port=15400)) == "server"
-    assert r.validate_params(params(mode="client", server="192.0.2.1", bandwidth="100M/10")) == "client"
+    assert r.validate_params(params(mode="stop"), SPEC) == "stop"
+    assert r.validate_params(params(mode="server", port=15400), SPEC) == "server"
+    assert r.validate_params(params(mode="client", server="192.0.2.1", bandwidth="100M/10"), SPEC) == "client"
 
 
 def test_default_timeout() -> None:
@@ -938,7 +939,7 @@ class FakeHost:
 
 def run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str, Any]:
     result: dict[str, Any] = r.run(
-        params(**values), host, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0
+        params(**values), host, spec=SPEC, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0
     )
     return result
 
@@ -1343,7 +1344,7 @@ def test_extra_args_as_one_string_is_refused_with_the_list_form() -> None:
 )
 def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     with pytest.raises(r.IperfRunError) as err:
-        r.validate_params(params(mode="server", extra_args=[item, "/tmp/x"]))
+        r.validate_params(params(mode="server", extra_args=[item, "/tmp/x"]), SPEC)
     assert f"extra_args item {item!r} is refused" in err.value.message
     assert "remove the item" in err.value.message
 
@@ -1352,15 +1353,15 @@ def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     "item", ["-d", "-V", "--forceflush", "--get-server-output", "-1", "-f", "--format", "-O", "-w256K", "-t10"]
 )
 def test_extra_args_others_pass(item: str) -> None:
-    assert r.validate_params(params(mode="server", extra_args=[item])) == "server"
+    assert r.validate_params(params(mode="server", extra_args=[item]), SPEC) == "server"
 
 
 @pytest.mark.parametrize("binary", ["/usr/bin/iperf3\npid=1", "/usr/bin/iperf3\r", " "])
 def test_binary_with_line_breaks_is_refused(binary: str) -> None:
     with pytest.raises(r.IperfRunError, match="line break or another control character"):
-        r.validate_params(params(mode="server", binary=binary))
+        r.validate_params(params(mode="server", binary=binary), SPEC)
     # a backslash is a legal path character: written as a printf argument it is harmless
-    assert r.validate_params(params(mode="server", binary="/opt/a\\npid=1/iperf3")) == "server"
+    assert r.validate_params(params(mode="server", binary="/opt/a\\npid=1/iperf3"), SPEC) == "server"
 
 
 @pytest.mark.parametrize(

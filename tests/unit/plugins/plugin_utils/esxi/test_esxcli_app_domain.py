@@ -61,7 +61,7 @@ def test_already_disabled_is_left_alone() -> None:
 @pytest.mark.parametrize(
     ("version", "present", "domains", "message"),
     [
-        (V67, {BUNDLED_IPERF3}, ENFORCING, "the appDom route is meant for ESXi 7.0 and later"),
+        (V67, {BUNDLED_IPERF3}, ENFORCING, "the appDom route is meant for ESXi 7.x, 8.x"),
         (V8, set(), ENFORCING, f"{BUNDLED_IPERF3} does not exist on this VMware ESXi 8.0.3 Update 3 build-24585383"),
         (V8, {BUNDLED_IPERF3}, ENFORCING[:2], "shows no appDom domain on this VMware ESXi 8.0.3"),
         (V8, {BUNDLED_IPERF3}, [SecurityDomain("appDom", "en...")], "enforcement level 'en...' is not one of"),

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_install import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_run import (
     UPLOAD_PLACEHOLDER,
     EsxiInstallError,
     run,

@@ -4,7 +4,7 @@
 """Backend of ``esxilab.iperf.esxi_journal``: read, record, restore or clear the restore journal of a host.
 
 ``restore`` puts back what the journal records through the backends that wrote it
-(``_esxi_firewall.run`` with ``restore``, ``_esxi_install.restore``, ``_journal_link`` for a Linux
+(``firewall_run.run`` with ``restore``, ``install_run.restore``, ``journal.link`` for a Linux
 interface's MTU): best effort -- every scope and every entry is tried, what cannot be put back is
 kept in the journal and named when the task fails at the end. A window another live run holds
 is refused (naming it) unless ``takeover``; a dead-man that fired is reported, then acknowledged.
@@ -19,22 +19,19 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install, _journal_link
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import firewall_run, install_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal import link as journal_link
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import (
     SCOPES,
     Journal,
     JournalError,
     JournalState,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
 
-__all__ = ["ARGUMENT_SPEC", "EsxiJournalError", "describe", "run"]
+__all__ = ["EsxiJournalError", "describe", "run"]
 
 _NAME = "esxilab.iperf.esxi_journal"
-
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 
 
 class EsxiJournalError(HostError):
@@ -153,8 +150,8 @@ def _restore(
     warnings: list[str] = result["warnings"]
     if "firewall" in pending:
         try:
-            fw = _esxi_firewall.run({"restore": pending["firewall"]}, execute, check_mode=False, journal=journal)
-        except _esxi_firewall.EsxiFirewallError as exc:
+            fw = firewall_run.run({"restore": pending["firewall"]}, execute, check_mode=False, journal=journal)
+        except firewall_run.EsxiFirewallError as exc:
             result["commands"] += list(exc.result.get("commands") or [])
             left.update(exc.result.get("left") or {"firewall": exc.message})
             if exc.result.get("left"):  # the rest is back
@@ -165,13 +162,13 @@ def _restore(
             done["firewall"] = pending["firewall"]
     if "install" in pending:
         try:
-            inst = _esxi_install.restore(
+            inst = install_run.restore(
                 {"restore": pending["install"], "remove_vib": bool(args.get("remove_vib"))},
                 execute,
                 check_mode=False,
                 journal=journal,
             )
-        except _esxi_install.EsxiInstallError as exc:
+        except install_run.EsxiInstallError as exc:
             result["commands"] += list(exc.result.get("commands") or [])
             left.update({f"install: {k}": v for k, v in (exc.result.get("left") or {"install": exc.message}).items()})
         else:
@@ -180,7 +177,7 @@ def _restore(
             done["install"] = pending["install"]
     if "link" in pending:
         try:
-            back, commands, link_left = _journal_link.restore_mtus(
+            back, commands, link_left = journal_link.restore_mtus(
                 execute, journal, pending["link"]["mtu"], check_mode=False
             )
         except JournalError as exc:
@@ -239,7 +236,7 @@ def _record(args: Mapping[str, Any], journal: Journal, execute: Execute, *, chec
     names = list(args.get("links") or [])
     if not names:
         raise JournalError("mode=record needs links (the interfaces whose MTU is about to change). Fix: set links")
-    mtus = _journal_link.read_mtus(execute, names)
+    mtus = journal_link.read_mtus(execute, names)
     before = journal.read()
     wanted = {name: mtu for name, mtu in mtus.items() if name not in before.link}
     result: dict[str, Any] = {

@@ -16,16 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
-    MAX_DEADLINE,
-    Journal,
-    JournalError,
-    journal_from_args,
-)
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import EsxiJournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import firewall_run, install_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.journal_run import EsxiJournalError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.journal_run import run as journal_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import (
     RunId,
     holder,
     owner_line,
@@ -33,10 +28,15 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner impor
     this_run,
     token,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import (
+    MAX_DEADLINE,
+    Journal,
+    JournalError,
+    journal_from_args,
+)
 from tests.collection_path import REPO
-from tests.unit.plugins.plugin_utils.test_esxi_install import _bundle
-from tests.unit.plugins.plugin_utils.test_esxi_journal import Host, _alive, _wait
+from tests.unit.plugins.plugin_utils.esxi.test_install_run import _bundle
+from tests.unit.plugins.plugin_utils.journal.test_store import Host, _alive, _wait
 
 A = RunId("controller-a", 4242, "170000")
 B = RunId("controller-b", 4343, "170100")
@@ -186,8 +186,8 @@ def test_a_journal_copy_dir_naming_a_file_is_refused(tmp_path: Path) -> None:
 def test_an_entry_that_cannot_apply_is_kept_the_others_are_restored(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "8.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
-    _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    install_run.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     # a ruleset recorded earlier that the host no longer has (removed with its VIB)
     (tmp_path / "j" / "firewall.ruleset.iperfVib").write_text("true\n")
@@ -203,15 +203,15 @@ def test_an_entry_that_cannot_apply_is_kept_the_others_are_restored(tmp_path: Pa
     # the role's always: restore behaves alike: the rest back, the task fails naming what is left
     host.set("fw_enabled", "false")
     (tmp_path / "j" / "firewall.enabled").write_text("true\n")
-    with pytest.raises(_esxi_firewall.EsxiFirewallError, match=r"journal keeps what could not: firewall\.ruleset"):
-        _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    with pytest.raises(firewall_run.EsxiFirewallError, match=r"journal keeps what could not: firewall\.ruleset"):
+        firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     assert host.get("fw_enabled") == "true" and not (tmp_path / "j" / "firewall.enabled").exists()
 
 
 def test_a_failed_restore_command_does_not_stop_the_later_ones(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
-    _esxi_firewall.run(
+    firewall_run.run(
         {"enabled": False, "default_action": "PASS", "rulesets": {"sshClient": True}},
         host.fw_execute,
         check_mode=False,
@@ -221,8 +221,8 @@ def test_a_failed_restore_command_does_not_stop_the_later_ones(tmp_path: Path, r
     assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("false", "PASS")
     host.failing = lambda command: "ruleset set" in command  # the first restore step fails
 
-    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
-        _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    with pytest.raises(firewall_run.EsxiFirewallError) as err:
+        firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     # the steps after it still ran: the default action, then the firewall's enabled state (last)
     assert (host.get("fw_enabled"), host.get("fw_default_action")) == ("true", "DROP")
     assert set(err.value.result["left"]) == {"firewall.ruleset.sshClient"}
@@ -251,12 +251,12 @@ def test_a_kept_vib_stays_journaled_for_restore_yml_and_opens_no_window(tmp_path
     host = Host(tmp_path, "6.7")
     journal = _journal(host, tmp_path / "j")
     vibs = host.state / "vibs"
-    installed = _esxi_install.run(
+    installed = install_run.run(
         {"vib_source": _bundle(tmp_path), "allow_unsigned": True}, host.execute, check_mode=False, journal=journal
     )
     assert installed["restore"]["installed_vib"] == "iperf" and (tmp_path / "j" / "vib").exists()
     # the role's always: restore (remove_vib: false) keeps the VIB, and so its journal entry
-    kept = _esxi_install.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=journal)
+    kept = install_run.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=journal)
     assert any("restore.yml -e esxilab_restore_remove_vib=true" in w for w in kept["warnings"])
     assert (tmp_path / "j" / "vib").read_text() == "iperf\n" and not (tmp_path / "j" / "files").exists()
     state = journal.read()
@@ -277,10 +277,10 @@ def test_a_kept_vib_stays_journaled_for_restore_yml_and_opens_no_window(tmp_path
 def test_a_lost_session_after_the_restore_never_lets_the_deadman_apply_again(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     host.failing = lambda command: "_any ||" in command  # every clear script is lost
-    back = _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    back = firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     assert back["journal_clear_failed"] is True and "could not be cleared" in back["warnings"][-1]
     assert host.get("fw_enabled") == "true"
     # the entry went with the command that put the value back: the dead-man has nothing to re-apply
@@ -311,13 +311,13 @@ def test_holder_decisions() -> None:
 def test_a_second_run_refuses_a_live_window_and_takes_over_on_request(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     first = _journal(host, tmp_path / "j", A, deadline_seconds=3600)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=first)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=first)
     pid_a = int((tmp_path / "j" / "deadman.pid").read_text())
     reap.append(pid_a)
 
     second = _journal(host, tmp_path / "j", B, deadline_seconds=3600)
-    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
-        _esxi_firewall.run({"rulesets": {"sshServer": False}}, host.fw_execute, check_mode=False, journal=second)
+    with pytest.raises(firewall_run.EsxiFirewallError) as err:
+        firewall_run.run({"rulesets": {"sshServer": False}}, host.fw_execute, check_mode=False, journal=second)
     assert "held by the run of pid 4242 on controller controller-a" in err.value.message
     assert "takeover: true" in err.value.message
     with pytest.raises(EsxiJournalError, match="held by the run of pid 4242"):
@@ -326,12 +326,12 @@ def test_a_second_run_refuses_a_live_window_and_takes_over_on_request(tmp_path: 
     assert journal_run({"mode": "read"}, second, host.execute, check_mode=False)["holder"] == "live"
 
     taker = _journal(host, tmp_path / "j", B, deadline_seconds=3600, takeover=True)
-    _esxi_firewall.run({"rulesets": {"sshServer": False}}, host.fw_execute, check_mode=False, journal=taker)
+    firewall_run.run({"rulesets": {"sshServer": False}}, host.fw_execute, check_mode=False, journal=taker)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     assert taker.read().owner == B
     assert _wait(lambda: not _alive(pid_a), 10), "A's dead-man must leave B's window alone"
     # A's always: restore puts back its own value only and leaves B's journal to B
-    mine = _esxi_firewall.run({"restore": {"enabled": True}}, host.fw_execute, check_mode=False, journal=first)
+    mine = firewall_run.run({"restore": {"enabled": True}}, host.fw_execute, check_mode=False, journal=first)
     assert any("now belongs to the run of pid 4343" in w for w in mine["warnings"])
     assert (tmp_path / "j" / "firewall.ruleset.sshServer").exists()
     assert _restore(taker, host)["restored"] == {"firewall": {"enabled": True, "rulesets": {"sshServer": True}}}
@@ -343,7 +343,7 @@ def test_a_window_of_a_gone_run_is_recovered(tmp_path: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait(timeout=10)
     gone = RunId(this_run().host, dead.pid, "1")  # this controller, its process ended
-    _esxi_firewall.run(
+    firewall_run.run(
         {"enabled": False}, host.fw_execute, check_mode=False, journal=_journal(host, tmp_path / "j", gone)
     )
     now = _journal(host, tmp_path / "j", this_run())
@@ -374,7 +374,7 @@ def test_playbook_journal_tasks_honour_the_takeover_the_refusal_names(playbook: 
 def test_a_fired_deadman_is_reported_then_acknowledged(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = _journal(host, tmp_path / "j", deadline_seconds=3600)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     (tmp_path / "j" / "deadline").write_text(f"{int(time.time())}\n")  # the deadline has come
     assert _wait(lambda: not _alive(reap[-1]), 15)

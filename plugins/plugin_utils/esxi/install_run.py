@@ -24,17 +24,15 @@ import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
+    PlanError,
     VibInstallError,
     failure_from_output,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.esxcli import checked
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import (
     InstallOptions,
     InstallPlan,
@@ -43,12 +41,15 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan im
     plan_iperf_install,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
-    BUNDLED_IPERF3_COPY,
     INSTALL_PROBE_PATHS,
-    VIB_IPERF_COPY,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import (
+    APP_DOMAIN,
+    COPIES,
+    release_of,
+    supported,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.secpolicy import (
-    APP_DOMAIN,
     SecurityDomain,
     parse_secpolicy_domains,
     plan_app_domain_install,
@@ -75,11 +76,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import 
     CommandOutput,
     Execute,
     HostError,
-    checked,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.merge import earliest_wins
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import describe
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import Journal, JournalError
 
 __all__ = [
-    "ARGUMENT_SPEC",
     "MUTUALLY_EXCLUSIVE",
     "RESTORE_KEYS",
     "UPLOAD_PLACEHOLDER",
@@ -91,13 +93,12 @@ __all__ = [
 
 _NAME = "esxilab.iperf.esxi_iperf_install"
 
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE = [("vib_source", "vib_upload"), ("restore", "vib_source"), ("restore", "vib_upload")]
 
 #: The keys of the ``restore`` value (each present only when there is something to undo).
 RESTORE_KEYS = ("created_files", "installed_vib", "exec_installed_only_previous", "app_domain_previous")
 #: Files a restore may remove: only the copies this module makes.
-_REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
+_REMOVABLE = COPIES
 _VIB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: Stands for the upload directory in check mode, where nothing is uploaded.
 UPLOAD_PLACEHOLDER = "<upload dir>"
@@ -140,8 +141,8 @@ def read_version(execute: Execute) -> EsxiVersion:
                 continue
         problems.append(f"'{command}' exited {out.rc}: {out.text.strip()[:200]}")
     raise EsxiInstallError(
-        f"{_NAME}: this host does not look like ESXi ({'; '.join(problems)}). The module prepares ESXi 6.7, 7.x and"
-        " 8.x hosts over SSH; for a Linux host install the iperf3 or iperf package instead."
+        f"{_NAME}: this host does not look like ESXi ({'; '.join(problems)}). The module prepares ESXi {supported()}"
+        " hosts over SSH; for a Linux host install the iperf3 or iperf package instead."
     )
 
 
@@ -240,7 +241,13 @@ def read_tool_version(execute: Execute, binary: str, tool: str) -> str:
 def _method(args: Mapping[str, Any], version: EsxiVersion) -> str:
     method = str(args.get("method") or "auto")
     if method == "auto":
-        return "vib" if version.major == 6 else "bundled"
+        try:
+            return release_of(version.major, str(version))[0].install_method
+        except PlanError as exc:  # older than every release of the table
+            raise EsxiInstallError(
+                f"{_NAME}: {exc}",
+                {"esxi_version": ".".join(map(str, version.version)), "changed": False, "restore": {}},
+            ) from exc
     return method
 
 
@@ -534,15 +541,6 @@ def _restore_record(value: Mapping[str, Any]) -> tuple[RestoreRecord, str | None
     return RestoreRecord.from_dict(value), level
 
 
-def _merged_restore(given: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
-    """The given ``restore`` value with the journal's values on top (the journal holds the earliest)."""
-    merged = {**given, **{k: v for k, v in recorded.items() if k != "created_files"}}
-    files = list(dict.fromkeys([*(given.get("created_files") or []), *(recorded.get("created_files") or [])]))
-    if files:
-        merged["created_files"] = files
-    return merged
-
-
 def restore(
     args: Mapping[str, Any], execute: Execute, *, check_mode: bool, journal: Journal | None = None
 ) -> dict[str, Any]:
@@ -570,7 +568,7 @@ def restore(
                     for key, why in found.rejected.items()
                     if key.startswith(("exec.", "vib", "files"))
                 ]
-        value = _merged_restore(value, recorded)
+        value = earliest_wins(value, recorded)
     record, level = _restore_record(value)
     remove_vib = bool(args.get("remove_vib"))
     # a VIB kept stays journaled: restore.yml with esxilab_restore_remove_vib=true can still remove it

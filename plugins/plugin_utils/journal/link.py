@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The Linux part of the restore journal: an interface's MTU, read and put back with ``ip link`` over ``sh``.
 
-``link.IF.mtu`` entries (``_esxi_journal.link_entries``) are written by ``esxi_journal``
+``link.IF.mtu`` entries (``journal.store.link_entries``) are written by ``esxi_journal``
 ``mode: record`` before a playbook changes an interface's MTU (``playbooks/mtu-compare.yml``),
 and put back here by ``esxi_journal mode: restore``: each interface on its own (best effort), the
 entry dropped in the same command that put the value back.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError, link_entries
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import Journal, JournalError, link_entries
 
 __all__ = ["read_mtus", "restore_mtus"]
 

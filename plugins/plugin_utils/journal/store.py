@@ -19,7 +19,7 @@ file                       content
 ``files``                  the copies made, one path a line (only :data:`REMOVABLE`)
 ``vib``                    the VIB installed (only :data:`COLLECTION_VIB`)
 ``link.IF.mtu``            a Linux interface's MTU before the change (68-65535)
-``owner``                  the run holding the window (``_journal_owner.owner_line``)
+``owner``                  the run holding the window (``journal.owner.owner_line``)
 ``deadline``               epoch second at which the dead-man restores
 ``deadman.sh``             the dead-man script; ``deadman.pid`` its pid; ``deadman.log`` what it did
 ``fired``                  written by a dead-man that restored: when, which run
@@ -62,7 +62,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import APP_DOMAIN, COPIES, EXEC_OPTION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections, undo_pty
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import (
     RunId,
     describe,
     holder,
@@ -71,11 +76,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner impor
     this_run,
     token,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallOptions
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import marker, split_sections, undo_pty
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import WHICH
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -105,7 +105,7 @@ MARKER_FILE = ".esxilab-journal"
 _RULESET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")
 #: Files a restore may remove: only the copies the install makes.
-REMOVABLE = (BUNDLED_IPERF3_COPY, VIB_IPERF_COPY)
+REMOVABLE = COPIES
 #: The only VIB the collection installs (and so the only one a restore may remove).
 COLLECTION_VIB = InstallOptions().vib_name
 _BOOL = ("true", "false")
@@ -383,13 +383,13 @@ _log "deadline reached: restoring (run $tok)"
 if [ -f "$d/exec.runtime_option" ]; then
     v=$(cat "$d/exec.runtime_option")
     case "$v" in 0 | 1)
-        _run esxcli system settings advanced set -o /User/execInstalledOnly -i "$v" && rm -f "$d/exec.runtime_option"
+        _run esxcli system settings advanced set -o EXEC_OPTION -i "$v" && rm -f "$d/exec.runtime_option"
     esac
 fi
 if [ -f "$d/exec.app_domain" ]; then
     v=$(cat "$d/exec.app_domain")
     case "$v" in enforcing | disabled)
-        _run localcli system secpolicy domain set -n appDom -l "$v" && rm -f "$d/exec.app_domain"
+        _run localcli system secpolicy domain set -n APP_DOMAIN -l "$v" && rm -f "$d/exec.app_domain"
     esac
 fi
 if [ -f "$d/files" ]; then
@@ -423,6 +423,7 @@ for _f in "$d"/firewall.* "$d"/exec.* "$d"/files "$d"/vib "$d"/link.*; do [ -f "
 _pending && _log "left in the journal: $(cd "$d" && ls firewall.* exec.* files 2>/dev/null | tr '\n' ' ')"
 _log "restore finished"
 """.replace("POLL", str(POLL_SECONDS)).replace("REMOVABLE", " | ".join(REMOVABLE))
+DEADMAN_SCRIPT = DEADMAN_SCRIPT.replace("EXEC_OPTION", EXEC_OPTION).replace("APP_DOMAIN", APP_DOMAIN)
 
 #: Group- or other-writable in an ``ls -l`` mode string; sticky (``t``/``T`` in place 10).
 _SHARED = "?????w* | ????????w*"
@@ -693,7 +694,7 @@ class Journal:
         return self._script(read_script)
 
     def holder(self, state: JournalState) -> str:
-        """``none``, ``mine``, ``live`` or ``gone``: who holds the window ``state`` shows (``_journal_owner``)."""
+        """``none``, ``mine``, ``live`` or ``gone``: who holds the window ``state`` shows (``journal.owner``)."""
         return holder(state.owner, self.run, pending=state.pending, now=state.now, deadline=state.deadline)
 
     def refuse_live(self, state: JournalState) -> None:

@@ -19,18 +19,18 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import firewall_run, install_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.journal_run import run as journal_run
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import token
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import (
     Journal,
     JournalError,
     firewall_entries,
     install_entries,
     parse_output,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal_run import run as journal_run
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import token
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.collection_path import REPO
 from tests.unit.plugins.esxi_standin_host import MappedHost
 
@@ -185,9 +185,9 @@ def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell
     host = Host(tmp_path, "8.0", shell)
     # 5 s: long enough that a loaded machine finishes opening before the timer fires
     journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=5)
-    installed = _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
+    installed = install_run.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
     assert installed["restore"] == {"created_files": [BUNDLED_IPERF3_COPY], "exec_installed_only_previous": 1}
-    opened = _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    opened = firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     assert opened["changed"] is True
     pid = int((tmp_path / "j" / "deadman.pid").read_text())
     reap.append(pid)
@@ -212,24 +212,24 @@ def test_deadman_puts_everything_back_without_a_controller(tmp_path: Path, shell
 def test_restore_stops_the_deadman_and_only_ours(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=3600)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     pid = int((tmp_path / "j" / "deadman.pid").read_text())
     reap.append(pid)
-    back = _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    back = firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     assert back["changed"] is True and back["journal_restored"] == {"enabled": True}  # from the journal alone
     assert host.get("fw_enabled") == "true"
     assert _wait(lambda: not _alive(pid), 5)
     assert journal.read().pending is False
 
     # a pid file naming someone else's process: never killed
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     os.kill(reap[-1], signal.SIGKILL)
     stranger = subprocess.Popen(["sleep", "60"])
     reap.append(stranger.pid)
     (tmp_path / "j" / "deadman.pid").write_text(f"{stranger.pid}\n")
     assert journal.read().deadman_running is False
-    _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     assert stranger.poll() is None
     stranger.kill()
     stranger.wait(timeout=5)
@@ -243,12 +243,12 @@ def test_restore_stops_the_deadman_and_only_ours(tmp_path: Path, reap: list[int]
 def test_firewall_journal_is_written_before_the_first_change(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "7.0")
     journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=0)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     record = next(i for i, c in enumerate(host.commands) if "firewall.enabled" in c and "_put" in c)
     change = host.commands.index("esxcli network firewall set --enabled false")
     assert record < change
     # check mode writes nothing
-    _esxi_firewall.run(
+    firewall_run.run(
         {"enabled": True}, host.fw_execute, check_mode=True, journal=Journal(host.execute, str(tmp_path / "m"))
     )
     assert not (tmp_path / "m").exists()
@@ -257,8 +257,8 @@ def test_firewall_journal_is_written_before_the_first_change(tmp_path: Path, rea
 def test_journal_that_cannot_be_written_changes_nothing(tmp_path: Path) -> None:
     host = Host(tmp_path, "7.0")
     (tmp_path / "j").symlink_to(tmp_path)
-    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
-        _esxi_firewall.run(
+    with pytest.raises(firewall_run.EsxiFirewallError) as err:
+        firewall_run.run(
             {"enabled": False}, host.fw_execute, check_mode=False, journal=Journal(host.execute, str(tmp_path / "j"))
         )
     assert "nothing was changed" in err.value.message
@@ -279,14 +279,14 @@ def test_firewall_read_back_failure_returns_restore_and_changed(tmp_path: Path) 
 
     host.failing = fail_second_get
     journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=0)
-    with pytest.raises(_esxi_firewall.EsxiFirewallError) as err:
-        _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    with pytest.raises(firewall_run.EsxiFirewallError) as err:
+        firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     assert "the changes were applied but reading them back failed" in err.value.message
     assert err.value.result["changed"] is True
     assert err.value.result["restore"] == {"enabled": True}
     assert journal.read().firewall == {"enabled": True}  # the host still knows, too
     host.failing = lambda _c: False
-    back = _esxi_firewall.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
+    back = firewall_run.run({"restore": {}}, host.fw_execute, check_mode=False, journal=journal)
     assert back["changed"] is True and host.get("fw_enabled") == "true"
 
 
@@ -301,8 +301,8 @@ def test_install_read_back_failure_returns_restore_and_changed(tmp_path: Path, f
         return changed and command.startswith(failing)
 
     host.failing = fail_after_the_change
-    with pytest.raises(_esxi_install.EsxiInstallError) as err:
-        _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False)
+    with pytest.raises(install_run.EsxiInstallError) as err:
+        install_run.run({"relax_exec_policy": True}, host.execute, check_mode=False)
     if failing == "for p in":
         assert "reading them back failed" in err.value.message
     assert err.value.result["changed"] is True
@@ -323,13 +323,13 @@ def test_install_read_back_failure_returns_restore_and_changed(tmp_path: Path, f
 )
 def test_credentials_in_vib_source_are_masked(tmp_path: Path, url: str, masked: str) -> None:
     host = Host(tmp_path, "6.7")
-    checked = _esxi_install.run({"vib_source": url, "allow_unsigned": True}, host.execute, check_mode=True)
+    checked = install_run.run({"vib_source": url, "allow_unsigned": True}, host.execute, check_mode=True)
     command = checked["commands"][0]
     assert command.startswith("esxcli software vib install -v ") and command.endswith(" --no-sig-check")
     assert masked in command
     assert "s3cr3t" not in repr(checked)
-    with pytest.raises(_esxi_install.EsxiInstallError) as err:
-        _esxi_install.run({"vib_source": url}, host.execute, check_mode=False)  # refused: unsigned
+    with pytest.raises(install_run.EsxiInstallError) as err:
+        install_run.run({"vib_source": url}, host.execute, check_mode=False)  # refused: unsigned
     assert "s3cr3t" not in err.value.message + repr(err.value.result)
     assert any("s3cr3t" in c for c in host.commands)  # the host got the real URL
 
@@ -343,13 +343,13 @@ def test_a_vib_source_with_a_secret_reaches_the_host_on_stdin_never_on_a_command
         lines.append((command, stdin))  # what a shell gets: `read` takes the line, "$src" expands to it
         return host.execute(command.removeprefix("IFS= read -r src && ").replace('"$src"', shlex.quote(stdin[:-1])))
 
-    with pytest.raises(_esxi_install.EsxiInstallError) as err:  # the stand-in refuses the unsigned VIB
-        _esxi_install.run({"vib_source": url}, host.execute, check_mode=False, execute_input=execute_input)
+    with pytest.raises(install_run.EsxiInstallError) as err:  # the stand-in refuses the unsigned VIB
+        install_run.run({"vib_source": url}, host.execute, check_mode=False, execute_input=execute_input)
     assert lines == [('IFS= read -r src && esxcli software vib install -v "$src"', url + "\n")]
     assert "s3cr3t" not in err.value.message + repr(err.value.result)
     plain = Host(tmp_path / "plain", "6.7")  # a URL with no secret stays on the command line
-    with pytest.raises(_esxi_install.EsxiInstallError):
-        _esxi_install.run({"vib_source": "http://depot.example/iperf.vib"}, plain.execute, check_mode=False,
+    with pytest.raises(install_run.EsxiInstallError):
+        install_run.run({"vib_source": "http://depot.example/iperf.vib"}, plain.execute, check_mode=False,
                           execute_input=execute_input)  # fmt: skip
     assert len(lines) == 1
 
@@ -362,8 +362,8 @@ def test_a_vib_source_with_a_secret_reaches_the_host_on_stdin_never_on_a_command
 def test_journal_module_restores_what_an_interrupted_run_left(tmp_path: Path, reap: list[int]) -> None:
     host = Host(tmp_path, "8.0")
     journal = Journal(host.execute, str(tmp_path / "j"), deadline_seconds=3600)
-    _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    install_run.run({"relax_exec_policy": True}, host.execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     # ... and the run was killed here: the facts with the restore values are gone
 
@@ -392,7 +392,7 @@ def test_journal_module_restores_what_an_interrupted_run_left(tmp_path: Path, re
     again = go("restore")
     assert again["changed"] is False and again["commands"] == []
 
-    _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
+    firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False, journal=journal)
     reap.append(int((tmp_path / "j" / "deadman.pid").read_text()))
     cleared = go("clear")
     assert cleared["changed"] is True and "without restoring" in cleared["warnings"][0]
@@ -401,11 +401,11 @@ def test_journal_module_restores_what_an_interrupted_run_left(tmp_path: Path, re
 
 def test_an_unreadable_journal_does_not_stop_a_restore(tmp_path: Path) -> None:
     host = Host(tmp_path, "8.0")
-    opened = _esxi_firewall.run({"enabled": False}, host.fw_execute, check_mode=False)
-    installed = _esxi_install.run({"relax_exec_policy": True}, host.execute, check_mode=False)
+    opened = firewall_run.run({"enabled": False}, host.fw_execute, check_mode=False)
+    installed = install_run.run({"relax_exec_policy": True}, host.execute, check_mode=False)
     (tmp_path / "j").symlink_to(tmp_path)  # planted after the window opened
     bad = Journal(host.execute, str(tmp_path / "j"))
-    fw = _esxi_firewall.run({"restore": opened["restore"]}, host.fw_execute, check_mode=False, journal=bad)
-    inst = _esxi_install.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=bad)
+    fw = firewall_run.run({"restore": opened["restore"]}, host.fw_execute, check_mode=False, journal=bad)
+    inst = install_run.run({"restore": installed["restore"]}, host.execute, check_mode=False, journal=bad)
     assert (host.get("fw_enabled"), host.get("eio_runtime")) == ("true", "1")
     assert "it is a symlink" in fw["warnings"][0] and "it is a symlink" in inst["warnings"][0]

@@ -18,11 +18,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.esxcli import checked
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
     FirewallStatus,
     Ruleset,
@@ -35,10 +32,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_plan i
     plan_firewall,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError, checked
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.merge import earliest_wins
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.owner import describe
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import Journal, JournalError
 
 __all__ = [
-    "ARGUMENT_SPEC",
     "MUTUALLY_EXCLUSIVE",
     "EsxiFirewallError",
     "desired_from_args",
@@ -49,7 +48,6 @@ _NAME = "esxilab.iperf.esxi_firewall"
 GET = "esxcli network firewall get"
 RULESET_LIST = "esxcli network firewall ruleset list"
 
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE = [("restore", "enabled"), ("restore", "default_action"), ("restore", "rulesets")]
 
 
@@ -137,17 +135,6 @@ def _restore_value(plan: FirewallPlan) -> dict[str, Any]:
     return out
 
 
-def _merged_restore(args: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
-    """The given ``restore`` value with the journal's values on top (the journal holds the earliest)."""
-    merged: dict[str, Any] = dict(args.get("restore") or {})
-    for key in ("enabled", "default_action"):
-        if key in recorded:
-            merged[key] = recorded[key]
-    if recorded.get("rulesets"):
-        merged["rulesets"] = {**(merged.get("rulesets") or {}), **recorded["rulesets"]}
-    return merged
-
-
 def _journal_for_restore(journal: Journal | None, warnings: list[str]) -> tuple[Journal | None, dict[str, Any]]:
     """The journal a restore may use and what it records for the firewall; a journal another live run holds
     (or one that cannot be read) is left alone, with a warning: the given restore value is still put back."""
@@ -212,7 +199,7 @@ def run(
     if restoring:
         journal, recorded = _journal_for_restore(journal, journal_warnings)
         if recorded:
-            args = {**args, "restore": _merged_restore(args, recorded)}
+            args = {**args, "restore": earliest_wins(args.get("restore") or {}, recorded)}
     desired = desired_from_args(args)
     left: dict[str, str] = {}
     try:
