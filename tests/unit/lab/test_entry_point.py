@@ -10,22 +10,26 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.collection_path import REPO
 
 MAX_LINES = 600
 
 
-def test_the_script_runs_from_any_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [[], ["-I"]], ids=["plain", "isolated"])
+def test_the_script_runs_from_any_directory(tmp_path: Path, flags: list[str]) -> None:
+    """Also under ``python3 -I`` (no script dir on sys.path): the script finds its package itself."""
     script = REPO / "lab" / "esxilab_lab.py"
     proc = subprocess.run(
-        [sys.executable, str(script), "up", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=30
+        [sys.executable, *flags, str(script), "up", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=30
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: lab/esxilab_lab.py up [-h]")
     assert "--flow-rate FLOW_RATE" in proc.stdout
     # a bad option is refused before anything runs, naming the option and the fix
     proc = subprocess.run(
-        [sys.executable, str(script), "status", "--name", "Bad", "--state-dir", str(tmp_path / "s")],
+        [sys.executable, *flags, str(script), "status", "--name", "Bad", "--state-dir", str(tmp_path / "s")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
