@@ -19,9 +19,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3, BUNDLED_IPERF3_COPY
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import field_key
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import Journal
+from tests.collection_path import ESXI_RECORDINGS
 from tests.unit.plugins.esxi_standin_host import STANDIN, MappedHost
 
-RECORDINGS = STANDIN.parent / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+RECORDINGS = ESXI_RECORDINGS
 
 
 def _recording_list(path: Path = STANDIN / "releases") -> dict[str, list[str]]:
