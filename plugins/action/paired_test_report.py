@@ -19,7 +19,7 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_report import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     ReportError,
     build_report,

@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall import (
     FirewallStatus,

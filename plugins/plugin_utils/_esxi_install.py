@@ -25,10 +25,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import Journal, JournalError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._journal_owner import describe
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
@@ -727,7 +727,7 @@ def run(
     """Install (default) or, with ``restore``, undo an earlier install.
 
     Every URL in the result or the error is masked, and so is every secret of ``vib_source`` (its
-    password, query and fragment) wherever it appears: ``_secrets.redact``.
+    password, query and fragment) wherever it appears: ``secrets.redact``.
     """
     secrets = url_secrets(str(args.get("vib_source") or ""))
     try:

@@ -21,13 +21,13 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall, _esxi_install, _journal_link
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
     SCOPES,
     Journal,
     JournalError,
     JournalState,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute, HostError
 
 __all__ = ["ARGUMENT_SPEC", "EsxiJournalError", "describe", "run"]

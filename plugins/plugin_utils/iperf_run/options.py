@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
     IPERF2_ENHANCED,
     IPERF2_REVERSE,

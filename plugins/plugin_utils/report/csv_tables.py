@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """``results.csv`` (one row per result) and ``summary.csv`` (one row per summary group); cells go through
-``_common.csv_cell``.
+``csv_cells.csv_cell``.
 
 Private module: not part of the collection's public API.
 """
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.csv_cells import csv_cell, csv_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS, plain_data
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES

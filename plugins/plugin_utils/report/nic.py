@@ -4,7 +4,7 @@
 """NIC context of the report: the counter deltas around the runs and the NICs' driver/firmware.
 
 The paired_test records carry NIC readings (``record["nic"]``: ``{mode, before, after}``, each
-``{host: {address: reading}}`` as ``_nic.py`` reads them). This is the one place their deltas are made:
+``{host: {address: reading}}`` as ``nic/counters.py`` reads them). This is the one place their deltas are made:
 
 * ``span_delta()`` - between a before-reading and an after-reading: per NIC (host, address, interface)
   the change of every counter both readings have, and the sums ``rx_dropped``, ``tx_dropped``,

@@ -1,8 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""NIC context: the readings of a test address (``_nic.py``, through ``iperf_facts``' script on a Linux shell and the
-ESXi stand-in), the plan's reads (``paired_test_nic_counters``), the record, and the report's deltas
+"""NIC context: the readings of a test address (``nic/counters.py``, through ``iperf_facts``' script on a Linux shell
+and the ESXi stand-in), the plan's reads (``paired_test_nic_counters``), the record, and the report's deltas
 (``report/nic.py``: a counter that went backwards is null with a warning, never negative; n/a when not read)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import build_script, parse_probe_output
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._nic import esxi_reading, linux_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.counters import esxi_reading, linux_reading
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
