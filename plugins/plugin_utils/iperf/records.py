@@ -13,7 +13,7 @@ One place for the three record types, checked by ``mypy --strict``:
   ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
   fill it (``iperf.result.new_result``); ``iperf.parse.parse()`` hands it to the Ansible layer
   (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``iperf.result.plain``), and
-  ``result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
+  ``iperf.validate.result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
   ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.
 * ``PairRecord`` -- one pair of one paired run (``paired.record._pair_record``): who served, who
@@ -22,8 +22,10 @@ One place for the three record types, checked by ``mypy --strict``:
   (``measured_by: server``, ``paired.record._external_records``).
 * ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``paired.record.build_record``, the
   ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
-  its ``PairRecord`` items and ``total_bits_per_second``. The report builder
-  (``plugin_utils/report/``) reads a list of run records and/or results.
+  its ``PairRecord`` items and ``total_bits_per_second`` (``schema_version`` ``RECORD_VERSION``). The report
+  builder (``plugin_utils/report/``) reads a list of run records and/or results, each through
+  ``iperf.validate`` (``run_record_from`` / ``result_from``: upgraded by ``schema_version``, then checked
+  against these types once, so a reader indexes every required key).
 
 Private module: not part of the collection's public API. Lives in ``module_utils`` because
 the parsers (module_utils) build ``IperfResult``.
@@ -31,10 +33,12 @@ the parsers (module_utils) build ``IperfResult``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict
 
 __all__ = [
+    "DEFAULT_TEST",
+    "RECORD_VERSION",
+    "RESULT_VERSION",
     "SCHEMA_OPTIONAL_KEYS",
     "CpuFigures",
     "Endpoint",
@@ -51,8 +55,13 @@ __all__ = [
     "Tool",
     "Totals",
     "UdpFigures",
-    "result_from",
 ]
+
+# The schema_version of a normalized result (docs/schema/iperf-result.schema.json) and of a run record.
+RESULT_VERSION = 1
+RECORD_VERSION = 1
+# The test name of a run or result that names none.
+DEFAULT_TEST = "default"
 
 Tool = Literal["iperf2", "iperf3"]
 Format = Literal["json", "text", "csv"]
@@ -216,8 +225,8 @@ class _PairRecordRequired(TypedDict):
     client: str
     address: str | None
     port: int
-    sender: str
-    receiver: str
+    sender: str | None  # None: not recorded (a version-0 record)
+    receiver: str | None  # None: not recorded (a version-0 record)
     started_at: float | None
     result: IperfResult | None
     ok: bool
@@ -243,13 +252,14 @@ class PairRecord(_PairRecordRequired, total=False):
 class RunRecord(TypedDict):
     """One run of ``esxilab.iperf.paired_test``, as ``paired.record.build_record`` records it."""
 
+    schema_version: int  # RECORD_VERSION; a record without it is read as version 0 (iperf.validate)
     run: int
     test: str
-    streams: int
+    streams: int | None  # None: not recorded (a version-0 record)
     sweep: bool
     direction: str
     swapped: bool
-    repetition: int
+    repetition: int | None  # None: not recorded (a version-0 record)
     tool: str | None
     protocol: str | None
     duration: float | None
@@ -272,13 +282,3 @@ class RunRecord(TypedDict):
     combine_swapped: bool
     stability: dict[str, Any] | None  # paired.stability.assess() of the point so far; None for repeat: N
     nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None
-
-
-def result_from(value: Any) -> IperfResult | None:
-    """A normalized result that came back through Ansible (``iperf_run`` registered it) as an ``IperfResult``.
-
-    The one place where plain data becomes a result: a copy of the mapping, ``None`` when it is
-    not one. Not validated (this collection's parsers made it), so readers of a result from
-    Ansible still read its figures with ``.get()``.
-    """
-    return cast("IperfResult", dict(value)) if isinstance(value, Mapping) else None

@@ -17,8 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RECORD_VERSION, PairRecord, RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import EXTERNAL_CLIENT, EXTERNAL_SERVER
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.claims import implausible, line_rate_of
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import _join
@@ -160,7 +161,9 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         if isinstance(barrier, Mapping):
             record["late_by"] = barrier.get("late_by")
             record["arrived_at"] = barrier.get("arrived_at")
-        record["result"] = result_from(client_item.get("result"))
+        record["result"] = result_from(
+            client_item.get("result"), f"pair {pair['pair']}: the result of the client on {pair['client']}"
+        )
 
     error = None if outside else _server_start_error(pair, server_report, server_item, endpoint, run)
     if error is not None:
@@ -263,7 +266,7 @@ def _external_records(
         entry = record(index, test.get("peer") if isinstance(test.get("peer"), str) else None)
         entry["external"]["group"] = test.get("group")
         entry["server_stop"] = stop
-        result = result_from(test.get("result"))
+        result = result_from(test.get("result"), f"pair {pair['pair']}: the server's result of external client {index}")
         entry["result"] = result
         if result is not None and result.get("tool_version"):
             entry["tool_version"] = result["tool_version"]
@@ -502,6 +505,7 @@ def build_record(
         ]
         stability = assess([*samples, total], RepeatSpec(**spec))
     return {
+        "schema_version": RECORD_VERSION,
         "run": number,
         "test": run["test"],
         "streams": run["streams"],
