@@ -90,7 +90,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             "clients": recorder.read_pieces(spool, number, recorder.clients_hosts(run), "clients"),
             "stop": stops,
         }
-        barriers = [p.get("barrier") for p in pieces["clients"].values() if isinstance(p.get("barrier"), Mapping)]
+        barriers = [b for p in pieces["clients"].values() if isinstance(b := p.get("barrier"), Mapping)]
         hostvars: Any = task_vars.get("hostvars") or {}
 
         def failure(name: str) -> Any:

@@ -206,10 +206,10 @@ class IperfResult(_ResultRequired, total=False):
     server_output_text: str
     peer_version: str
     timestamp_local: str
-    connect_times: dict[str, Any]
-    bounceback: dict[str, Any] | None
-    csv_endpoints: list[dict[str, Any]]
-    labels: dict[str, Any]
+    connect_times: dict[str, object]
+    bounceback: dict[str, object] | None
+    csv_endpoints: list[dict[str, object]]
+    labels: dict[str, object]
     source: str
 
 
@@ -237,7 +237,7 @@ class _PairRecordRequired(TypedDict):
     late_by: float | None
     arrived_at: float | None
     command: str | None
-    labels: dict[str, Any]  # the pair's labels: the test's, the pair's own over them, the run's identity
+    labels: dict[str, object]  # the pair's labels: the test's, the pair's own over them, the run's identity
 
 
 class PairRecord(_PairRecordRequired, total=False):
@@ -246,7 +246,7 @@ class PairRecord(_PairRecordRequired, total=False):
     raw: str  # the client's own output, kept when the pair failed (always with a server outside the inventory)
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
     measured_by: str
-    external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer, group}
+    external: dict[str, object]  # {count, deadline, from, command, came, reason, index, peer, group}
 
 
 class RunRecord(TypedDict):
@@ -263,7 +263,7 @@ class RunRecord(TypedDict):
     tool: str | None
     protocol: str | None
     duration: float | None
-    labels: dict[str, Any]
+    labels: dict[str, object]
     start_at: float | None
     start_delay: float | None
     barrier_margin: float | None
@@ -280,5 +280,5 @@ class RunRecord(TypedDict):
     order: str | None  # interleaved | sequential | shuffled
     shuffle_seed: int | None
     combine_swapped: bool
-    stability: dict[str, Any] | None  # paired.stability.assess() of the point so far; None for repeat: N
+    stability: dict[str, object] | None  # paired.stability.assess() of the point so far; None for repeat: N
     nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None

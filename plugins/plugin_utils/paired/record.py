@@ -213,7 +213,7 @@ def _external_records(
     collect_item = _find_item(server_report and server_report.get("collects"), run, pair["pair"])
     stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
     endpoint = f"{pair['address']}:{pair['port']}"
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "count": count,
         "deadline": external["deadline"],
         "from": external.get("from"),
@@ -360,10 +360,10 @@ HOST_REPORT_VARS = {
 }
 
 
-def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, Any]:
+def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, object]:
     """``{host: {address: reading}}`` of one NIC read of the run (``key``: ``nic_before`` / ``nic_after``), from the
     hosts' registered ``iperf_facts`` results; a host whose read failed or did not run gets ``{error: why}``."""
-    readings: dict[str, Any] = {}
+    readings: dict[str, object] = {}
     for host in sorted(run.get("nic_addresses") or {}):
         registered = (by_host.get(host) or {}).get(key)
         facts = registered.get("ansible_facts") if isinstance(registered, Mapping) else None
@@ -377,7 +377,7 @@ def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any
     return readings
 
 
-def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, object] | None:
     """The run record's ``nic``: ``{mode, before, after}`` (``None`` where this run read nothing)."""
     if not run.get("nic_before") and not run.get("nic_after"):
         return None
@@ -388,14 +388,14 @@ def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]
     }
 
 
-def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | None]:
+def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, object] | None]:
     """The per-host reports of :func:`build_record` from the hosts' variables (``hostvars`` entries)."""
-    reports: list[dict[str, Any] | None] = []
+    reports: list[dict[str, object] | None] = []
     for entry in host_vars:
         if not isinstance(entry, Mapping) or not isinstance(entry.get("inventory_hostname"), str):
             reports.append(None)
             continue
-        report: dict[str, Any] = {"host": entry["inventory_hostname"]}
+        report: dict[str, object] = {"host": entry["inventory_hostname"]}
         for key, (name, field) in HOST_REPORT_VARS.items():
             value = entry.get(name)
             if field is not None:
@@ -409,7 +409,7 @@ def build_record(
     run: Mapping[str, Any],
     reports: Sequence[Any],
     *,
-    barrier: Mapping[str, Any] | None = None,
+    barrier: Mapping[str, object] | None = None,
     previous: Sequence[Any] = (),
 ) -> RunRecord:
     """The record of one run, from the per-host reports registered during it.
@@ -494,7 +494,7 @@ def build_record(
             )
     if not ok:
         warnings.append(f"{len(errors)} of {len(pairs)} pair(s) failed: total_bits_per_second is null (no partial sum)")
-    stability: dict[str, Any] | None = None
+    stability: dict[str, object] | None = None
     spec = run.get("stability")
     if isinstance(spec, Mapping):
         point = run.get("point")

@@ -103,7 +103,7 @@ SUMMARY_COLUMNS = (
 COMPARISON_COLUMNS = SUMMARY_COLUMNS[-5:]
 
 
-def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, Any]:
+def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, object]:
     """The ``nic_*`` cells: the deltas, ``n/a`` when the counters were not read around the run(s)."""
     if counters is None:
         return dict.fromkeys(NIC_COLUMNS, "n/a")
@@ -134,7 +134,7 @@ def results_csv(report: Report) -> str:
         for row in run.results:
             usable = row.bits_per_second is not None
             figures = row.figures
-            item: dict[str, Any] = {
+            item: dict[str, object] = {
                 **run.identity(),
                 **row.place(),
                 "tool": row.field("tool"),
@@ -165,12 +165,12 @@ def results_csv(report: Report) -> str:
     return csv_text((*RESULT_COLUMNS, *label_columns), rows, _cell)
 
 
-def _differences(report: Report) -> dict[int, dict[str, Any]]:
+def _differences(report: Report) -> dict[int, dict[str, object]]:
     """The comparison columns of each compared group (by ``id``): its difference to the first value's group."""
     comparison = report.comparison
     if comparison is None or not comparison.values:
         return {}
-    cells: dict[int, dict[str, Any]] = {}
+    cells: dict[int, dict[str, object]] = {}
     for row in comparison.rows:
         for value in comparison.values[1:]:
             group = row.cells.get(value)
