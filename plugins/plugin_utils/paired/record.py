@@ -184,8 +184,8 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         error = f"the client on {pair['client']} was skipped: {_message(client_item)}"
     elif (result := record["result"]) is None:
         error = f"the client on {pair['client']} returned no result"
-    elif result.get("bits_per_second") is None:
-        detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
+    elif result["bits_per_second"] is None:
+        detail = result["error"] or "; ".join(result["warnings"]) or "no figure"
         error = f"the result of the client on {pair['client']} has no throughput figure: {detail}"
     record["error"] = error
     record["ok"] = error is None
@@ -268,23 +268,23 @@ def _external_records(
         entry["server_stop"] = stop
         result = result_from(test.get("result"), f"pair {pair['pair']}: the server's result of external client {index}")
         entry["result"] = result
-        if result is not None and result.get("tool_version"):
+        if result is not None and result["tool_version"]:
             entry["tool_version"] = result["tool_version"]
         who = f"external client {index} of {count} ({test.get('peer')})"
-        if result is None or result.get("bits_per_second") is None:
+        if result is None or result["bits_per_second"] is None:
             detail = "no result"
             if result is not None:
-                detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
+                detail = result["error"] or "; ".join(result["warnings"]) or "no figure"
             entry["error"] = f"the server's result of {who} has no throughput figure: {detail}"
         elif not test.get("ended"):
             entry["error"] = f"{who} was still running when the wait ended (deadline {external['deadline']:g} s): cut"
         entry["ok"] = entry["error"] is None
-        if result is not None and (result.get("reverse") or result.get("bidir")):
+        if result is not None and (result["reverse"] or result["bidir"]):
             warnings.append(
-                f"pair {pair['pair']}: {who} ran {'--bidir' if result.get('bidir') else '-R'}: the server sent, so "
+                f"pair {pair['pair']}: {who} ran {'--bidir' if result['bidir'] else '-R'}: the server sent, so "
                 "its figure is the sender's; run the client without it to measure what the server receives"
             )
-        if isinstance(streams, int) and result is not None and result.get("streams") not in (None, 0, streams):
+        if isinstance(streams, int) and result is not None and result["streams"] not in (None, 0, streams):
             warnings.append(
                 f"pair {pair['pair']}: {who} used {result.get('streams')} stream(s); the test asks for {streams} "
                 f"(-P {streams})"
@@ -332,7 +332,7 @@ def _check_claims(pair: PairRecord) -> None:
         peer = f"the external server {external.get('address')}:{external.get('port')}"
     result["complete"] = False
     result["warnings"] = [
-        *(result.get("warnings") or []),
+        *result["warnings"],
         f"implausible figures claimed by {peer} (outside the inventory): {'; '.join(problems)} - not a "
         "measurement: the run is incomplete and never a baseline; the raw output is kept",
     ]
@@ -484,8 +484,8 @@ def build_record(
         )
     for p in pairs:
         result = p["result"]
-        if p["ok"] and result is not None and not result.get("complete"):
-            detail = "; ".join(result.get("warnings") or []) or "see its warnings"
+        if p["ok"] and result is not None and not result["complete"]:
+            detail = "; ".join(result["warnings"]) or "see its warnings"
             warnings.append(f"pair {p['pair']}: the result is incomplete ({detail})")
         if p["server_stop"] in ("failed", "unreachable"):
             warnings.append(
@@ -525,7 +525,7 @@ def build_record(
         "pairs": pairs,
         "total_bits_per_second": total,
         "ok": ok,
-        "complete": ok and all(p["result"] is not None and bool(p["result"].get("complete")) for p in pairs),
+        "complete": ok and all(p["result"] is not None and p["result"]["complete"] for p in pairs),
         "failed_pairs": sum(not p["ok"] for p in pairs),
         "errors": errors,
         "warnings": warnings,
