@@ -34,6 +34,9 @@ def _materialize(store: Path) -> Path:
     return target
 
 
+#: The real ESXi outputs (esxcli, vmware, vmkping, ...) the ESXi parsers and the stand-in
+#: (``tests/esxi_standin/``) are checked against; provenance in its ``SOURCES.md``.
+ESXI_RECORDINGS = REPO / "tests" / "fixtures" / "esxi"
 #: The real iperf2/iperf3 outputs the parsers are tested against, each under its recorded name.
 FIXTURES = _materialize(FIXTURE_STORE)
 #: The normalized result contract every parser result is validated against (docs/schema/README.md).

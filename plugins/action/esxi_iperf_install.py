@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Action plugin ``esxilab.iperf.esxi_iperf_install``: validate the options, run the backend.
 
-The work is in ``plugins/plugin_utils/_esxi_install.py`` (parsing and planning in
-``plugin_utils/esxi/``); the shared ``HostAction`` base (``plugin_utils/host/``) lends the
+The work is in ``plugins/plugin_utils/esxi/install_run.py`` (parsing and planning in
+``plugin_utils/esxi/``); the ``EsxiHostAction`` base (``plugin_utils/esxi/action.py``) lends the
 backend the connection's plain shell, and this file adds, for ``vib_upload``, an upload into a
 temporary directory on the host that is removed afterwards. ESXi needs no Python.
 Documentation: the module file of the same name.
@@ -18,19 +18,23 @@ from typing import Any
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
+from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import install_run as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.action import EsxiHostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
 
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 
-class ActionModule(HostAction):
+
+class ActionModule(EsxiHostAction):
     """Make iperf runnable on an ESXi host with esxcli and cp, and undo it."""
 
     # False: the temporary directory is made only when a vib_upload file must be uploaded,
     # not on every run (ActionBase makes one up front for TRANSFERS_FILES plugins)
     TRANSFERS_FILES = False
     NAME = "esxilab.iperf.esxi_iperf_install"
-    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    ARGUMENT_SPEC = ARGUMENT_SPEC
     MUTUALLY_EXCLUSIVE = backend.MUTUALLY_EXCLUSIVE
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:

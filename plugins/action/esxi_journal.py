@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Action plugin ``esxilab.iperf.esxi_journal``: validate the options, run the backend.
 
-The work is in ``plugins/plugin_utils/_esxi_journal_run.py`` (the journal itself in
-``_esxi_journal.py``); the shared ``HostAction`` base (``plugin_utils/host/``) lends the backend
+The work is in ``plugins/plugin_utils/esxi/journal_run.py`` (the journal itself in
+``journal/store.py``); the ``EsxiHostAction`` base (``plugin_utils/esxi/action.py``) lends the backend
 the connection's plain shell, so ESXi needs no Python. Documentation: the module file of the
 same name.
 """
@@ -14,16 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_journal_run as backend
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import JournalError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
+from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import journal_run as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.action import EsxiHostAction
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import JournalError
+
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 
 
-class ActionModule(HostAction):
+class ActionModule(EsxiHostAction):
     """Read, restore or clear the restore journal of an ESXi host."""
 
     NAME = "esxilab.iperf.esxi_journal"
-    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def work(self, args: dict[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
         journal = self.journal(args, task_vars)

@@ -374,7 +374,7 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
 
 
 def tool_facts(probes: Sequence[ToolProbe]) -> list[dict[str, Any]]:
-    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``_tools.describe_tool``)."""
+    """``ansible_facts.iperf_tools`` from the probes (version parsing: ``iperf.tools.describe_tool``)."""
     return [describe_tool(p.path, p.output, p.rc, problem=p.problem) for p in probes]
 
 

@@ -16,16 +16,20 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import this_run
+
+ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 
 
 class ActionModule(HostAction):
     """Run iperf2/iperf3 as server, client or stop it, over the host's shell."""
 
     NAME = "esxilab.iperf.iperf_run"
-    ARGUMENT_SPEC = backend.ARGUMENT_SPEC
+    ARGUMENT_SPEC = ARGUMENT_SPEC
     MUTUALLY_EXCLUSIVE = backend.MUTUALLY_EXCLUSIVE
     REQUIRED_IF = backend.REQUIRED_IF
     # a lost connection leaves the host unreachable, as for any module; stderr is iperf's, as it came
@@ -42,6 +46,7 @@ class ActionModule(HostAction):
         result = backend.run(
             args,
             self.execute,
+            spec=self.ARGUMENT_SPEC,
             check_mode=self.check_mode,
             token=secrets.token_hex(8),
             now=time.time,

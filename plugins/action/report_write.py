@@ -28,12 +28,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     FILES,
     ReportError,
     build_report,
+    json_text,
     plot_specs,
+    report_doc,
     results_csv,
     summary_csv,
-    summary_doc,
     table_lines,
-    to_json,
     to_markdown,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import check_generated_at, compare_by_warning
@@ -115,8 +115,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         elif problems:
             note = f"{'some were skipped' if specs else 'skipped'} - {'; '.join(problems)}"
 
+        document = report_doc(report)  # results.json, written and returned: one shape, nothing read back
         contents: dict[str, bytes | None] = {
-            FILES["json"]: to_json(report).encode(),
+            FILES["json"]: json_text(document).encode(),
             FILES["csv"]: results_csv(report).encode(),
             FILES["summary_csv"]: summary_csv(report).encode(),
             FILES["markdown"]: to_markdown(report, specs, note, [rule] if rule else []).encode(),
@@ -134,7 +135,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 dir_mode=DIR_MODE,
                 check_mode=check_mode,
                 force=args["force"],
-                whole_dir=True,
                 prefix=".report-",
                 enforce_mode=False,
             )
@@ -158,7 +158,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             warnings.append(f"{_NAME}: {unused}")
         if warnings:
             result["warnings"] = warnings
-        document = summary_doc(report)
         table = table_lines(report, directory=dest, plots_note=note, check_mode=check_mode)
         if args["print_table"]:
             _display.display("\n".join(table))
@@ -174,8 +173,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             removed=outcome.removed,
             plots_skipped=note,
             table=table,
-            summary=document["summary"],  # what results.json holds: one shape
-            sweeps=document["sweeps"],
+            report=document,  # exactly what results.json holds
             ansible_facts={"report_files": {**paths, "plots": plot_paths, "dir": dest}},
             msg=(f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date")
             + (

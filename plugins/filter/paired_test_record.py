@@ -50,9 +50,8 @@ seealso:
   - plugin: esxilab.iperf.paired_test_plan
     plugin_type: filter
     description: The runs.
-  - plugin: esxilab.iperf.paired_test_summary
-    plugin_type: filter
-    description: Summaries over the records.
+  - module: esxilab.iperf.report_write
+    description: The report of the records (summaries, sweeps, tables, plots).
 """
 
 EXAMPLES = r"""

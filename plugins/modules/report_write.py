@@ -229,12 +229,7 @@ files:
   type: dict
   contains:
     json:
-      description: C(results.json) - C(format=esxilab.iperf.report), C(version=1), the options, C(environment),
-        C(runs), C(results) (every normalized result with its labels), C(summary) (with C(stability) - the verdict
-        of C(repeat {min, max, until_cv}) per point), C(sweeps), C(combined) (swapped + unswapped groups of tests with
-        C(combine_swapped)), C(comparison). The
-        run records of C(paired_test_results) are kept as recorded - C(runs[].record) (without the pairs) and
-        C(results[].record) (each pair without its result); V(null) for plain results.
+      description: C(results.json) - the document RV(report) (C(format=esxilab.iperf.report), C(version=1)).
       type: str
       sample: /srv/lab/reports/vswitch-forwarding/results.json
     csv:
@@ -293,87 +288,111 @@ ansible_facts:
     report_files:
       description: RV(files) and C(dir) (RV(dir)).
       type: dict
-sweeps:
-  description: The stream sweeps of the report, as in C(results.json) (C(sweeps)).
+report:
+  description:
+    - The C(results.json) document of the report, as data - exactly what the file holds (what it reads back as; in
+      check mode, what it would hold). A play uses the summary from here; nothing needs to read the file back.
+      M(esxilab.iperf.report_gate), run on the report afterwards, adds its C(baseline) and C(gate) sections to the
+      file and returns the same two sections itself.
+    - Besides the keys below - C(name), C(title), C(generated_at), C(environment), C(line_rate_bps), C(compare_by),
+      C(knee_tolerance), C(unit), C(runs) (one item per run), C(results) (every normalized result with its labels;
+      the run records of C(paired_test_results) are kept as recorded - C(runs[].record) without the pairs and
+      C(results[].record), each pair without its result; V(null) for plain results), C(comparison) (by
+      O(compare_by); V(null) without it), C(combined) (swapped + unswapped groups of tests with C(combine_swapped),
+      shaped as RV(report.summary)), C(nic) (the NIC counter deltas per test; V(null) when none was read), and
+      C(parts) (only when a run's pairs differ in the O(compare_by) label).
   returned: success
-  type: list
-  elements: dict
-summary:
-  description: The summary groups as data, as in C(results.json) (C(summary)) - one shape.
-  returned: success
-  type: list
-  elements: dict
+  type: dict
   contains:
-    test:
-      description: Test name.
+    format:
+      description: V(esxilab.iperf.report).
       type: str
-    direction:
-      description: V(forward), V(reverse) or V(bidir).
-      type: str
-    swapped:
-      description: Whether servers and clients were swapped.
-      type: bool
-    streams:
-      description: Parallel streams per client; V(null) when not known.
+    version:
+      description: The format's version, V(1).
       type: int
-    compare:
+    sweeps:
       description:
-        - Value of the O(compare_by) label; V(null) without O(compare_by), and for the whole runs whose pairs differ in
-          the label (their parts have groups of their own).
-      type: str
-    part:
-      description:
-        - V(true) - the group sums, within each run, only the pairs with its RV(summary[].compare) value (parts of
-          runs whose pairs differ in the O(compare_by) label); V(false) - whole runs.
-      type: bool
-    runs:
-      description: The numbers of the runs in the group.
+        - The stream sweeps - one item per test, direction, swap and compared value with more than one streams value
+          (C(points) of C({streams, mean, ci95_half_width, count}), C(knee), C(best_streams), C(best_bits_per_second),
+          C(tolerance)).
       type: list
-      elements: int
-    stats:
-      description:
-        - Throughput over the group's runs in bit/s - C(count) (runs with a usable figure), C(skipped), C(mean),
-          C(median), C(min), C(max), C(stdev), C(cv), C(sum) and C(ci95) (half width of the 95 % confidence
-          interval; V(null) below 2 figures). V(null) each when no run has a figure.
-      type: dict
-    line_rate_bps:
-      description: The line rate the group is compared with (bit/s); V(null) when none is known.
-      type: float
-    line_rate_source:
-      description: Where the line rate came from (a label, O(line_rate_bps), a link speed read on the host).
-      type: str
-    percent_of_line_rate:
-      description: Mean as a percentage of the line rate; V(null) when no line rate is known.
-      type: float
-    sweep:
-      description: Whether the group is a point of a stream sweep.
-      type: bool
-    knee:
-      description: Knee of the group's sweep (stream count); V(null) outside sweeps.
-      type: int
-    stability:
-      description: The C(repeat) stability of the group's point (as the run records give it), or V(null).
-      type: dict
-    combined:
-      description: Whether the group combines the swapped and unswapped runs of a point (C(combine_swapped)).
-      type: bool
-    flows:
-      description: The flows of the group's runs (who sent to whom).
+      elements: dict
+    summary:
+      description: The summary groups - one item per test, direction, swap, streams value and compared label value.
       type: list
-      elements: str
-    line_rate_note:
-      description: Why the percentage of line rate is missing or what it assumes; V(null) when there is nothing to say.
-      type: str
-    figures:
-      description:
-        - The figures beside throughput over the group's runs (V(null) each when no run has it) -
-          C(cpu_local_percent), C(cpu_remote_percent), C(retransmits) (mean per run), C(rtt_min_us),
-          C(rtt_mean_us), C(rtt_max_us), C(lost_percent), C(jitter_ms), C(lost_packets), C(packets),
-          C(reverse_bits_per_second), C(bidir_sum_bits_per_second).
-      type: dict
-    nic:
-      description: The NIC counter deltas of the group's runs, when they were read; V(null) otherwise.
-      type: dict
+      elements: dict
+      contains:
+        test:
+          description: Test name.
+          type: str
+        direction:
+          description: V(forward), V(reverse) or V(bidir).
+          type: str
+        swapped:
+          description: Whether servers and clients were swapped.
+          type: bool
+        streams:
+          description: Parallel streams per client; V(null) when not known.
+          type: int
+        compare:
+          description:
+            - Value of the O(compare_by) label; V(null) without O(compare_by), and for the whole runs whose pairs
+              differ in the label (their parts have groups of their own).
+          type: str
+        part:
+          description:
+            - V(true) - the group sums, within each run, only the pairs with its RV(report.summary[].compare) value
+              (parts of runs whose pairs differ in the O(compare_by) label); V(false) - whole runs.
+          type: bool
+        runs:
+          description: The numbers of the runs in the group.
+          type: list
+          elements: int
+        stats:
+          description:
+            - Throughput over the group's runs in bit/s - C(count) (runs with a usable figure), C(skipped), C(mean),
+              C(median), C(min), C(max), C(stdev), C(cv), C(sum) and C(ci95) (half width of the 95 % confidence
+              interval; V(null) below 2 figures). V(null) each when no run has a figure.
+          type: dict
+        line_rate_bps:
+          description: The line rate the group is compared with (bit/s); V(null) when none is known.
+          type: float
+        line_rate_source:
+          description: Where the line rate came from (a label, O(line_rate_bps), a link speed read on the host).
+          type: str
+        percent_of_line_rate:
+          description: Mean as a percentage of the line rate; V(null) when no line rate is known.
+          type: float
+        sweep:
+          description: Whether the group is a point of a stream sweep.
+          type: bool
+        knee:
+          description: Knee of the group's sweep (stream count); V(null) outside sweeps.
+          type: int
+        stability:
+          description: The C(repeat) stability of the group's point (as the run records give it), or V(null).
+          type: dict
+        combined:
+          description: Whether the group combines the swapped and unswapped runs of a point (C(combine_swapped)).
+          type: bool
+        flows:
+          description: The flows of the group's runs (who sent to whom).
+          type: list
+          elements: str
+        line_rate_note:
+          description:
+            - Why the percentage of line rate is missing or what it assumes; V(null) when there is nothing to say.
+          type: str
+        figures:
+          description:
+            - The figures beside throughput over the group's runs (V(null) each when no run has it) -
+              C(cpu_local_percent), C(cpu_remote_percent), C(retransmits) (mean per run), C(rtt_min_us),
+              C(rtt_mean_us), C(rtt_max_us), C(lost_percent), C(jitter_ms), C(lost_packets), C(packets),
+              C(reverse_bits_per_second), C(bidir_sum_bits_per_second).
+          type: dict
+        nic:
+          description: The NIC counter deltas of the group's runs, when they were read; V(null) otherwise.
+          type: dict
 msg:
   description: What was done.
   returned: always

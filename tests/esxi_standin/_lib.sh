@@ -9,14 +9,17 @@
 # Environment:
 #   ESXI_STANDIN_STATE    state directory (default: $HOME/.esxi-standin/<uname -n>, so lab
 #                         hosts sharing one filesystem keep separate states)
-#   ESXI_STANDIN_VERSION  6.7 | 7.0 | 8.0 -- used when the state is created (default 8.0)
+#   ESXI_STANDIN_VERSION  a release of the recording list (6.7 | 7.0 | 8.0) -- used when the state is
+#                         created (default 8.0)
+#   ESXI_STANDIN_RELEASES the recording list (default: ./releases, next to these scripts)
 #   ESXI_STANDIN_ROOT     where host files live (default: $STATE/root; "/" in a private
 #                         mount namespace makes /usr/lib/vmware/... real paths)
-#   ESXI_STANDIN_DATA     recorded outputs (default: ../unit/plugins/module_utils/fixtures/esxi)
+#   ESXI_STANDIN_DATA     recorded outputs (default: ../fixtures/esxi)
 
 STANDIN_DIR=$(cd "$(dirname "$0")" && pwd -P)
 STATE=${ESXI_STANDIN_STATE:-${HOME:-/root}/.esxi-standin/$(uname -n)}
-DATA=${ESXI_STANDIN_DATA:-$STANDIN_DIR/../unit/plugins/module_utils/fixtures/esxi}
+DATA=${ESXI_STANDIN_DATA:-$STANDIN_DIR/../fixtures/esxi}
+RELEASES=${ESXI_STANDIN_RELEASES:-$STANDIN_DIR/releases}
 
 die() {
     printf '%s\n' "$*" >&2
@@ -72,24 +75,21 @@ root_dir() {
     sget root_dir "$STATE/root"
 }
 
-# Release profiles: figures recorded together for one build (see fixtures/esxi/SOURCES.md).
+# Release profiles: one row of the recording list ($RELEASES), kept in the state by init (so a
+# session that does not see ESXI_STANDIN_RELEASES answers as the release it was made).
 # shellcheck disable=SC2034 # P_* are read by the scripts that source this file
-profile() {  # profile VERSION -> sets P_VERSION P_BUILD P_UPDATE P_PATCH P_VMWARE_FIXTURE P_ESXBASE
-    case "$1" in
-        6.7)
-            P_VERSION=6.7.0 P_BUILD=19195723 P_UPDATE=3 P_PATCH=163
-            P_VMWARE_FIXTURE=6.7.0__vmware-vl.txt P_ESXBASE=6.7.0-3.163.19195723
-            ;;
-        7.0)
-            P_VERSION=7.0.3 P_BUILD=22348816 P_UPDATE=3 P_PATCH=105
-            P_VMWARE_FIXTURE=7.0.3__vmware-vl.txt P_ESXBASE=7.0.3-0.105.22348816
-            ;;
-        8.0)
-            P_VERSION=8.0.3 P_BUILD=24585383 P_UPDATE=3 P_PATCH=60
-            P_VMWARE_FIXTURE=8.0.3__vmware-lv__system-version-get.txt P_ESXBASE=8.0.3-0.60.24585383
-            ;;
-        *) die "esxi-standin: unknown version '$1' (use 6.7, 7.0 or 8.0)" ;;
-    esac
+profile() {  # profile [ROW] -> P_VERSION P_BUILD P_UPDATE P_PATCH P_VMWARE_FIXTURE P_ESXBASE P_RULESETS P_VIBS P_EIO
+    _row=${1:-$(cat "$STATE/profile")}
+    IFS='|' read -r _rel P_VERSION P_BUILD P_UPDATE P_PATCH P_VMWARE_FIXTURE P_ESXBASE P_RULESETS P_VIBS P_EIO <<EOF
+$_row
+EOF
+}
+
+release_row() {  # release_row RELEASE -> its row of the recording list
+    _found=$(awk -F'|' -v r="$1" '!/^#/ && $1 == r' "$RELEASES")
+    [ -n "$_found" ] ||
+        die "esxi-standin: unknown version '$1' (use one of: $(awk -F'|' '!/^#/ && NF { printf "%s ", $1 }' "$RELEASES"))"
+    printf '%s\n' "$_found"
 }
 
 version() {
@@ -120,10 +120,12 @@ EOF
 }
 
 init_state() {  # init_state VERSION
-    profile "$1"
+    _release_row=$(release_row "$1") || exit 1
+    profile "$_release_row"
     rm -rf "$STATE"
     mkdir -p "$STATE"
     sput version "$1"
+    sput profile "$_release_row"
     sput root_dir "${ESXI_STANDIN_ROOT:-$STATE/root}"
     _root=$(root_dir)
     mkdir -p "$_root"
@@ -134,22 +136,19 @@ init_state() {  # init_state VERSION
     sput fw_enabled true
     sput fw_default_action DROP
     sput fw_loaded true
-    if [ "$1" = 8.0 ]; then
-        _rs=8.0U2b__network-firewall-ruleset-list__4col.txt
-    else
-        _rs=6.x__network-firewall-ruleset-list__2col.txt
-    fi
+    # ruleset list: the release's recording, and its layout (2 or 4 columns) from its dashes line
     awk 'seen && NF >= 2 { print $1 "|" $2 "|" ($3 == "" ? "-" : $3) "|" ($4 == "" ? "-" : $4) }
-         /^-+ +-+/ { seen = 1 }' "$DATA/$_rs" >"$STATE/rulesets"
+         /^-+ +-+/ { seen = 1 }' "$DATA/$P_RULESETS" >"$STATE/rulesets"
+    sput ruleset_columns "$(awk '/^-+ +-+/ { print NF; exit }' "$DATA/$P_RULESETS")"
     # software: acceptance level as recorded by 'acceptance get'; esx-base as the only base VIB
     sput acceptance PartnerSupported
     _today=$(date +%Y-%m-%d)
-    if [ "$1" = 8.0 ]; then _plat=host; else _plat=; fi
+    if [ "$P_VIBS" = 8.x ]; then _plat=host; else _plat=; fi
     printf 'esx-base|%s|VMware|VMwareCertified|%s|%s\n' "$P_ESXBASE" "$_today" "$_plat" >"$STATE/vibs"
-    # execInstalledOnly: boot option off by default; the runtime option exists from 8.0 (on)
+    # execInstalledOnly: boot option off by default; the runtime option as the release has it
     sput eio_boot_configured FALSE
     sput eio_boot_runtime FALSE
-    if [ "$1" = 8.0 ]; then sput eio_runtime 1; fi
+    if [ "$P_EIO" != - ]; then sput eio_runtime "$P_EIO"; fi
     # security domains: the five fully recorded rows
     printf '%s\n' 'superDom|enforcing' 'regularVMDom|enforcing' 'appDom|enforcing' \
         'daemonFrameworkDom|enforcing' 'globalVMDom|enforcing' >"$STATE/secpolicy"

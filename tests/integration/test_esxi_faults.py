@@ -15,7 +15,7 @@ back by each way:
 * **dead-man** (h3, h6) - no controller at all: the timer on the host. Its deadline is set long
   for the play (it must not fire inside the window) and then moved to "now" in the journal's
   ``deadline`` file, as if the time had passed (a real 1 s deadline is proven in
-  ``tests/unit/plugins/plugin_utils/test_esxi_journal.py``).
+  ``tests/unit/plugins/plugin_utils/journal/test_store.py``).
 
 Faults: SIGINT and SIGTERM to ``ansible-playbook`` (the main process only, as AWX does) when the
 window has just opened (the stand-ins report the firewall off), during a client run (marker
@@ -509,7 +509,7 @@ def _window_vars(hosts: list[str], sleep: int) -> dict[str, Any]:
     return {"fm_client": "sleep", "fm_sleep": sleep, "fm_port": PORT + 90, "fm_hosts": ":".join(hosts)}
 
 
-@pytest.mark.full  # make test keeps 4 cells of the matrix; the unit tests (test_journal_trust.py) run the same shell
+@pytest.mark.full  # make test keeps 4 cells of the matrix; the unit tests (journal/test_trust.py) run the same shell
 def test_an_entry_that_cannot_apply_is_kept_and_a_fired_deadman_is_reported(
     fault_lab: FaultLab, tmp_path: Path
 ) -> None:

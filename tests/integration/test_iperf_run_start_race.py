@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
 from tests.integration.labkit import Lab, lab_unavailable, skip_if
@@ -158,6 +159,7 @@ def test_a_listening_start_has_a_listener_under_load(
                 result = backend.run(
                     {"mode": "server", "server_timeout": 60, **common},
                     execute,
+                    spec=ARGUMENT_SPEC,
                     check_mode=False,
                     token=secrets.token_hex(8),
                     now=time.time,

@@ -9,7 +9,7 @@ SSH from action plugins and filters on the controller, and reads the text that `
 runs anything. Two pure halves, one concern per file:
 
 Parsers -- typed records from the plain-text layouts recorded from real hosts (6.7, 7.x, 8.x;
-see ``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``):
+see ``tests/fixtures/esxi/SOURCES.md``):
 
 * ``tables``    -- dashed tables, ``Key: value`` blocks and ``--formatter=csv`` (shared helpers);
 * ``errors``    -- the error classes, and the ``[ErrorClass]`` text esxcli prints on failure;
@@ -23,6 +23,8 @@ see ``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``):
 Planners -- from (current state, wanted state, options) to a list of shell commands plus what must
 be put back afterwards:
 
+* ``releases``      -- what differs per release (install method, execInstalledOnly knob, security
+  domain, ruleset list layouts): one row per release, the one place to add one;
 * ``paths``         -- where iperf lives on the host (the paths the install code probes);
 * ``steps``         -- one planned command (:class:`Step`) and ``to_dict`` for Ansible results;
 * ``install_plan``  -- copy the shipped iperf3 or install the iperf2 VIB, and the restore;
@@ -30,7 +32,15 @@ be put back afterwards:
 * ``secpolicy``     -- ``secpolicy domain list`` and the appDom route (shipped iperf3 in place);
 * ``guests``        -- the guests' vNIC wiring (role ``esxi_guests``): checked, and planned per guest.
 
+Backends -- the flows of the action plugins over ``execute`` (read, plan, apply, verify, restore):
+
+* ``esxcli``      -- one esxcli command run checked (its error output becomes the backend's error);
+* ``install_run`` -- ``esxi_iperf_install``; ``firewall_run`` -- ``esxi_firewall``;
+  ``journal_run`` -- ``esxi_journal`` (the journal itself: ``plugin_utils/journal/``);
+* ``action``      -- ``EsxiHostAction``: the generic ``host.action.HostAction`` plus the restore journal.
+
 Every figure comes from the output or is ``None``; nothing is guessed. Errors are domain exceptions
 (``errors.EsxiError``) whose message names the object, the cause and the option or command that
-fixes it. Private to the collection: not part of its public API. Stdlib only (no Ansible imports).
+fixes it. Private to the collection: not part of its public API. Stdlib only (no Ansible imports),
+except ``action`` (an action plugin base).
 """

@@ -1,8 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Firewall state: ``esxcli network firewall get`` and ``network firewall ruleset list`` (2- and
-4-column forms).
+"""Firewall state: ``esxcli network firewall get`` and ``network firewall ruleset list`` (the
+column layouts of ``releases.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiParseError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import RULESET_COLUMNS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import (
+    field_key,
     kv_fields,
     parse_bool,
     parse_table,
@@ -55,18 +57,19 @@ class Ruleset:
 
 
 def parse_ruleset_list(text: str) -> list[Ruleset]:
-    """2-column (Name, Enabled) and 4-column (8.0 U2+) layouts."""
+    """The layouts of :data:`~.releases.RULESET_COLUMNS`: 2 columns (Name, Enabled) and 4 (8.0 U2+)."""
+    name, enabled_column, configurable, allowed_ip = (field_key(c) for c in RULESET_COLUMNS)
     rulesets = []
-    for row in parse_table(text, "Name"):
-        enabled = parse_bool(required_field(row, "enabled", "ruleset list"))
+    for row in parse_table(text, RULESET_COLUMNS[0]):
+        enabled = parse_bool(required_field(row, enabled_column, "ruleset list"))
         if enabled is None:
-            raise EsxiParseError(f"ruleset {row.get('name')!r}: Enabled is {row.get('enabled')!r}", raw=text)
+            raise EsxiParseError(f"ruleset {row.get(name)!r}: Enabled is {row.get(enabled_column)!r}", raw=text)
         rulesets.append(
             Ruleset(
-                name=required_field(row, "name", "ruleset list"),
+                name=required_field(row, name, "ruleset list"),
                 enabled=enabled,
-                enable_disable_configurable=parse_bool(row.get("enabledisableconfigurable")),
-                allowed_ip_configurable=parse_bool(row.get("allowedipconfigurable")),
+                enable_disable_configurable=parse_bool(row.get(configurable)),
+                allowed_ip_configurable=parse_bool(row.get(allowed_ip)),
             )
         )
     return rulesets

@@ -15,18 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import ExecPolicyError, PlanError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import (
-    BUNDLED_IPERF3,
-    BUNDLED_IPERF3_COPY,
-    VIB_IPERF,
-    VIB_IPERF_COPY,
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import (
+    EXEC_OPTION,
+    METHODS,
+    families,
+    release_of,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.settings import ExecInstalledOnly
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step, esxcli_step, make_step
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import EsxiVersion
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import Vib, find_vib
-
-_EXEC_OPTION = "/User/execInstalledOnly"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,33 +115,24 @@ def plan_iperf_install(
     Nothing already in place is re-done, and nothing that existed before is recorded for removal.
     """
     version = esxi_version
-    if version.major < 6:
-        raise PlanError(
-            f"{version} is not supported: this collection prepares ESXi 6.7, 7.x and 8.x.",
-            fix="upgrade the host or install iperf by hand.",
-        )
+    release, known = release_of(version.major, str(version))
     present = set(files_present)
     warnings: list[str] = []
-    if version.major > 8:
-        warnings.append(f"{version} is newer than the releases this collection was checked against (6.7, 7.x, 8.x)")
-    method: Literal["vib", "bundled"] = (
-        ("vib" if version.major == 6 else "bundled") if options.method == "auto" else options.method
-    )
+    if not known:
+        warnings.append(f"{version} is newer than the releases this collection was checked against ({families()})")
+    method: Literal["vib", "bundled"] = release.install_method if options.method == "auto" else options.method
+    tool, source, binary = METHODS[method].tool, METHODS[method].source, METHODS[method].binary
 
     steps: list[Step] = []
     created: list[str] = []
     installed_vib: str | None = None
     if method == "bundled":
-        tool: Literal["iperf2", "iperf3"] = "iperf3"
-        source, binary = BUNDLED_IPERF3, BUNDLED_IPERF3_COPY
         if binary not in present and source not in present:
             raise PlanError(
                 f"{source} does not exist on this {version} host, so there is no bundled iperf3 to copy.",
                 fix="use method: vib with vib_source pointing at the iperf VIB or its offline bundle.",
             )
     else:
-        tool = "iperf2"
-        source, binary = VIB_IPERF, VIB_IPERF_COPY
         if find_vib(vib_list, options.vib_name) is None:
             if not options.vib_source:
                 raise PlanError(
@@ -160,10 +149,10 @@ def plan_iperf_install(
                 make_step("vib_install", f"install the {options.vib_name} VIB from {options.vib_source}", *argv)
             )
             installed_vib = options.vib_name
-            if version.major >= 8:
+            if not release.vib_verified:
                 warnings.append(
-                    "the 2015 community iperf VIB was not verified on ESXi 8 (VIB packaging changed in 8.0);"
-                    " method: bundled is the tested route there"
+                    f"the 2015 community iperf VIB was not verified on ESXi {release.family} (VIB packaging changed"
+                    " in 8.0); method: bundled is the tested route there"
                 )
         elif source not in present and binary not in present:
             raise PlanError(
@@ -181,7 +170,7 @@ def plan_iperf_install(
     policy = exec_installed_only
     active = None if policy is None else policy.active
     if active is None:
-        if version.major >= 8:
+        if release.exec_on_by_default:
             raise PlanError(
                 f"the execInstalledOnly state of this {version} host is unknown, and it is on by default in 8.0.",
                 fix="read it first: 'esxcli system settings kernel list -o execInstalledOnly' and"
@@ -211,12 +200,12 @@ def plan_iperf_install(
         previous_exec = policy.runtime_option
         relax = esxcli_step(
             "relax_exec_policy",
-            f"set {_EXEC_OPTION} to 0 (was {previous_exec}) so {binary} may run",
+            f"set {EXEC_OPTION} to 0 (was {previous_exec}) so {binary} may run",
             "system settings advanced set",
-            *("-o", _EXEC_OPTION, "-i", "0"),
+            *("-o", EXEC_OPTION, "-i", "0"),
         )
         steps.insert(0, relax)
-    elif version.major >= 8:
+    elif release.exec_on_by_default:
         warnings.append("execInstalledOnly is already off on this host (it is on by default in ESXi 8.0)")
 
     return InstallPlan(
@@ -254,9 +243,9 @@ def plan_install_restore(
             steps.append(
                 esxcli_step(
                     "restore_exec_policy",
-                    f"set {_EXEC_OPTION} back to {previous}",
+                    f"set {EXEC_OPTION} back to {previous}",
                     "system settings advanced set",
-                    *("-o", _EXEC_OPTION, "-i", str(previous)),
+                    *("-o", EXEC_OPTION, "-i", str(previous)),
                 )
             )
     present = set(files_present)

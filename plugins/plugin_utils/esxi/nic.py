@@ -15,7 +15,7 @@ Version``, ``Version``, ``Bus Info``) and the link and pause settings; every oth
 under ``fields`` as printed. ``esxcli network nic get`` prints no pause *counters*: ``Pause RX`` /
 ``Pause TX`` are settings (flow control on or off).
 
-The layouts are those of the recordings in ``tests/unit/plugins/module_utils/fixtures/esxi/``
+The layouts are those of the recordings in ``tests/fixtures/esxi/``
 (``*network-nic-stats-get*``, ``*network-nic-get*``; ESXi 6.0.0 and 9.0.0 outputs, others with the
 version unstated). Private module: not part of the collection's public API.
 """

@@ -10,7 +10,7 @@ its listener error and the ``.copy`` / security-domain workarounds are the subje
 000212752 "VxRail: iperf3 error - unable to start listener for connections: Operation not
 permitted". The iperf2 path is where the V-Front community VIB ``iperf-2.0.5-1`` installs
 (recorded: ``6.0__opt-iperf-bin-iperf-v.txt`` and ``6.7__software-vib-install__iperf-offline-bundle.txt``
-in ``tests/unit/plugins/module_utils/fixtures/esxi/``, rows of its ``SOURCES.md``).
+in ``tests/fixtures/esxi/``, rows of its ``SOURCES.md``).
 """
 
 from __future__ import annotations

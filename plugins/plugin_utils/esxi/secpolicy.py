@@ -7,7 +7,7 @@ set to not enforcing for the test and put back afterwards.
 Source of the route: Dell KB 000212752 "VxRail: iperf3 error - unable to start listener for
 connections: Operation not permitted" (``localcli system secpolicy domain set -n appDom -l
 disabled``, reverted with ``-l enforcing``). ``esxcli system secpolicy domain list`` is recorded in
-``unknown__system-secpolicy-domain-list__truncated.txt`` (``tests/unit/plugins/module_utils/fixtures/esxi/``,
+``unknown__system-secpolicy-domain-list__truncated.txt`` (``tests/fixtures/esxi/``,
 row of its ``SOURCES.md``).
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import PlanError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.install_plan import InstallPlan, RestoreRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.releases import APP_DOMAIN, release_of, releases_with
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.steps import Step, make_step
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import parse_table, required_field
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import EsxiVersion
@@ -44,8 +45,6 @@ def parse_secpolicy_domains(text: str) -> list[SecurityDomain]:
     ]
 
 
-#: Security domain the shipped iperf3 runs in; enforcing, it denies the listen (Dell KB 000212752).
-APP_DOMAIN = "appDom"
 _DOMAIN_LEVELS = ("enforcing", "disabled")
 
 
@@ -94,9 +93,13 @@ def plan_app_domain_install(
     The recorded workaround sets that domain to ``disabled`` for the test and back to
     ``enforcing`` afterwards. Nothing is copied and execInstalledOnly stays on.
     """
-    if esxi_version.major < 7:
+    try:
+        release = release_of(esxi_version.major, str(esxi_version))[0]
+    except PlanError:
+        release = None
+    if release is None or release.app_domain is None:
         raise PlanError(
-            f"the {APP_DOMAIN} route is meant for ESXi 7.0 and later; this host runs {esxi_version}.",
+            f"the {APP_DOMAIN} route is meant for ESXi {releases_with('app_domain')}; this host runs {esxi_version}.",
             fix="use relax_mode: runtime_option, or method: vib on ESXi 6.x.",
         )
     if BUNDLED_IPERF3 not in set(files_present):

@@ -10,7 +10,7 @@ the runtime option ``/User/execInstalledOnly`` is on by default from 8.0; the bo
 exists since 5.5, off by default, and overrides the runtime option when set. Recorded outputs:
 ``8.x__system-settings-advanced-list__int-value-fragment.txt``,
 ``7.0.3__system-settings-advanced-set__nomatch.txt`` (no such option on 7.0.3) and the two
-``system-settings-kernel-list`` files in ``tests/unit/plugins/module_utils/fixtures/esxi/``
+``system-settings-kernel-list`` files in ``tests/fixtures/esxi/``
 (rows of its ``SOURCES.md``).
 """
 

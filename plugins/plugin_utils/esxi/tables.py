@@ -24,7 +24,7 @@ _DASHES_RE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 _BOOL = {"true": True, "false": False}
 
 
-def _key(name: str) -> str:
+def field_key(name: str) -> str:
     """Field-name key shared by plain-text headers and ``--formatter=csv`` headers."""
     return re.sub(r"[^0-9a-z]", "", name.lower())
 
@@ -41,14 +41,6 @@ def int_or_none(value: str | None) -> int | None:
         return None
     value = value.strip()
     return int(value) if re.fullmatch(r"-?\d+", value) else None
-
-
-def na_to_none(value: str | None) -> str | None:
-    """esxcli prints ``N/A`` (and sometimes nothing) for an unset text field."""
-    if value is None:
-        return None
-    value = value.strip()
-    return None if value in ("", "N/A") else value
 
 
 def split_list(value: str | None) -> tuple[str, ...]:
@@ -69,10 +61,10 @@ def _kv_pairs(text: str) -> list[tuple[str, str, int]]:
 
 
 def kv_fields(text: str) -> dict[str, str]:
-    """First value of each key, keyed by :func:`_key` (so ``Default Action`` -> ``defaultaction``)."""
+    """First value of each key, keyed by :func:`field_key` (so ``Default Action`` -> ``defaultaction``)."""
     out: dict[str, str] = {}
     for key, value, _indent in _kv_pairs(text):
-        out.setdefault(_key(key), value)
+        out.setdefault(field_key(key), value)
     return out
 
 
@@ -96,7 +88,7 @@ def kv_blocks(text: str) -> list[tuple[str, dict[str, str]]]:
                     continue
                 current = {}
                 blocks.append((title, current))
-            current.setdefault(_key(m.group("key")), m.group("value") or "")
+            current.setdefault(field_key(m.group("key")), m.group("value") or "")
             continue
         title = line.strip()
         current = None
@@ -104,7 +96,7 @@ def kv_blocks(text: str) -> list[tuple[str, dict[str, str]]]:
 
 
 def parse_table(text: str, first_column: str) -> list[dict[str, str]]:
-    """Rows of an esxcli table as dicts keyed by :func:`_key` of the header names.
+    """Rows of an esxcli table as dicts keyed by :func:`field_key` of the header names.
 
     Three layouts are accepted:
 
@@ -117,21 +109,21 @@ def parse_table(text: str, first_column: str) -> list[dict[str, str]]:
     line above the table is ignored. Rows end at the first blank line after the table body.
     """
     lines = text.splitlines()
-    want = _key(first_column)
+    want = field_key(first_column)
     for index, line in enumerate(lines):
         if not line.strip():
             continue
         if _DASHES_RE.match(line) and index > 0:
             header = lines[index - 1]
-            if not header.strip() or _key(re.split(r"\s{2,}", header.strip())[0]) != want:
+            if not header.strip() or field_key(re.split(r"\s{2,}", header.strip())[0]) != want:
                 continue
             spans = [m.start() for m in re.finditer(r"-+", line)]
             return _cut_rows(header, spans, lines[index + 1 :])
         stripped = line.strip()
-        if "," in stripped and "  " not in stripped and want in {_key(c) for c in stripped.split(",")}:
+        if "," in stripped and "  " not in stripped and want in {field_key(c) for c in stripped.split(",")}:
             return _csv_rows("\n".join(lines[index:]))
         words = list(re.finditer(r"\S+(?: \S+)*", line))
-        if words and _key(words[0].group()) == want and len(words) > 1:
+        if words and field_key(words[0].group()) == want and len(words) > 1:
             following = lines[index + 1] if index + 1 < len(lines) else ""
             if _DASHES_RE.match(following):
                 continue  # the dashes branch handles it on the next line
@@ -141,7 +133,7 @@ def parse_table(text: str, first_column: str) -> list[dict[str, str]]:
 
 def _cut_rows(header: str, starts: list[int], body: Sequence[str]) -> list[dict[str, str]]:
     bounds = [*starts[1:], None]
-    names = [_key(header[start:end]) for start, end in zip(starts, bounds, strict=True)]
+    names = [field_key(header[start:end]) for start, end in zip(starts, bounds, strict=True)]
     rows: list[dict[str, str]] = []
     for line in body:
         if not line.strip():
@@ -158,7 +150,7 @@ def _cut_rows(header: str, starts: list[int], body: Sequence[str]) -> list[dict[
 
 def _csv_rows(text: str) -> list[dict[str, str]]:
     reader = csv.reader(io.StringIO(text.strip() + "\n"))
-    header = [_key(name) for name in next(reader)]
+    header = [field_key(name) for name in next(reader)]
     rows = []
     for record in reader:
         if not any(cell.strip() for cell in record):

@@ -9,16 +9,17 @@ connection (busybox ``ash`` on ESXi is enough) and reads their output. The piece
 
 * :mod:`.command` -- :class:`~.command.CommandOutput` (what one command gave back), the
   ``Execute`` callable type, :class:`~.command.HostError` (the one error a backend raises:
-  ``message`` naming the cause and the fix, ``result`` keeping what is known) and
-  :func:`~.command.checked` (run an esxcli command, fail on its error output);
+  ``message`` naming the cause and the fix, ``result`` keeping what is known);
 * :mod:`.framing` -- the one output protocol: marker lines that split the output of one
   command into named sections;
-* :mod:`.pathwalk` -- the one ``$PATH`` walker (shell text) and the ESXi iperf locations;
+* :mod:`.pathwalk` -- the one ``$PATH`` walker (shell text);
 * :mod:`.action` -- :class:`~.action.HostAction`, the action-plugin base: validate the task
   arguments against the module's documentation, run the backend with an ``execute`` over
   ``_low_level_execute_command``, convert a :class:`~.command.HostError` into ``failed``/``msg``.
 
-Only :mod:`.action` imports Ansible; the rest is plain data and shell text.
+Only :mod:`.action` imports Ansible; the rest is plain data and shell text. Nothing here knows
+ESXi: esxcli error output (``esxi/esxcli.py``), the restore journal (``journal/``) and the ESXi action
+base (``esxi/action.py``) build on this package, never the other way round.
 
 Private package: not part of the collection's public API.
 """

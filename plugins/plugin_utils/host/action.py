@@ -4,12 +4,15 @@
 """The base of every SSH action plugin: validate -> execute over the plain shell -> convert the error.
 
 An action subclasses :class:`HostAction`, names its module (``NAME``) and argument spec (read
-from the module's ``DOCUMENTATION`` with ``plugin_utils/common/argspec.py``), and implements
+from the module's ``DOCUMENTATION`` with ``plugin_utils/common/argspec.py`` in the action plugin, which
+passes it to its backend where the backend needs it), and implements
 :meth:`HostAction.work` with its backend, passing :meth:`HostAction.execute` as the backend's
 ``execute`` and :attr:`HostAction.check_mode` as its check mode. A
 :class:`~.command.HostError` the backend raises becomes ``failed: true`` and ``msg``, with
 the error's ``result`` (what is known, ``restore`` above all) merged into the task result.
 Option errors Ansible's own validation finds raise ``AnsibleActionFail`` as for any action.
+Nothing here knows a host's kind: the ESXi actions extend it in ``esxi/action.py`` (the restore
+journal, the journal's error messages).
 
 Private module: not part of the collection's public API.
 """
@@ -23,11 +26,6 @@ from typing import Any, ClassVar
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_journal import (
-    Journal,
-    JournalError,
-    journal_from_args,
-)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput, HostError
 
 __all__ = ["HostAction"]
@@ -60,12 +58,16 @@ class HostAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no typ
         try:
             args = self.validate()
             result.update(self.work(args, task_vars or {}))
-        except JournalError as exc:  # the journal's messages do not name the module
-            result.update(failed=True, msg=f"{self.NAME}: {exc.message}")
         except HostError as exc:
-            result.update(exc.result)
-            result.update(failed=True, msg=exc.message)
+            result.update(self.failure(exc))
         return result
+
+    def failure(self, exc: HostError) -> dict[str, Any]:
+        """What a backend's error puts into the task result: its ``result``, ``failed`` and ``msg``.
+
+        A subclass names the errors whose message does not name the module (``esxi.action.EsxiHostAction``).
+        """
+        return {**exc.result, "failed": True, "msg": exc.message}
 
     @property
     def check_mode(self) -> bool:
@@ -103,7 +105,3 @@ class HostAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no typ
         if self.DROP_SSH_NOTICE:
             stderr = "".join(line for line in stderr.splitlines(keepends=True) if not _SSH_NOTICE.match(line))
         return CommandOutput(int(out.get("rc", -1)), str(out.get("stdout", "")), stderr)
-
-    def journal(self, args: Mapping[str, Any], task_vars: Mapping[str, Any]) -> Journal | None:
-        """The restore journal the options ask for (``None`` when ``journal_dir`` is empty)."""
-        return journal_from_args(args, self.execute, str(task_vars.get("inventory_hostname", "host")))

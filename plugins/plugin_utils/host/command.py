@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""One command's output, the one backend error type, and running an esxcli command checked.
+"""One command's output and the one backend error type.
 
 Plain data; no Ansible import, no I/O beyond the ``execute`` callable a caller passes in.
 
@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import failure_from_output
-
-__all__ = ["CommandOutput", "Execute", "HostError", "checked"]
+__all__ = ["CommandOutput", "Execute", "HostError"]
 
 
 class CommandOutput(NamedTuple):
@@ -47,16 +45,3 @@ class HostError(Exception):
         super().__init__(message)
         self.message = message
         self.result: dict[str, Any] = dict(result or {})
-
-
-def checked(execute: Execute, command: str, *, name: str, error: type[HostError] = HostError) -> str:
-    """Run an esxcli ``command``; its stdout, or ``error`` naming the command and esxcli's message.
-
-    ``name`` (the module's name) starts the message.
-    """
-    out = execute(command)
-    failure = failure_from_output(out.text, out.rc)
-    if failure is not None:
-        label = f"[{failure.error_class}] " if failure.error_class else ""
-        raise error(f"{name}: '{command}' failed (exit status {out.rc}): {label}{failure.message}")
-    return out.stdout

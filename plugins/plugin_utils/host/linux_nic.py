@@ -14,7 +14,7 @@ The counters get the names of the kernel's ``rtnl_link_stats64`` (``rx_dropped``
   ``bus-info``, the rest kept).
 
 A counter is an ``int`` read from the output or absent; a column this module does not know is kept
-under ``other``. Layouts: the recordings in ``tests/unit/plugins/module_utils/fixtures/esxi/``
+under ``other``. Layouts: the recordings in ``tests/fixtures/esxi/``
 (``linux-iproute2-6.1.0__*``, ``*ethtool-i*``). Private module: not part of the public API.
 """
 

@@ -239,12 +239,6 @@ class _Conn:
     peer_version: str | None
 
 
-@dataclass
-class _SumSeries:
-    lines: list[_Line] = field(default_factory=list)
-    sent_packets: int | None = None
-
-
 def _parse_id(raw: str) -> tuple[str, int | None, bool]:
     """``(kind, number, starred)``; kind is ``sum``, ``ct`` or ``stream``."""
     text = raw.strip()

@@ -14,7 +14,7 @@ One place for the three record types, checked by ``mypy --strict``:
   fill it (``iperf.result.new_result``); ``iperf.parse.parse()`` hands it to the Ansible layer
   (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``iperf.result.plain``), and
   ``iperf.validate.result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
-  ``tests/unit/plugins/module_utils/test_records.py`` keeps these keys and the schema's
+  ``tests/unit/plugins/plugin_utils/iperf/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.
 * ``PairRecord`` -- one pair of one paired run (``paired.record._pair_record``): who served, who
   sent, when the client started, the client's ``IperfResult`` and why the pair failed; for a pair
@@ -27,8 +27,8 @@ One place for the three record types, checked by ``mypy --strict``:
   ``iperf.validate`` (``run_record_from`` / ``result_from``: upgraded by ``schema_version``, then checked
   against these types once, so a reader indexes every required key).
 
-Private module: not part of the collection's public API. Lives in ``module_utils`` because
-the parsers (module_utils) build ``IperfResult``.
+Private module: not part of the collection's public API. Lives in ``plugin_utils/iperf/``
+beside the parsers that build ``IperfResult`` (controller only: no module ships it to a host).
 """
 
 from __future__ import annotations

@@ -55,7 +55,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.interpret 
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options import (
     APPLIES,
-    ARGUMENT_SPEC,
     MUTUALLY_EXCLUSIVE,
     REQUIRED_IF,
     build_client_argv,
@@ -101,7 +100,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state impo
 
 __all__ = [
     "APPLIES",
-    "ARGUMENT_SPEC",
     "DEFAULT_BINARIES",
     "DEFAULT_PORTS",
     "ISOURS",

@@ -78,6 +78,7 @@ def run(
     params: Mapping[str, Any],
     execute: Execute,
     *,
+    spec: Mapping[str, Mapping[str, Any]],
     check_mode: bool,
     token: str,
     now: Callable[[], float],
@@ -86,12 +87,14 @@ def run(
 ) -> dict[str, Any]:
     """Do what ``params`` ask on the host behind ``execute``; return the task result.
 
+    ``spec`` is the module's argument spec (``validate_params``).
+
     ``sleep`` pauses the controller between two reads of a server's log (``mode=collect`` only).
     ``run_id`` names this run in the pidfile of a server it starts (``leftover.py``; default
     :func:`this_run`): a later run tells a server this one left when interrupted by it.
     Raises ``IperfRunError`` with a message naming the cause and the fix.
     """
-    mode = validate_params(params)
+    mode = validate_params(params, spec)
     if mode == "probe":
         return _run_probe(params, execute, token=token)
     if mode == "server":

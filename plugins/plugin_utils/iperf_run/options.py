@@ -18,8 +18,6 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
     IPERF2_ENHANCED,
     IPERF2_REVERSE,
@@ -34,7 +32,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import Binary
 
-ARGUMENT_SPEC = argument_spec(DOCUMENTATION)  # the options of the module's DOCUMENTATION
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
 REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]], ["mode", "collect", ["clients", "deadline"]]]
 
@@ -83,9 +80,9 @@ _SAFE_DIR_RE = re.compile(r"^/[A-Za-z0-9._/+-]*$")
 # --------------------------------------------------------------------------------------------
 
 
-def _check_applicable(params: Mapping[str, Any], mode: Mode) -> None:
+def _check_applicable(params: Mapping[str, Any], mode: Mode, argument_spec: Mapping[str, Mapping[str, Any]]) -> None:
     wrong = []
-    for name, spec in ARGUMENT_SPEC.items():
+    for name, spec in argument_spec.items():
         value = params.get(name)
         if value is None or name in APPLIES[mode]:
             continue
@@ -173,10 +170,14 @@ def check_raw_args(raw: Mapping[str, Any]) -> None:
         check_extra_args(raw["extra_args"])
 
 
-def validate_params(params: Mapping[str, Any]) -> Mode:
-    """Checks that need no host: applicability per mode, ranges and formats."""
+def validate_params(params: Mapping[str, Any], spec: Mapping[str, Mapping[str, Any]]) -> Mode:
+    """Checks that need no host: applicability per mode, ranges and formats.
+
+    ``spec`` is the module's argument spec (the action plugin reads it from the module's
+    ``DOCUMENTATION``): an option of another mode is accepted at its default only.
+    """
     mode: Mode = params["mode"]
-    _check_applicable(params, mode)
+    _check_applicable(params, mode, spec)
     port = params.get("port")
     if port is not None and not 1 <= port <= 65535:
         raise IperfRunError(f"port must be between 1 and 65535, got {port}")

@@ -62,10 +62,6 @@ class HostCaps:
     def clock_source(self) -> str:
         return {"epochrealtime": "EPOCHREALTIME", "date_ns": "date +%s.%N", "date_s": "date +%s"}[self.clock]
 
-    @property
-    def clock_resolution(self) -> float:
-        return {"epochrealtime": 1e-6, "date_ns": 1e-9, "date_s": 1.0}[self.clock]
-
 
 _EPOCH_FRACTION_RE = re.compile(r"^\d+[.,]\d+$")
 _DATE_NS_RE = re.compile(r"^\d+\.\d{9}$")

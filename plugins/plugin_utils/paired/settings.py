@@ -20,7 +20,7 @@ its kind and description: ``paired/plan.py`` refuses any other key, and the gene
 options of ``meta/argument_specs.yml`` from it.
 
 Adding an iperf option: the option in ``plugins/modules/iperf_run.py`` (documentation = argument
-spec), its applicability and command line in ``plugin_utils/_iperf_run.py``, a ``Setting`` here
+spec), its applicability and command line in ``plugin_utils/iperf_run/options.py``, a ``Setting`` here
 with ``client=``/``server=`` naming that option; then run the generator (see the role's
 README, "How to add an iperf option").
 

@@ -4,11 +4,11 @@
 """The collection's one report builder: runs -> rows, statistics, knees, comparison, Markdown, CSV, plots.
 
 Every summary of iperf runs comes from here: the ``esxilab.iperf.report`` role and the
-``esxilab.iperf.paired_test`` role (which writes its report through the report role and reads
-its ``paired_test_summary`` / ``paired_test_sweeps`` facts back from ``results.json``), and the
-deprecated shims ``paired_test_summary``, ``paired_test_csv`` and ``paired_test_report``.
+``esxilab.iperf.paired_test`` role (which writes its report through the report role and takes
+its ``paired_test_summary`` / ``paired_test_sweeps`` facts from what ``report_write`` returned:
+the ``results.json`` document it wrote, ``report_doc()``; nothing is read back from disk).
 
-What lives where (one concern per file; the arrows are the imports):
+What lives where (one concern per file):
 
 * ``base.py`` -- constants (``FILES``, ``NA``, ``REPORT_FORMAT``), ``ReportError``, units
   (``Unit``, ``pick_unit``, ``format_rate``) and text formatting, including ``md_text`` /
@@ -23,17 +23,23 @@ What lives where (one concern per file; the arrows are the imports):
   (``split_runs``): the sum over that value's pairs, beside the whole run, never counted twice;
 * ``comparison.py`` -- the groups side by side by one label (``Comparison``);
 * ``build.py`` -- ``build_report()`` and the ``Report`` every file is rendered from;
-* ``results_json.py`` -- ``results.json`` (``to_json``, ``summary_doc``);
+* ``results_json.py`` -- ``results.json`` (``report_doc``, the document as data; ``json_text`` / ``to_json``,
+  its text);
 * ``csv_tables.py`` -- ``results.csv`` / ``summary.csv`` (``results_csv``, ``summary_csv``);
 * ``markdown.py`` -- ``summary.md`` (``to_markdown``);
 * ``console.py`` -- the compact table printed at the end of the play (``table_lines``);
 * ``plot_data.py`` -- what to draw, as plain data (``plot_specs``, ``PlotSpec``);
 * ``plots.py`` -- draws the specs as PNG with matplotlib, optional (``render_all``);
 * ``files.py`` -- writes a report directory with its manifest, never overwriting what is not
-  ours (``write_report``).
+  ours (``write_report``);
+* ``nic.py`` -- the NIC counter deltas around the runs (``NicDelta``);
+* after the report is written, the action ``report_gate``: ``history.py`` (with ``history_url.py``,
+  ``history_sqlite.py``, ``history_pg.py``), ``baseline.py`` (Welch's baseline vs now), ``gate.py``
+  (the tolerances) and ``gate_run.py`` (one gate run over a written report directory).
 
-Plain data in, plain data out: apart from ``plots.py`` (matplotlib) and ``files.py`` (the
-directory), no file here imports Ansible or matplotlib, reads a clock or does I/O. The action
+Plain data in, plain data out: apart from ``plots.py`` (matplotlib), ``files.py`` (the
+directory) and the history and gate files (the database, the report directory), no file here
+imports Ansible or matplotlib, reads a clock or does I/O. The action
 ``report_write`` calls ``build_report()`` once, then renders the files from the ``Report``.
 
 Input (``runs``) is either the run records of ``esxilab.iperf.paired_test``
@@ -87,7 +93,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec, Series, plot_specs
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import summary_doc, to_json
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import json_text, report_doc, to_json
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, read_runs
 
 __all__ = [
@@ -109,12 +115,13 @@ __all__ = [
     "Unit",
     "build_report",
     "format_rate",
+    "json_text",
     "pick_unit",
     "plot_specs",
     "read_runs",
+    "report_doc",
     "results_csv",
     "summary_csv",
-    "summary_doc",
     "table_lines",
     "to_json",
     "to_markdown",

@@ -152,6 +152,16 @@ def md_code(value: Any) -> str:
     return f"`{text}`"
 
 
+def field_of(data: Any, path: str) -> Any:
+    """A field of a normalized result (or any nested mapping) by dotted path (``sent.bytes``), or ``None``."""
+    current = data
+    for part in path.split("."):
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(part)
+    return current
+
+
 def as_number(value: Any) -> float | None:
     """A finite int/float (not bool) as float, else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):

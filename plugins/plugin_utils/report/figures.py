@@ -27,12 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import as_number
-
-if TYPE_CHECKING:
-    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import as_number, field_of
 
 __all__ = ["FIGURE_NAMES", "NO_FIGURES", "Figures", "group_figures", "result_figures", "run_figures"]
 
@@ -75,26 +72,31 @@ NO_FIGURES = Figures()
 FIGURE_NAMES = tuple(f.name for f in fields(Figures))
 
 
-def result_figures(row: ResultRow) -> Figures:
-    """The figures of one result as it printed them (none without a usable headline)."""
-    if row.bits_per_second is None:
+def result_figures(result: Any, bits_per_second: float | None) -> Figures:
+    """The figures of one normalized result as it printed them (none without a usable headline
+    ``bits_per_second``)."""
+    if bits_per_second is None:
         return NO_FIGURES
-    reverse = as_number(row.field("reverse_received.bits_per_second"))
+
+    def field(path: str) -> Any:
+        return field_of(result, path)
+
+    reverse = as_number(field("reverse_received.bits_per_second"))
     if reverse is None:
-        reverse = as_number(row.field("reverse_sent.bits_per_second"))
+        reverse = as_number(field("reverse_sent.bits_per_second"))
     return Figures(
-        cpu_local_percent=as_number(row.field("cpu.local_percent")),
-        cpu_remote_percent=as_number(row.field("cpu.remote_percent")),
-        retransmits=_count(row.field("sent.retransmits")),
-        rtt_min_us=as_number(row.field("rtt.min_us")),
-        rtt_mean_us=as_number(row.field("rtt.mean_us")),
-        rtt_max_us=as_number(row.field("rtt.max_us")),
-        lost_percent=as_number(row.field("udp.lost_percent")),
-        jitter_ms=as_number(row.field("udp.jitter_ms")),
-        lost_packets=_int(row.field("udp.lost_packets")),
-        packets=_int(row.field("udp.packets")),
+        cpu_local_percent=as_number(field("cpu.local_percent")),
+        cpu_remote_percent=as_number(field("cpu.remote_percent")),
+        retransmits=_count(field("sent.retransmits")),
+        rtt_min_us=as_number(field("rtt.min_us")),
+        rtt_mean_us=as_number(field("rtt.mean_us")),
+        rtt_max_us=as_number(field("rtt.max_us")),
+        lost_percent=as_number(field("udp.lost_percent")),
+        jitter_ms=as_number(field("udp.jitter_ms")),
+        lost_packets=_int(field("udp.lost_packets")),
+        packets=_int(field("udp.packets")),
         reverse_bits_per_second=reverse,
-        bidir_sum_bits_per_second=as_number(row.field("bidir_sum.bits_per_second")),
+        bidir_sum_bits_per_second=as_number(field("bidir_sum.bits_per_second")),
     )
 
 

@@ -10,13 +10,12 @@
 * ``write_report()`` writes the files of one report into a directory and keeps a manifest
   there, ``.esxilab-iperf-report.json``, listing the files each report of ours wrote. With it:
 
-  - a file that exists and is not listed (not ours) is never overwritten unless ``force``;
-    with ``whole_dir`` (a directory that is the report, as ``report_write`` uses) a non-empty
-    directory without our manifest is refused too;
+  - the directory is the report: a non-empty directory without our manifest is refused, and a
+    file that exists and is not listed (not ours) is never overwritten, unless ``force``;
   - files the same report wrote last time and does not write now (stale PNG plots) are
     removed -- only those, never anything else in the directory.
 
-Used by the actions ``report_write`` and ``paired_test_report``.
+Used by the action ``report_write``; ``write_if_changed()`` also by ``report_gate`` (``gate_run.py``).
 
 Private module: not part of the collection's public API.
 """
@@ -147,7 +146,6 @@ def write_report(
     dir_mode: int,
     check_mode: bool,
     force: bool,
-    whole_dir: bool,
     prefix: str,
     enforce_mode: bool = True,
 ) -> WriteOutcome:
@@ -180,7 +178,7 @@ def write_report(
     reports = dict(manifest or {})
     ours = {name for names in reports.values() for name in names}
     if not force:
-        if whole_dir and manifest is None and entries:
+        if manifest is None and entries:
             shown = ", ".join(sorted(entries)[:5]) + (", ..." if len(entries) > 5 else "")
             raise ReportDirError(
                 f"{directory} is not empty ({shown}) and holds no report of ours ({MANIFEST} is missing), so writing "

@@ -2,7 +2,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """``results.json``: every normalized result with its labels, the environment, the runs, the parts of split runs,
-the summary, the sweeps and the comparison (``summary_doc()``: the summary and sweeps alone).
+the summary, the sweeps and the comparison.
+
+``report_doc()`` builds the document once, as plain data; ``json_text()`` is the file's text of it. The action
+``report_write`` writes that text and returns the same document: what a play learns of the report is what the file
+holds, never read back from disk.
 
 Private module: not part of the collection's public API.
 """
@@ -149,21 +153,10 @@ def _sweep_doc(sweep: Sweep) -> dict[str, object]:
     }
 
 
-def summary_doc(report: Report) -> dict[str, object]:
-    """The ``summary`` (one item per group) and ``sweeps`` of ``results.json``, as plain data."""
-    result: dict[str, object] = plain_data(
-        {
-            "summary": [_group_doc(g, bool(report.parts)) for g in report.groups],
-            "sweeps": [_sweep_doc(s) for s in report.sweeps],
-            "combined": [_group_doc(g, bool(report.parts)) for g in report.combined],
-        }
-    )
-    return result
-
-
-def to_json(report: Report) -> str:
-    """``results.json``: format, version, the options, environment, runs, results, summary, sweeps, comparison."""
-    document: dict[str, object] = {
+def report_doc(report: Report) -> dict[str, Any]:
+    """The ``results.json`` document as plain data: format, version, the options, environment, runs, results,
+    summary, sweeps, comparison, combined, nic (and parts, when a run was split)."""
+    document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "name": report.name,
@@ -188,4 +181,15 @@ def to_json(report: Report) -> str:
     }
     if report.parts:  # runs split by compare_by: per run and value, the sum over that value's pairs (not runs)
         document["parts"] = [_part_doc(part) for part in report.parts]
-    return json.dumps(plain_data(document), indent=2, allow_nan=False) + "\n"
+    result: dict[str, Any] = plain_data(document)
+    return result
+
+
+def json_text(document: Mapping[str, Any]) -> str:
+    """The text of ``results.json`` holding ``document`` (``report_doc()``): what it reads back as is the document."""
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def to_json(report: Report) -> str:
+    """``results.json`` of ``report``: ``json_text(report_doc(report))``."""
+    return json_text(report_doc(report))

@@ -24,6 +24,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     ReportError,
     as_int,
     as_number,
+    field_of,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, result_figures, run_figures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import NicDelta, run_delta
@@ -73,17 +74,12 @@ class ResultRow(_Rated):
 
     def field(self, path: str) -> Any:
         """A field of the result by dotted path (``sent.bytes``, ``udp.jitter_ms``), or ``None``."""
-        current: Any = self.result
-        for part in path.split("."):
-            if not isinstance(current, Mapping):
-                return None
-            current = current.get(part)
-        return current
+        return field_of(self.result, path)
 
     @property
     def figures(self) -> Figures:
         """CPU, retransmits, RTT, UDP loss and jitter, reverse figures (``figures.py``)."""
-        return result_figures(self)
+        return result_figures(self.result, self.bits_per_second)
 
     @property
     def flow(self) -> str | None:

@@ -7,7 +7,7 @@ They were part of the ESXi parsers (now ``plugins/plugin_utils/esxi/``) with no 
 network listings (``nic list``, ``ip interface list``, ``ip interface ipv4 list``, ``vswitch
 standard list``, ``portgroup list``), ``software acceptance get``/``set`` and the vmkping payload
 arithmetic. The tests keep using them to check the recorded outputs in
-``module_utils/fixtures/esxi`` and that the ESXi stand-in prints what real hosts print. Built on the
+``tests/fixtures/esxi`` and that the ESXi stand-in prints what real hosts print. Built on the
 collection's shared table helpers (``plugin_utils/esxi/tables.py``).
 """
 
@@ -20,12 +20,19 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import E
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import (
     int_or_none,
     kv_blocks,
-    na_to_none,
     parse_bool,
     parse_table,
     required_field,
     split_list,
 )
+
+
+def na_to_none(value: str | None) -> str | None:
+    """esxcli prints ``N/A`` (and sometimes nothing) for an unset text field (only these listings have one)."""
+    if value is None:
+        return None
+    value = value.strip()
+    return None if value in ("", "N/A") else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 import ansible_collections.esxilab.iperf.plugins.modules.esxi_firewall as module_doc
-from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_firewall as backend
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._esxi_firewall import run
+from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ARGUMENT_SPEC, ActionModule
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import firewall_run as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.firewall_run import run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS, REPO
 from tests.unit.plugins.action_harness import (
     Runner,
     assert_docs_only,
@@ -30,7 +30,7 @@ from tests.unit.plugins.action_harness import (
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 
 STANDIN = REPO / "tests" / "esxi_standin"
-FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+FIXTURES = ESXI_RECORDINGS
 
 
 class StandinHost:
@@ -202,7 +202,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_firewall"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert_options_documented(options, backend.ARGUMENT_SPEC)
+    assert_options_documented(options, ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     assert doc["attributes"]["diff_mode"]["support"] == "full"
     examples = yaml.safe_load(module_doc.EXAMPLES)

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import ActionModule
+from ansible_collections.esxilab.iperf.plugins.action.esxi_iperf_install import ARGUMENT_SPEC, ActionModule
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_iperf_install as module_doc
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_install as backend
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import install_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import BUNDLED_IPERF3_COPY, VIB_IPERF_COPY
 from tests.unit.plugins.action_harness import (
     Runner,
@@ -151,7 +151,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_iperf_install"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION", "DEADLINE")}
-    assert_options_documented(options, backend.ARGUMENT_SPEC)
+    assert_options_documented(options, ARGUMENT_SPEC)
     for a, b in backend.MUTUALLY_EXCLUSIVE:
         assert f"O({b})" in " ".join(doc["options"][a]["description"]), (a, b)
     assert doc["attributes"]["check_mode"]["support"] == "full"

@@ -12,9 +12,9 @@ from typing import Any
 import yaml
 
 from ansible_collections.esxilab.iperf.plugins.action.esxi_firewall import ActionModule as FirewallAction
+from ansible_collections.esxilab.iperf.plugins.action.esxi_journal import ARGUMENT_SPEC
 from ansible_collections.esxilab.iperf.plugins.action.esxi_journal import ActionModule as JournalAction
 from ansible_collections.esxilab.iperf.plugins.modules import esxi_journal as module_doc
-from ansible_collections.esxilab.iperf.plugins.plugin_utils import _esxi_journal_run as backend
 from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action, runner_over
 from tests.unit.plugins.doc_fragments import journal_fragment_options
 from tests.unit.plugins.esxi_standin_host import MappedHost
@@ -75,7 +75,7 @@ def test_documented_options_match_the_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     assert doc["module"] == "esxi_journal"
     options = {**doc["options"], **journal_fragment_options("DOCUMENTATION")}
-    assert_options_documented(options, backend.ARGUMENT_SPEC)
+    assert_options_documented(options, ARGUMENT_SPEC)
     assert doc["attributes"]["check_mode"]["support"] == "full"
     returned = yaml.safe_load(module_doc.RETURN)
     assert set(returned) == {

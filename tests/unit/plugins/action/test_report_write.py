@@ -84,13 +84,14 @@ def test_writes_the_report_then_is_unchanged(tmp_path: Path) -> None:
         "nic vs e1000 (test=lo, direction=forward, streams=1): vmxnet3 -9.4 % (n=1, no statistics)",  # 721 vs 796
         "nic vs e1000 (test=lo, direction=forward, streams=n/a): vmxnet3 n/a",  # the refused run
     ]
-    assert [(g["compare"], g["stats"]["count"], g["stats"]["mean"]) for g in out["summary"]] == [
+    assert [(g["compare"], g["stats"]["count"], g["stats"]["mean"]) for g in out["report"]["summary"]] == [
         ("e1000", 1, 796e6),
         ("vmxnet3", 1, 721e6),
         ("vmxnet3", 0, None),  # the refused run: its own group (no stream seen), n/a
     ]
-    # one shape: what the task returns is what results.json holds
-    assert (out["summary"], out["sweeps"]) == (document["summary"], document["sweeps"])
+    # one shape: what the task returns is exactly what results.json holds (issue 24)
+    assert out["report"] == document
+    assert out["report"]["format"] == "esxilab.iperf.report"
     assert out["ansible_facts"] == {"report_files": {**out["files"], "dir": str(dest)}}
     assert (
         "![Mean throughput by nic - test lo, error bars: 95 % CI](compare-nic-lo.png)"
@@ -115,6 +116,9 @@ def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Pat
     assert out["table"][0] == "iperf report: iperf: 3 run(s), 1 without a usable figure"
     # issue 13: check mode used to print a report path it never wrote
     assert out["table"][-1] == f"check mode: no report was written (it would be {dest}/summary.md)"
+    # what check mode returns is the results.json the real run writes
+    real = _action({"runs": _runs(), "dest": str(dest), "plots": False}).run(task_vars={})
+    assert out["report"] == real["report"] == json.loads((dest / "results.json").read_text())
 
 
 def test_time_series_rule_is_an_option_and_said_in_the_summary(tmp_path: Path) -> None:
@@ -226,12 +230,12 @@ def test_documented_options_match_the_argument_spec() -> None:
         "removed",
         "plots_skipped",
         "table",
-        "summary",
-        "sweeps",
+        "report",
         "ansible_facts",
         "msg",
     }
     assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "plots"}
+    assert {"format", "version", "summary", "sweeps"} <= set(returned["report"]["contains"])
 
 
 def test_docs_only_module_holds_nothing_but_documentation() -> None:

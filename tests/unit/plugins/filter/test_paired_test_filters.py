@@ -1,11 +1,11 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The paired_test_* filters: registration, documentation, and thin glue over paired/plan.py and paired/record.py
-and, for the deprecated paired_test_summary and paired_test_csv, over the report builder (plugin_utils/report/)."""
+"""The paired_test_* filters: registration, documentation, and thin glue over paired/plan.py and paired/record.py."""
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -16,12 +16,16 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_plan as plan_plugin
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_record as record_plugin
 from ansible_collections.esxilab.iperf.plugins.filter import paired_test_seconds as seconds_plugin
-from ansible_collections.esxilab.iperf.plugins.filter import paired_test_shims as shims_plugin
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_plan import paired_test_plan
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_record import paired_test_record
 from ansible_collections.esxilab.iperf.plugins.filter.paired_test_seconds import paired_test_seconds
-from ansible_collections.esxilab.iperf.plugins.filter.paired_test_shims import paired_test_csv, paired_test_summary
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
+    build_report,
+    results_csv,
+    summary_csv,
+    to_json,
+)
 from tests.collection_path import REPO
 
 PLUGINS = [
@@ -29,7 +33,6 @@ PLUGINS = [
     (record_plugin, "paired_test_record"),
     (seconds_plugin, "paired_test_seconds"),
 ]
-DEPRECATED = ("paired_test_summary", "paired_test_csv")
 TESTS = [{"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}], "streams": [1, 2]}]
 
 
@@ -47,25 +50,12 @@ def test_filter_is_registered_under_its_file_name_and_documented(plugin: ModuleT
     assert f"esxilab.iperf.{name}" in plugin.EXAMPLES
 
 
-def test_deprecated_filters_are_shims_documented_beside_them_and_routed() -> None:
-    """paired_test_summary and paired_test_csv: one file of another name (so that no other filter of the
-    collection warns about them), a YAML documentation file each, a deprecation in meta/runtime.yml."""
-    assert list(shims_plugin.FilterModule().filters()) == list(DEPRECATED)
-    routing = yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())["plugin_routing"]["filter"]
-    for name in DEPRECATED:
-        assert not (REPO / "plugins" / "filter" / f"{name}.py").exists()  # the file name would warn everywhere
-        docs = yaml.safe_load((REPO / "plugins" / "filter" / f"{name}.yml").read_text())
-        doc = docs["DOCUMENTATION"]
-        assert doc["name"] == name
-        assert doc["version_added"] == "1.0.0"
-        assert doc["options"]["_input"]["required"] is True
-        assert doc["short_description"]
-        assert docs["RETURN"]["_value"]
-        examples = yaml.safe_load(docs["EXAMPLES"])
-        assert all(task["name"] for task in examples)
-        assert f"esxilab.iperf.{name}" in docs["EXAMPLES"]
-        assert doc["deprecated"]["removed_in"] == routing[name]["deprecation"]["removal_version"] == "2.0.0"
-        assert "esxilab.iperf.report" in routing[name]["deprecation"]["warning_text"]
+def test_no_filter_of_the_collection_is_deprecated_or_routed() -> None:
+    """The deprecated shims paired_test_summary and paired_test_csv are gone (issue 24): no file, no routing."""
+    runtime = yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())
+    assert "plugin_routing" not in runtime
+    for name in ("paired_test_summary", "paired_test_csv", "paired_test_shims"):
+        assert not list((REPO / "plugins" / "filter").glob(f"{name}.*"))
 
 
 def test_plan_filter_passes_the_inventory_checks_through() -> None:
@@ -100,17 +90,17 @@ def _record(index: int = 0) -> RunRecord:
     return paired_test_record(run, reports, barrier={"run": 1, "start_at": "12.5"})
 
 
-def test_record_summary_and_csv_filters() -> None:
+def test_record_filter_makes_records_the_report_reads() -> None:
     record = _record()
     assert (record["total_bits_per_second"], record["pairs"][0]["server_pid"], record["start_at"]) == (5.0e8, 7, None)
     # a sweep is a test, direction and swap with more than one streams value: both runs of the plan
-    summary = paired_test_summary((record, _record(1)), tolerance=0.1)
-    assert summary["summary"][0]["stats"]["mean"] == 5.0e8
-    assert summary["sweeps"][0]["knee"] == 1
-    text = paired_test_csv([record])  # the report's results.csv: no tool, version, protocol or side here
+    document = json.loads(to_json(build_report([record, _record(1)], knee_tolerance=0.1)))
+    assert document["summary"][0]["stats"]["mean"] == 5.0e8
+    assert document["sweeps"][0]["knee"] == 1
+    text = results_csv(build_report([record]))  # no tool, version, protocol or side here
     assert text.splitlines()[1].startswith("1,t,forward,false,1,1,1,h1,h2,198.18.0.1,5201,10.0,,,,,500000000.0,")
     # summary.csv (test, direction, swapped, streams, runs, count, skipped, mean, ...), from the run records
-    assert paired_test_csv([record], table="summary").splitlines()[1].startswith("t,forward,false,1,1,1,0,500000000.0,")
+    assert summary_csv(build_report([record])).splitlines()[1].startswith("t,forward,false,1,1,1,0,500000000.0,")
 
 
 @pytest.mark.parametrize(
@@ -118,10 +108,6 @@ def test_record_summary_and_csv_filters() -> None:
     [
         (lambda: paired_test_record({"run": 1}, []), "expected one run of esxilab.iperf.paired_test_plan"),
         (lambda: paired_test_record(paired_test_plan(TESTS)["runs"][0], "h1"), "reports must be a list"),
-        (lambda: paired_test_summary("x"), "runs must be a list (paired_test_results"),
-        (lambda: paired_test_csv([{"x": 1}]), "is neither a run record of paired_test_results"),
-        (lambda: paired_test_csv([{"test": "t", "stats": {}}], table="summary"), "expected run records"),
-        (lambda: paired_test_csv([], table="nope"), "table must be 'pairs' or 'summary'"),
     ],
 )
 def test_wrong_input_names_the_filter(call: Any, message: str) -> None:

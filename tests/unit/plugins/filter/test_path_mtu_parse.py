@@ -11,9 +11,9 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.esxilab.iperf.plugins.filter import path_mtu_parse as plugin
 from ansible_collections.esxilab.iperf.plugins.filter.path_mtu_parse import path_mtu_parse
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS
 
-FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+FIXTURES = ESXI_RECORDINGS
 
 
 def fx(name: str) -> str:

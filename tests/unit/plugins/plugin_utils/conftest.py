@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.unit.plugins.plugin_utils.test_esxi_journal import _alive
+from tests.unit.plugins.plugin_utils.journal.test_store import _alive
 
 
 @pytest.fixture

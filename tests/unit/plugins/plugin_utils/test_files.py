@@ -26,7 +26,6 @@ def _write(directory: Path, contents: dict[str, bytes | None], key: str = "repor
         "dir_mode": 0o755,
         "check_mode": False,
         "force": False,
-        "whole_dir": True,
         "prefix": ".test-",
     }
     options.update(kwargs)
@@ -74,19 +73,15 @@ def test_a_non_empty_directory_that_is_not_ours_is_refused_unless_forced(tmp_pat
     assert (dest / "holiday.png").exists()
 
 
-def test_a_shared_directory_refuses_only_a_file_it_would_overwrite(tmp_path: Path) -> None:
-    dest = tmp_path / "reports"
-    dest.mkdir()
-    (dest / "older-report.json").write_text("from an earlier version")
-    out = _write(dest, {"new.json": b"1"}, whole_dir=False, key="new")
-    assert out.written == [f"{dest}/new.json"]
-    (dest / "taken.json").write_text("someone else's")
+def test_a_file_our_manifest_does_not_list_is_not_overwritten_unless_forced(tmp_path: Path) -> None:
+    dest = tmp_path / "r"
+    _write(dest, {"a.json": b"1"})
+    (dest / "taken.json").write_text("someone else's")  # put into our report directory by another hand
     with pytest.raises(ReportDirError, match=r"already holds taken\.json, not written by a report of ours"):
-        _write(dest, {"taken.json": b"1"}, whole_dir=False, key="taken")
+        _write(dest, {"a.json": b"1", "taken.json": b"1"})
     assert (dest / "taken.json").read_text() == "someone else's"
-    _write(dest, {"taken.json": b"1"}, whole_dir=False, key="taken", force=True)
-    assert read_manifest(str(dest)) == {"new": ["new.json"], "taken": ["taken.json"]}
-    assert (dest / "older-report.json").exists()
+    _write(dest, {"a.json": b"1", "taken.json": b"1"}, force=True)
+    assert read_manifest(str(dest)) == {"report": ["a.json", "taken.json"]}
 
 
 def test_a_tampered_manifest_cannot_remove_files_outside_the_report(tmp_path: Path) -> None:

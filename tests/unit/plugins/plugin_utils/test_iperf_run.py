@@ -7,7 +7,7 @@ Texts marked "observed" were printed by the Debian 12 binaries (iperf 3.12, iper
 net-tools and busybox 1.35 netstat) on the machine this module was written on; the others come
 from the real-output corpus ``tests/fixtures/iperf/`` (its README section 3.4 and the ``*error*``
 files) or from ESXi recordings cited where they are used (``[fs:<id>]`` as in
-``tests/unit/plugins/module_utils/fixtures/esxi/SOURCES.md``).
+``tests/fixtures/esxi/SOURCES.md``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import pytest
 import yaml
 
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
-from tests.collection_path import FIXTURES, REPO
+from tests.collection_path import ESXI_RECORDINGS, FIXTURES, REPO
 
 TOKEN = "0123abcd"
 M = f"{r.MARKER}{TOKEN}"
@@ -39,10 +40,8 @@ IPERF3_312_BANNER = (
     "Optional features available: CPU affinity setting, IPv6 flow label, SCTP\n"
 )  # observed, `iperf3 -v` (features line shortened)
 IPERF2_218_BANNER = "iperf version 2.1.8 (12 August 2022) pthreads\n"  # observed, `iperf -v`
-# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in module_utils/fixtures/esxi, prompt line removed)
-IPERF2_205_BANNER = (
-    (REPO / "tests/unit/plugins/module_utils/fixtures/esxi/6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
-)
+# ESXi 6.0, /opt/iperf/bin/iperf -v (the recording in tests/fixtures/esxi, prompt line removed)
+IPERF2_205_BANNER = (ESXI_RECORDINGS / "6.0__opt-iperf-bin-iperf-v.txt").read_text().splitlines()[1]
 
 GNU_ENV = "epochrealtime=\ndate_ns=1796019183.875742123\nusleep=0\nfracsleep=1\ngnu_timeout=1\nuname=Linux\n"
 # What the probe prints under busybox ash 1.35 with busybox applets (observed: busybox `date +%s.%N`
@@ -56,7 +55,7 @@ OLD_BUSYBOX_ENV = "epochrealtime=\ndate_ns=1796019183.%N\nusleep=1\nfracsleep=0\
 
 def params(**values: Any) -> dict[str, Any]:
     """Task arguments as validate_argument_spec hands them over (every option present)."""
-    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in SPEC.items()}
     full.update(values)
     return full
 
@@ -82,8 +81,8 @@ IPERF2_ESXI = r.Binary("/opt/iperf/bin/iperf.copy", "iperf2", "2.0.5")
 def test_documentation_matches_argument_spec() -> None:
     doc = yaml.safe_load(module_doc.DOCUMENTATION)
     options = doc["options"]
-    assert set(options) == set(r.ARGUMENT_SPEC)
-    for name, spec in r.ARGUMENT_SPEC.items():
+    assert set(options) == set(SPEC)
+    for name, spec in SPEC.items():
         documented = options[name]
         assert documented["type"] == spec["type"], name
         assert documented.get("default") == spec.get("default"), name
@@ -137,15 +136,15 @@ def test_documentation_matches_argument_spec() -> None:
 )
 def test_validate_params_refuses(values: dict[str, Any], needle: str) -> None:
     with pytest.raises(r.IperfRunError) as err:
-        r.validate_params(params(**values))
+        r.validate_params(params(**values), SPEC)
     assert needle in err.value.message
 
 
 def test_validate_params_accepts_defaults_of_other_modes() -> None:
     # Options left at their defaults never count as "set" for another mode.
-    assert r.validate_params(params(mode="stop")) == "stop"
-    assert r.validate_params(params(mode="server", port=15400)) == "server"
-    assert r.validate_params(params(mode="client", server="192.0.2.1", bandwidth="100M/10")) == "client"
+    assert r.validate_params(params(mode="stop"), SPEC) == "stop"
+    assert r.validate_params(params(mode="server", port=15400), SPEC) == "server"
+    assert r.validate_params(params(mode="client", server="192.0.2.1", bandwidth="100M/10"), SPEC) == "client"
 
 
 def test_default_timeout() -> None:
@@ -314,7 +313,6 @@ def test_marker_round_trip_through_sh() -> None:
 def test_parse_caps() -> None:
     gnu = r.parse_caps(GNU_ENV)
     assert (gnu.clock, gnu.nap, gnu.gnu_timeout, gnu.esxi) == ("date_ns", "fracsleep", True, False)
-    assert gnu.clock_resolution == 1e-9
     busybox = r.parse_caps(BUSYBOX_ENV)
     assert (busybox.clock, busybox.nap, busybox.gnu_timeout) == ("epochrealtime", "fracsleep", False)
     old = r.parse_caps(OLD_BUSYBOX_ENV)
@@ -732,7 +730,7 @@ def test_interpret_iperf2_text_fb_e() -> None:
 
 def test_interpret_esxi_getsockopt_drops_retransmits() -> None:
     # The JSON is a real 3.1.3 document; the stderr lines are what ESXi's iperf3 prints
-    # (ESXI_67 in tests/unit/plugins/module_utils/test_iperf3_text.py, ESXi 6.7, [fs:62019052720]).
+    # (ESXI_67 in tests/unit/plugins/plugin_utils/iperf/test_iperf3_text.py, ESXi 6.7, [fs:62019052720]).
     stderr = "iperf3: getsockopt - Function not implemented\n" * 4
     sections = _client_sections(_fixture("iperf3-3.1.3-json-client-tcp-pscheduler.json"), stderr)
     info, diagnosis = r.interpret_client(sections, CLIENT3, caps=GNU_CAPS, timeout=40.0, start_at=None, labels={})
@@ -941,7 +939,7 @@ class FakeHost:
 
 def run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str, Any]:
     result: dict[str, Any] = r.run(
-        params(**values), host, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0
+        params(**values), host, spec=SPEC, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0
     )
     return result
 
@@ -1346,7 +1344,7 @@ def test_extra_args_as_one_string_is_refused_with_the_list_form() -> None:
 )
 def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     with pytest.raises(r.IperfRunError) as err:
-        r.validate_params(params(mode="server", extra_args=[item, "/tmp/x"]))
+        r.validate_params(params(mode="server", extra_args=[item, "/tmp/x"]), SPEC)
     assert f"extra_args item {item!r} is refused" in err.value.message
     assert "remove the item" in err.value.message
 
@@ -1355,15 +1353,15 @@ def test_extra_args_that_break_the_module_files_are_refused(item: str) -> None:
     "item", ["-d", "-V", "--forceflush", "--get-server-output", "-1", "-f", "--format", "-O", "-w256K", "-t10"]
 )
 def test_extra_args_others_pass(item: str) -> None:
-    assert r.validate_params(params(mode="server", extra_args=[item])) == "server"
+    assert r.validate_params(params(mode="server", extra_args=[item]), SPEC) == "server"
 
 
 @pytest.mark.parametrize("binary", ["/usr/bin/iperf3\npid=1", "/usr/bin/iperf3\r", " "])
 def test_binary_with_line_breaks_is_refused(binary: str) -> None:
     with pytest.raises(r.IperfRunError, match="line break or another control character"):
-        r.validate_params(params(mode="server", binary=binary))
+        r.validate_params(params(mode="server", binary=binary), SPEC)
     # a backslash is a legal path character: written as a printf argument it is harmless
-    assert r.validate_params(params(mode="server", binary="/opt/a\\npid=1/iperf3")) == "server"
+    assert r.validate_params(params(mode="server", binary="/opt/a\\npid=1/iperf3"), SPEC) == "server"
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.collect import (
@@ -236,9 +237,11 @@ def sh(script: str) -> r.CommandOutput:
 
 
 def collect(server: Server, **values: Any) -> dict[str, Any]:
-    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in SPEC.items()}
     full.update(mode="collect", port=15871, state_dir=str(server.base), **values)
-    result: dict[str, Any] = r.run(full, sh, check_mode=False, token=TOKEN, now=time.monotonic, sleep=time.sleep)
+    result: dict[str, Any] = r.run(
+        full, sh, spec=SPEC, check_mode=False, token=TOKEN, now=time.monotonic, sleep=time.sleep
+    )
     return result
 
 
@@ -272,9 +275,9 @@ def test_collect_waits_until_the_deadline_for_a_missing_client(server: Server) -
 
 @pytest.mark.parametrize("server", [""], indirect=True)
 def test_collect_in_check_mode_waits_for_nothing(server: Server) -> None:
-    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in SPEC.items()}
     full.update(mode="collect", port=15871, clients=1, deadline=5, state_dir=str(server.base))
-    result = r.run(full, sh, check_mode=True, token=TOKEN, now=time.monotonic, sleep=time.sleep)
+    result = r.run(full, sh, spec=SPEC, check_mode=True, token=TOKEN, now=time.monotonic, sleep=time.sleep)
     assert result["skipped"] and server.proc.poll() is None
 
 
@@ -309,13 +312,13 @@ def test_the_poll_script_reads_only_and_sees_a_foreign_pid_as_gone(tmp_path: Pat
     ],
 )
 def test_collect_options_are_checked(values: dict[str, Any], needle: str) -> None:
-    full: dict[str, Any] = {name: spec.get("default") for name, spec in r.ARGUMENT_SPEC.items()}
+    full: dict[str, Any] = {name: spec.get("default") for name, spec in SPEC.items()}
     full.update(values)
     if "clients" not in values:  # what Ansible's required_if refuses before the backend
         assert ["mode", "collect", ["clients", "deadline"]] in r.REQUIRED_IF
         return
     with pytest.raises(r.IperfRunError, match=needle.replace("(", r"\(").replace(")", r"\)")):
-        r.validate_params(full)
+        r.validate_params(full, SPEC)
 
 
 # ------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import (
     RunId,
@@ -49,7 +50,7 @@ def _pidfile(owner: str | None, port: int = 15400) -> str:
 
 def _run(host: FakeHost, *, check_mode: bool = False, **values: Any) -> dict[str, Any]:
     result: dict[str, Any] = r.run(
-        params(**values), host, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0, run_id=ME
+        params(**values), host, spec=SPEC, check_mode=check_mode, token=TOKEN, now=lambda: 1_700_000_000.0, run_id=ME
     )
     return result
 

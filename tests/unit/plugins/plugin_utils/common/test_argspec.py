@@ -97,17 +97,6 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "pid": {"type": "int"},
         "peer_is_esxi": {"type": "bool", "default": False},
     },
-    "paired_test_report": {
-        "dest": {"type": "path", "required": True},
-        "name": {"type": "str", "required": True},
-        "results": {"type": "list", "elements": "dict", "required": True},
-        "summary": {"type": "list", "elements": "dict", "default": []},
-        "sweeps": {"type": "list", "elements": "dict", "default": []},
-        "tests": {"type": "list", "elements": "dict", "default": []},
-        "meta": {"type": "dict", "default": {}},
-        "mode": {"type": "raw", "default": "0644"},
-        "force": {"type": "bool", "default": False},
-    },
     "report_write": {
         "runs": {"type": "list", "elements": "dict", "required": True},
         "dest": {"type": "path", "required": True},
@@ -153,26 +142,25 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
 _PU = "ansible_collections.esxilab.iperf.plugins.plugin_utils"
 _ACTION = "ansible_collections.esxilab.iperf.plugins.action"
 SPEC_HOME = {
-    "esxi_firewall": f"{_PU}._esxi_firewall",
-    "esxi_iperf_install": f"{_PU}._esxi_install",
-    "esxi_journal": f"{_PU}._esxi_journal_run",
+    "esxi_firewall": f"{_ACTION}.esxi_firewall",
+    "esxi_iperf_install": f"{_ACTION}.esxi_iperf_install",
+    "esxi_journal": f"{_ACTION}.esxi_journal",
     "iperf_facts": f"{_ACTION}.iperf_facts",
-    "iperf_run": f"{_PU}.iperf_run",
+    "iperf_run": f"{_ACTION}.iperf_run",
     "paired_test_host": f"{_ACTION}.paired_test_host",
     "paired_test_preflight": f"{_ACTION}.paired_test_preflight",
-    "paired_test_report": f"{_ACTION}.paired_test_report",
     "report_write": f"{_ACTION}.report_write",
     "report_gate": f"{_ACTION}.report_gate",
     "role_vars_check": f"{_ACTION}.role_vars_check",
 }
 READERS = {
-    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/_esxi_firewall.py", "plugin_utils/_esxi_journal.py"],
+    "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/esxi/firewall_run.py", "plugin_utils/journal/store.py"],
     "esxi_iperf_install": [
         "action/esxi_iperf_install.py",
-        "plugin_utils/_esxi_install.py",
-        "plugin_utils/_esxi_journal.py",
+        "plugin_utils/esxi/install_run.py",
+        "plugin_utils/journal/store.py",
     ],
-    "esxi_journal": ["action/esxi_journal.py", "plugin_utils/_esxi_journal_run.py", "plugin_utils/_esxi_journal.py"],
+    "esxi_journal": ["action/esxi_journal.py", "plugin_utils/esxi/journal_run.py", "plugin_utils/journal/store.py"],
     "iperf_facts": ["action/iperf_facts.py"],
     "iperf_run": [
         "action/iperf_run.py",
@@ -181,7 +169,6 @@ READERS = {
     ],
     "paired_test_host": ["action/paired_test_host.py"],
     "paired_test_preflight": ["action/paired_test_preflight.py"],
-    "paired_test_report": ["action/paired_test_report.py"],
     "report_write": ["action/report_write.py"],
     "report_gate": ["action/report_gate.py"],
     "role_vars_check": ["action/role_vars_check.py"],

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parsers and planners of ``plugin_utils/esxi`` against the recorded ESXi outputs in
-``tests/unit/plugins/module_utils/fixtures/esxi``.
+``tests/fixtures/esxi``.
 
 Every expected figure below is copied from the fixture text by hand (see SOURCES.md there).
 """
@@ -64,7 +64,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.vib import (
     parse_vib_install_result,
     parse_vib_list,
 )
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS
 from tests.unit.plugins.esxi_parsers_for_tests import (
     ipv4_payload_for_mtu,
     parse_acceptance_get,
@@ -76,7 +76,7 @@ from tests.unit.plugins.esxi_parsers_for_tests import (
     parse_vswitch_list,
 )
 
-ESXI_FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+ESXI_FIXTURES = ESXI_RECORDINGS
 
 
 def fx(name: str) -> str:

@@ -20,7 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.versions import
 V8 = EsxiVersion(version=(8, 0, 3), build=24585383, update=3)
 V67 = EsxiVersion(version=(6, 7, 0), build=19195723, update=3)
 # the fully recorded rows of 'esxcli system secpolicy domain list'
-# (unknown__system-secpolicy-domain-list__truncated.txt in tests/unit/plugins/module_utils/fixtures/esxi,
+# (unknown__system-secpolicy-domain-list__truncated.txt in tests/fixtures/esxi,
 # without its cut last row)
 LISTING = """\
 Domain Name             Enforcement Level
@@ -61,7 +61,7 @@ def test_already_disabled_is_left_alone() -> None:
 @pytest.mark.parametrize(
     ("version", "present", "domains", "message"),
     [
-        (V67, {BUNDLED_IPERF3}, ENFORCING, "the appDom route is meant for ESXi 7.0 and later"),
+        (V67, {BUNDLED_IPERF3}, ENFORCING, "the appDom route is meant for ESXi 7.x, 8.x"),
         (V8, set(), ENFORCING, f"{BUNDLED_IPERF3} does not exist on this VMware ESXi 8.0.3 Update 3 build-24585383"),
         (V8, {BUNDLED_IPERF3}, ENFORCING[:2], "shows no appDom domain on this VMware ESXi 8.0.3"),
         (V8, {BUNDLED_IPERF3}, [SecurityDomain("appDom", "en...")], "enforcement level 'en...' is not one of"),

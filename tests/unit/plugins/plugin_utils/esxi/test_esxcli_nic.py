@@ -26,9 +26,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic impor
     parse_ip_link_json,
     parse_ip_link_text,
 )
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS
 
-FIXTURES = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+FIXTURES = ESXI_RECORDINGS
 
 
 def fx(name: str) -> str:

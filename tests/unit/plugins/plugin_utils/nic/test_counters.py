@@ -33,9 +33,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import (
     span_delta,
     sum_deltas,
 )
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS, REPO
 
-ESXI = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+ESXI = ESXI_RECORDINGS
 LAB = "linux-iproute2-6.1.0__"
 PAIR = [{"server": "h1", "address": "198.18.0.1", "client": "h2", "client_address": "198.18.0.2"}]
 

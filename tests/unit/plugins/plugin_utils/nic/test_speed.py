@@ -25,9 +25,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import b
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_link_speeds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
-from tests.collection_path import REPO
+from tests.collection_path import ESXI_RECORDINGS, REPO
 
-ESXI = REPO / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "esxi"
+ESXI = ESXI_RECORDINGS
 PAIR = [{"server": "h1", "address": "198.18.0.1", "client": "h2", "client_address": "198.18.0.2"}]
 
 

@@ -37,9 +37,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     RESULT_COLUMNS,
     ReportError,
     build_report,
+    report_doc,
     results_csv,
     summary_csv,
-    summary_doc,
     to_json,
 )
 from tests.collection_path import FIXTURES, REPO
@@ -673,7 +673,7 @@ def _run_record(test: str, streams: int, total: float | None, *, sweep: bool = T
 
 def summarize_results(results: Any, *, tolerance: float = 0.05) -> dict[str, Any]:
     """The summary and sweeps of ``results.json`` -- what the paired_test role publishes as its facts."""
-    return summary_doc(build_report(results, knee_tolerance=tolerance))
+    return report_doc(build_report(results, knee_tolerance=tolerance))
 
 
 def test_summary_per_streams_value_and_knee_of_the_sweep() -> None:

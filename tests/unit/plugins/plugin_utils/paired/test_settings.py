@@ -13,6 +13,7 @@ from typing import Any, Literal
 import pytest
 import yaml
 
+from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as IPERF_RUN_SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as _iperf_run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
@@ -75,7 +76,7 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
         )
         for mode, option in modes:
             if option is not None:
-                assert option in _iperf_run.ARGUMENT_SPEC, f"{name} feeds {option}, which iperf_run does not have"
+                assert option in IPERF_RUN_SPEC, f"{name} feeds {option}, which iperf_run does not have"
                 assert option in _iperf_run.APPLIES[mode], f"{name} feeds {option}, not used with mode={mode}"
 
 
@@ -145,7 +146,7 @@ def _client_params(run: dict[str, Any], **per_pair: Any) -> dict[str, Any]:
     """The client task's arguments after validation: the spec's defaults, the plan's
     iperf_client (module_defaults), then the per-pair ones (inline)."""
     client: dict[str, Any] = run["iperf_client"]
-    defaults = {name: spec.get("default") for name, spec in _iperf_run.ARGUMENT_SPEC.items()}
+    defaults = {name: spec.get("default") for name, spec in IPERF_RUN_SPEC.items()}
     return {**defaults, **client, "mode": "client", "server": "198.18.0.1", "port": 5201, **per_pair}
 
 
@@ -154,7 +155,7 @@ def test_tos_goes_from_a_test_setting_to_the_command_line(binary: _iperf_run.Bin
     run = _run(tos=184, tool=tool)
     assert run["iperf_client"] == {**_run(tool=tool)["iperf_client"], "tos": 184}
     params = _client_params(run)
-    assert _iperf_run.validate_params(params) == "client"
+    assert _iperf_run.validate_params(params, IPERF_RUN_SPEC) == "client"
     argv = _iperf_run.build_client_argv(binary, params, 5201)
     assert argv[argv.index("-S") + 1] == "184"
     assert "tos" not in run["iperf_server"]
@@ -165,10 +166,10 @@ def test_tos_is_checked_in_the_plan_and_in_iperf_run() -> None:
         _run(tos=256)
     params = _client_params(_run(), tos=-1)
     with pytest.raises(_iperf_run.IperfRunError, match="tos must be between 0 and 255"):
-        _iperf_run.validate_params(params)
-    server = {name: spec.get("default") for name, spec in _iperf_run.ARGUMENT_SPEC.items()}
+        _iperf_run.validate_params(params, IPERF_RUN_SPEC)
+    server = {name: spec.get("default") for name, spec in IPERF_RUN_SPEC.items()}
     with pytest.raises(_iperf_run.IperfRunError, match=r"not used with mode=server: tos \(mode=client\)"):
-        _iperf_run.validate_params({**server, "mode": "server", "tos": 16})
+        _iperf_run.validate_params({**server, "mode": "server", "tos": 16}, IPERF_RUN_SPEC)
 
 
 def test_tos_unset_is_not_passed() -> None:
