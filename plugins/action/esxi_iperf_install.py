@@ -19,7 +19,7 @@ from typing import Any
 from ansible.errors import AnsibleError
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_iperf_install import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import install_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.action import EsxiHostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.esxi_journal import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi import journal_run as backend
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.action import EsxiHostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.journal.store import JournalError

@@ -13,12 +13,12 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
    iperf2 prints its banner there);
 2. expands the ``src`` globs in the host's shell and ``cat``s every file;
 3. for each address of ``link_speed_of``: the interface that holds it (``ip -o addr show to``) and its
-   ``/sys/class/net/<interface>/speed`` (read by ``_line_rate.sysfs_speed``); on ESXi (where
+   ``/sys/class/net/<interface>/speed`` (read by ``speed.sysfs_speed``); on ESXi (where
    ``esxcli network nic list`` answers) the ``esxcli network`` listings instead
-   (``_line_rate.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch);
+   (``speed.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch);
 4. for each address of ``nic_counters_of``: the same, plus that interface's counters and driver
    (``ip -s -s -j link``, ``ethtool -i``; on ESXi ``esxcli network nic stats get`` / ``nic get`` of the
-   vSwitch uplinks), read by ``_nic.py`` into ``iperf_nic_counters``.
+   vSwitch uplinks), read by ``nic/counters.py`` into ``iperf_nic_counters``.
 
 The sections of its output are framed by marker lines carrying a random token (the host
 layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
@@ -42,9 +42,7 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_speed, sysfs_speed
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._nic import NIC_SCRIPT, esxi_reading, linux_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
@@ -53,6 +51,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.tools import describe_tool
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.counters import NIC_SCRIPT, esxi_reading, linux_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import esxcli_speed, sysfs_speed
 
 __all__ = [
     "ARGUMENT_SPEC",

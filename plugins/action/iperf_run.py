@@ -18,7 +18,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_run import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as backend
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import this_run
 

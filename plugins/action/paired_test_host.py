@@ -20,8 +20,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
@@ -90,7 +90,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             "clients": recorder.read_pieces(spool, number, recorder.clients_hosts(run), "clients"),
             "stop": stops,
         }
-        barriers = [p.get("barrier") for p in pieces["clients"].values() if isinstance(p.get("barrier"), Mapping)]
+        barriers = [b for p in pieces["clients"].values() if isinstance(b := p.get("barrier"), Mapping)]
         hostvars: Any = task_vars.get("hostvars") or {}
 
         def failure(name: str) -> Any:

@@ -18,9 +18,9 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin, shadowing
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import RoleVarsError, known_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, shadowing
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import RoleVarsError, known_names
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import RoleNames, preflight
 

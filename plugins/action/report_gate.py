@@ -19,8 +19,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits, limit_problems
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError

@@ -4,7 +4,7 @@
 """Action plugin ``esxilab.iperf.role_vars_check``: warn about role variables that no role option matches.
 
 Documentation: the module file of the same name. The names come from the task's variables (every
-variable defined for the host); the comparison is ``plugin_utils/_role_vars.py``. The warnings
+variable defined for the host); the comparison is ``plugin_utils/common/role_vars.py``. The warnings
 go into the result's ``warnings``, which Ansible prints as ``[WARNING]`` (once per text, however
 many hosts).
 
@@ -21,9 +21,9 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.role_vars_check import DOCUMENTATION
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._controller import begin, shadowing
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, shadowing
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import (
     RoleVarsError,
     known_names,
     unknown_names,

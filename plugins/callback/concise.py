@@ -57,7 +57,7 @@ from typing import Any
 
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import (
     Progress,
     playbook_name,
     result_data,

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Callback ``esxilab.iperf.progress``: one line per finished paired_test run with the time left.
 
-The lines and the time left come from ``plugin_utils/_progress.py``; this file hands it the
+The lines and the time left come from ``plugin_utils/paired/progress.py``; this file hands it the
 facts the role sets (``paired_test_plan``, ``paired_test_results``) and prints what it returns.
 """
 
@@ -66,7 +66,7 @@ from typing import Any
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import (
     Progress,
     playbook_name,
     result_data,

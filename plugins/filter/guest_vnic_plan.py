@@ -71,7 +71,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._guests import GuestsError, check_guests, plan_guests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.guests import GuestsError, check_guests, plan_guests
 
 
 def guest_vnic_plan(requests: Any, nics: Any, portgroups: Any, replace_mismatched: Any = False) -> dict[str, Any]:

@@ -58,7 +58,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._guests import GuestsError, check_guests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.guests import GuestsError, check_guests
 
 
 def guest_vnic_requests(

@@ -158,7 +158,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._mesh import MeshError, schedule
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.mesh import MeshError, schedule
 
 _NAME = "esxilab.iperf.mesh_schedule"
 

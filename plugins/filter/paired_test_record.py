@@ -70,6 +70,11 @@ _value:
   description: The run record.
   type: dict
   contains:
+    schema_version:
+      description:
+        - The version of the record's shape (1). The report reads a record without it (written before it was
+          added, or by hand) as version 0 and fills what it lacks; a record of a newer version is refused.
+      type: int
     run:
       description: Run number (1-based, in execution order).
       type: int

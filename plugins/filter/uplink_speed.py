@@ -64,7 +64,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import uplink_speed as _uplink_speed
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import uplink_speed as _uplink_speed
 
 
 def uplink_speed(nics: Any, vswitch: Any, how: str = "esxi_vmknic", uplinks: Any = None) -> dict[str, Any]:

@@ -73,6 +73,10 @@ options:
         count and direction those of the result.
       - A run's figure is the record's C(total_bits_per_second) (the sum of its pairs), or the result's headline
         C(bits_per_second).
+      - Each record and result is checked once against its type, after an upgrade from the shape its
+        C(schema_version) names (a record or result without it is read as the oldest shape, with the keys it lacks
+        taken as not recorded); a key of the wrong kind fails the task naming its path, for example
+        C(runs[2].pairs[0].port), and no report is written.
       - At least one run; an empty list fails the task and no report is written.
     type: list
     elements: dict

@@ -10,7 +10,7 @@ stamped as it arrives. Every figure is printed. The lab is removed afterwards.
 
 The time left is the remaining runs' planned seconds plus, per remaining run, the overhead the
 finished runs took so far - from the second run on, the runs after the first, whose one-off costs
-would otherwise count for every remaining run (``plugins/plugin_utils/_progress.py``). Every run
+would otherwise count for every remaining run (``plugins/plugin_utils/paired/progress.py``). Every run
 here plans the same 1 s, so line 1 shows (N - 1) x the time since the runs began, which must lie
 between the start of the play and line 1 less run 1's planned second; line k >= 2 shows (N - k) x
 (the time since line 1) / (k - 1), within the rounding of the shown time and the lines' stamps.

@@ -29,7 +29,8 @@ be put back afterwards:
 * ``steps``         -- one planned command (:class:`Step`) and ``to_dict`` for Ansible results;
 * ``install_plan``  -- copy the shipped iperf3 or install the iperf2 VIB, and the restore;
 * ``firewall_plan`` -- firewall enable/default action/rulesets, and the restore;
-* ``secpolicy``     -- ``secpolicy domain list`` and the appDom route (shipped iperf3 in place).
+* ``secpolicy``     -- ``secpolicy domain list`` and the appDom route (shipped iperf3 in place);
+* ``guests``        -- the guests' vNIC wiring (role ``esxi_guests``): checked, and planned per guest.
 
 Backends -- the flows of the action plugins over ``execute`` (read, plan, apply, verify, restore):
 

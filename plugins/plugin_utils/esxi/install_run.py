@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, redact, url_secrets
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import mask_url, redact, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import (
     EsxiError,
     EsxiParseError,
@@ -725,7 +725,7 @@ def run(
     """Install (default) or, with ``restore``, undo an earlier install.
 
     Every URL in the result or the error is masked, and so is every secret of ``vib_source`` (its
-    password, query and fragment) wherever it appears: ``_secrets.redact``.
+    password, query and fragment) wherever it appears: ``secrets.redact``.
     """
     secrets = url_secrets(str(args.get("vib_source") or ""))
     try:

@@ -4,7 +4,7 @@
 """The base of every SSH action plugin: validate -> execute over the plain shell -> convert the error.
 
 An action subclasses :class:`HostAction`, names its module (``NAME``) and argument spec (read
-from the module's ``DOCUMENTATION`` with ``plugin_utils/_argspec.py`` in the action plugin, which
+from the module's ``DOCUMENTATION`` with ``plugin_utils/common/argspec.py`` in the action plugin, which
 passes it to its backend where the backend needs it), and implements
 :meth:`HostAction.work` with its backend, passing :meth:`HostAction.execute` as the backend's
 ``execute`` and :attr:`HostAction.check_mode` as its check mode. A
@@ -40,7 +40,7 @@ class HostAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no typ
 
     #: The module's FQCN; starts the messages this class writes.
     NAME: ClassVar[str] = ""
-    #: The options (``_argspec.argument_spec(DOCUMENTATION)``) and their relations.
+    #: The options (``argspec.argument_spec(DOCUMENTATION)``) and their relations.
     ARGUMENT_SPEC: ClassVar[Mapping[str, Any]] = {}
     MUTUALLY_EXCLUSIVE: ClassVar[Sequence[Sequence[str]]] = ()
     REQUIRED_IF: ClassVar[Sequence[Sequence[Any]]] = ()

@@ -7,6 +7,7 @@ Used by the filters (``iperf_parse``, ``iperf_stats``) and the action plugins (`
 ``iperf_facts``) on the controller; nothing here is shipped to a host. One concern per file:
 
 * ``records``     -- the typed result (``IperfResult`` and its parts) and the paired_test records;
+* ``validate``    -- those records taken back from Ansible: upgraded by ``schema_version``, checked once;
 * ``result``      -- building a result (``new_result``, ``finalize``, ``error_result``) and ``plain()``,
   the one place a typed result becomes plain data for Ansible;
 * ``parse``       -- the entry point: detect the format and the tool, call its parser, split

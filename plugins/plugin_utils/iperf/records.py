@@ -13,7 +13,7 @@ One place for the three record types, checked by ``mypy --strict``:
   ``total=False`` subclass, so ``__required_keys__`` is right at run time too). The parsers
   fill it (``iperf.result.new_result``); ``iperf.parse.parse()`` hands it to the Ansible layer
   (``iperf_run``, ``iperf_facts``, ``iperf_parse``) as plain data (``iperf.result.plain``), and
-  ``result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
+  ``iperf.validate.result_from()`` takes it back from Ansible for ``paired/record.py`` and the report.
   ``tests/unit/plugins/plugin_utils/iperf/test_records.py`` keeps these keys and the schema's
   properties equal, and checks every recorded output's result against both.
 * ``PairRecord`` -- one pair of one paired run (``paired.record._pair_record``): who served, who
@@ -22,8 +22,10 @@ One place for the three record types, checked by ``mypy --strict``:
   (``measured_by: server``, ``paired.record._external_records``).
 * ``RunRecord`` -- one run of ``esxilab.iperf.paired_test`` (``paired.record.build_record``, the
   ``paired_test_record`` filter, the role's ``paired_test_results``): the run's identity,
-  its ``PairRecord`` items and ``total_bits_per_second``. The report builder
-  (``plugin_utils/report/``) reads a list of run records and/or results.
+  its ``PairRecord`` items and ``total_bits_per_second`` (``schema_version`` ``RECORD_VERSION``). The report
+  builder (``plugin_utils/report/``) reads a list of run records and/or results, each through
+  ``iperf.validate`` (``run_record_from`` / ``result_from``: upgraded by ``schema_version``, then checked
+  against these types once, so a reader indexes every required key).
 
 Private module: not part of the collection's public API. Lives in ``plugin_utils/iperf/``
 beside the parsers that build ``IperfResult`` (controller only: no module ships it to a host).
@@ -31,10 +33,12 @@ beside the parsers that build ``IperfResult`` (controller only: no module ships 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict
 
 __all__ = [
+    "DEFAULT_TEST",
+    "RECORD_VERSION",
+    "RESULT_VERSION",
     "SCHEMA_OPTIONAL_KEYS",
     "CpuFigures",
     "Endpoint",
@@ -51,8 +55,13 @@ __all__ = [
     "Tool",
     "Totals",
     "UdpFigures",
-    "result_from",
 ]
+
+# The schema_version of a normalized result (docs/schema/iperf-result.schema.json) and of a run record.
+RESULT_VERSION = 1
+RECORD_VERSION = 1
+# The test name of a run or result that names none.
+DEFAULT_TEST = "default"
 
 Tool = Literal["iperf2", "iperf3"]
 Format = Literal["json", "text", "csv"]
@@ -197,10 +206,10 @@ class IperfResult(_ResultRequired, total=False):
     server_output_text: str
     peer_version: str
     timestamp_local: str
-    connect_times: dict[str, Any]
-    bounceback: dict[str, Any] | None
-    csv_endpoints: list[dict[str, Any]]
-    labels: dict[str, Any]
+    connect_times: dict[str, object]
+    bounceback: dict[str, object] | None
+    csv_endpoints: list[dict[str, object]]
+    labels: dict[str, object]
     source: str
 
 
@@ -216,8 +225,8 @@ class _PairRecordRequired(TypedDict):
     client: str
     address: str | None
     port: int
-    sender: str
-    receiver: str
+    sender: str | None  # None: not recorded (a version-0 record)
+    receiver: str | None  # None: not recorded (a version-0 record)
     started_at: float | None
     result: IperfResult | None
     ok: bool
@@ -228,7 +237,7 @@ class _PairRecordRequired(TypedDict):
     late_by: float | None
     arrived_at: float | None
     command: str | None
-    labels: dict[str, Any]  # the pair's labels: the test's, the pair's own over them, the run's identity
+    labels: dict[str, object]  # the pair's labels: the test's, the pair's own over them, the run's identity
 
 
 class PairRecord(_PairRecordRequired, total=False):
@@ -237,23 +246,24 @@ class PairRecord(_PairRecordRequired, total=False):
     raw: str  # the client's own output, kept when the pair failed (always with a server outside the inventory)
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
     measured_by: str
-    external: dict[str, Any]  # {count, deadline, from, command, came, reason, index, peer, group}
+    external: dict[str, object]  # {count, deadline, from, command, came, reason, index, peer, group}
 
 
 class RunRecord(TypedDict):
     """One run of ``esxilab.iperf.paired_test``, as ``paired.record.build_record`` records it."""
 
+    schema_version: int  # RECORD_VERSION; a record without it is read as version 0 (iperf.validate)
     run: int
     test: str
-    streams: int
+    streams: int | None  # None: not recorded (a version-0 record)
     sweep: bool
     direction: str
     swapped: bool
-    repetition: int
+    repetition: int | None  # None: not recorded (a version-0 record)
     tool: str | None
     protocol: str | None
     duration: float | None
-    labels: dict[str, Any]
+    labels: dict[str, object]
     start_at: float | None
     start_delay: float | None
     barrier_margin: float | None
@@ -270,15 +280,5 @@ class RunRecord(TypedDict):
     order: str | None  # interleaved | sequential | shuffled
     shuffle_seed: int | None
     combine_swapped: bool
-    stability: dict[str, Any] | None  # paired.stability.assess() of the point so far; None for repeat: N
+    stability: dict[str, object] | None  # paired.stability.assess() of the point so far; None for repeat: N
     nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None
-
-
-def result_from(value: Any) -> IperfResult | None:
-    """A normalized result that came back through Ansible (``iperf_run`` registered it) as an ``IperfResult``.
-
-    The one place where plain data becomes a result: a copy of the mapping, ``None`` when it is
-    not one. Not validated (this collection's parsers made it), so readers of a result from
-    Ansible still read its figures with ``.get()``.
-    """
-    return cast("IperfResult", dict(value)) if isinstance(value, Mapping) else None

@@ -22,6 +22,7 @@ __all__ = [
     "parse_bytes",
     "parse_number",
     "parse_rate",
+    "positive_float",
 ]
 
 _BYTE_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
@@ -48,6 +49,12 @@ def finite_float(value: object) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def positive_float(value: object) -> float | None:
+    """``value`` as a positive finite float (``finite_float``), else None: a speed or a rate that was read."""
+    number = finite_float(value)
+    return number if number is not None and number > 0 else None
 
 
 def parse_number(text: str) -> float:

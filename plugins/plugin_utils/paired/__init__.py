@@ -12,6 +12,8 @@
 * ``recorder`` -- the record made in the run's stop task (the stop results meet in a spool);
 * ``line_rate`` -- each run's line rate, from labels, the report's setting or the hosts' link speeds;
 * ``stability`` -- ``repeat {min, max, until_cv}``: when a point is stable, or given up;
+* ``mesh`` -- the filter ``mesh_schedule``: rounds of host pairs in which no host is in two pairs;
+* ``progress`` -- the callbacks' progress lines of the runs and the time left;
 * ``preflight`` -- every setting of ``paired_test`` and ``report`` checked once per play, before any
   host is contacted; all problems at once, one line each, each naming the option and the fix.
 

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import closest, unknown_keys_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import closest, unknown_keys_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import PAIR_OPTIONS, SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     StabilityError,

@@ -10,19 +10,52 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import run_line_rate
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float, positive_float
 
 __all__ = [
+    "run_line_rate",
     "with_line_rates",
 ]
 
 # --------------------------------------------------------------------------------------------
 # Line rate of the runs, from the hosts' link speeds
 # --------------------------------------------------------------------------------------------
+
+
+def run_line_rate(
+    pairs: Sequence[Mapping[str, Any]],
+    speeds: Mapping[str, Mapping[str, Any]],
+    *,
+    given_bps: float | None = None,
+    given_source: str | None = None,
+) -> tuple[float | None, str]:
+    """``(line_rate_bps, line_rate_source)`` of one run.
+
+    ``speeds`` maps ``"host address"`` to a link speed item (``speed_mbps``, ``source``, ``reason``) of that end.
+    The run's line rate is the lowest link speed over every end (server and client) of its pairs - the slowest NIC
+    the run crosses; when an end has no speed the rate is ``None`` and the source says why.
+    """
+    rate = positive_float(given_bps)
+    if rate is not None:
+        return rate, given_source or "given"
+    found: list[tuple[float, str]] = []
+    for pair in pairs:
+        for host, address in ((pair.get("server"), pair.get("address")), (pair.get("client"), pair.get("client_bind"))):
+            if not address or not host:  # an end outside the inventory (external): its speed cannot be read
+                continue
+            item = speeds.get(f"{host} {address}")
+            speed = positive_float(item.get("speed_mbps")) if isinstance(item, Mapping) else None
+            if speed is None:
+                why = item.get("reason") if isinstance(item, Mapping) else None
+                return None, f"unknown: {host} {address}: {why or 'its link speed was not read'}"
+            found.append((speed * 1e6, f"{host} {address} {item.get('source')}"))  # type: ignore[union-attr]
+    if not found:
+        return None, "unknown: no address of the run's hosts to read a link speed for"
+    lowest = min(found)
+    return lowest[0], f"host: {int(lowest[0] / 1e6)} Mb/s, the slowest end of the run ({lowest[1]})"
 
 
 def _pair_line_rate(pair: Mapping[str, Any], run: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +82,7 @@ def with_line_rates(
     A host's ``paired_test_link_speed_mbps`` (``plan["given_link_speeds"]``, from the preflight) wins over both
     for every end of that host. A value given by the caller wins and is only named: the test's ``line_rate_bps`` /
     ``link_speed_mbps`` labels (the inventory), then ``report_line_rate_bps``; else
-    ``_line_rate.run_line_rate()`` - the slowest end of the run.
+    ``run_line_rate()`` - the slowest end of the run.
     """
     by_end: dict[str, Mapping[str, Any]] = {}
     for given in (speeds, published or {}):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import Unknown, closest, unknown_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import Unknown, closest, unknown_names
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import (
     IDENTITY_LABELS,
     MAX_RUNS,

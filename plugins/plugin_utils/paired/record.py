@@ -17,8 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import PairRecord, RunRecord, result_from
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RECORD_VERSION, PairRecord, RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import EXTERNAL_CLIENT, EXTERNAL_SERVER
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.claims import implausible, line_rate_of
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import _join
@@ -160,7 +161,9 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         if isinstance(barrier, Mapping):
             record["late_by"] = barrier.get("late_by")
             record["arrived_at"] = barrier.get("arrived_at")
-        record["result"] = result_from(client_item.get("result"))
+        record["result"] = result_from(
+            client_item.get("result"), f"pair {pair['pair']}: the result of the client on {pair['client']}"
+        )
 
     error = None if outside else _server_start_error(pair, server_report, server_item, endpoint, run)
     if error is not None:
@@ -181,8 +184,8 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         error = f"the client on {pair['client']} was skipped: {_message(client_item)}"
     elif (result := record["result"]) is None:
         error = f"the client on {pair['client']} returned no result"
-    elif result.get("bits_per_second") is None:
-        detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
+    elif result["bits_per_second"] is None:
+        detail = result["error"] or "; ".join(result["warnings"]) or "no figure"
         error = f"the result of the client on {pair['client']} has no throughput figure: {detail}"
     record["error"] = error
     record["ok"] = error is None
@@ -210,7 +213,7 @@ def _external_records(
     collect_item = _find_item(server_report and server_report.get("collects"), run, pair["pair"])
     stop_item = _find_item(server_report and server_report.get("stops"), run, pair["pair"])
     endpoint = f"{pair['address']}:{pair['port']}"
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "count": count,
         "deadline": external["deadline"],
         "from": external.get("from"),
@@ -263,25 +266,25 @@ def _external_records(
         entry = record(index, test.get("peer") if isinstance(test.get("peer"), str) else None)
         entry["external"]["group"] = test.get("group")
         entry["server_stop"] = stop
-        result = result_from(test.get("result"))
+        result = result_from(test.get("result"), f"pair {pair['pair']}: the server's result of external client {index}")
         entry["result"] = result
-        if result is not None and result.get("tool_version"):
+        if result is not None and result["tool_version"]:
             entry["tool_version"] = result["tool_version"]
         who = f"external client {index} of {count} ({test.get('peer')})"
-        if result is None or result.get("bits_per_second") is None:
+        if result is None or result["bits_per_second"] is None:
             detail = "no result"
             if result is not None:
-                detail = result.get("error") or "; ".join(result.get("warnings") or []) or "no figure"
+                detail = result["error"] or "; ".join(result["warnings"]) or "no figure"
             entry["error"] = f"the server's result of {who} has no throughput figure: {detail}"
         elif not test.get("ended"):
             entry["error"] = f"{who} was still running when the wait ended (deadline {external['deadline']:g} s): cut"
         entry["ok"] = entry["error"] is None
-        if result is not None and (result.get("reverse") or result.get("bidir")):
+        if result is not None and (result["reverse"] or result["bidir"]):
             warnings.append(
-                f"pair {pair['pair']}: {who} ran {'--bidir' if result.get('bidir') else '-R'}: the server sent, so "
+                f"pair {pair['pair']}: {who} ran {'--bidir' if result['bidir'] else '-R'}: the server sent, so "
                 "its figure is the sender's; run the client without it to measure what the server receives"
             )
-        if isinstance(streams, int) and result is not None and result.get("streams") not in (None, 0, streams):
+        if isinstance(streams, int) and result is not None and result["streams"] not in (None, 0, streams):
             warnings.append(
                 f"pair {pair['pair']}: {who} used {result.get('streams')} stream(s); the test asks for {streams} "
                 f"(-P {streams})"
@@ -329,7 +332,7 @@ def _check_claims(pair: PairRecord) -> None:
         peer = f"the external server {external.get('address')}:{external.get('port')}"
     result["complete"] = False
     result["warnings"] = [
-        *(result.get("warnings") or []),
+        *result["warnings"],
         f"implausible figures claimed by {peer} (outside the inventory): {'; '.join(problems)} - not a "
         "measurement: the run is incomplete and never a baseline; the raw output is kept",
     ]
@@ -357,10 +360,10 @@ HOST_REPORT_VARS = {
 }
 
 
-def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, Any]:
+def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, object]:
     """``{host: {address: reading}}`` of one NIC read of the run (``key``: ``nic_before`` / ``nic_after``), from the
     hosts' registered ``iperf_facts`` results; a host whose read failed or did not run gets ``{error: why}``."""
-    readings: dict[str, Any] = {}
+    readings: dict[str, object] = {}
     for host in sorted(run.get("nic_addresses") or {}):
         registered = (by_host.get(host) or {}).get(key)
         facts = registered.get("ansible_facts") if isinstance(registered, Mapping) else None
@@ -374,7 +377,7 @@ def _nic_readings(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any
     return readings
 
 
-def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, object] | None:
     """The run record's ``nic``: ``{mode, before, after}`` (``None`` where this run read nothing)."""
     if not run.get("nic_before") and not run.get("nic_after"):
         return None
@@ -385,14 +388,14 @@ def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]
     }
 
 
-def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, Any] | None]:
+def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, object] | None]:
     """The per-host reports of :func:`build_record` from the hosts' variables (``hostvars`` entries)."""
-    reports: list[dict[str, Any] | None] = []
+    reports: list[dict[str, object] | None] = []
     for entry in host_vars:
         if not isinstance(entry, Mapping) or not isinstance(entry.get("inventory_hostname"), str):
             reports.append(None)
             continue
-        report: dict[str, Any] = {"host": entry["inventory_hostname"]}
+        report: dict[str, object] = {"host": entry["inventory_hostname"]}
         for key, (name, field) in HOST_REPORT_VARS.items():
             value = entry.get(name)
             if field is not None:
@@ -406,7 +409,7 @@ def build_record(
     run: Mapping[str, Any],
     reports: Sequence[Any],
     *,
-    barrier: Mapping[str, Any] | None = None,
+    barrier: Mapping[str, object] | None = None,
     previous: Sequence[Any] = (),
 ) -> RunRecord:
     """The record of one run, from the per-host reports registered during it.
@@ -481,8 +484,8 @@ def build_record(
         )
     for p in pairs:
         result = p["result"]
-        if p["ok"] and result is not None and not result.get("complete"):
-            detail = "; ".join(result.get("warnings") or []) or "see its warnings"
+        if p["ok"] and result is not None and not result["complete"]:
+            detail = "; ".join(result["warnings"]) or "see its warnings"
             warnings.append(f"pair {p['pair']}: the result is incomplete ({detail})")
         if p["server_stop"] in ("failed", "unreachable"):
             warnings.append(
@@ -491,7 +494,7 @@ def build_record(
             )
     if not ok:
         warnings.append(f"{len(errors)} of {len(pairs)} pair(s) failed: total_bits_per_second is null (no partial sum)")
-    stability: dict[str, Any] | None = None
+    stability: dict[str, object] | None = None
     spec = run.get("stability")
     if isinstance(spec, Mapping):
         point = run.get("point")
@@ -502,6 +505,7 @@ def build_record(
         ]
         stability = assess([*samples, total], RepeatSpec(**spec))
     return {
+        "schema_version": RECORD_VERSION,
         "run": number,
         "test": run["test"],
         "streams": run["streams"],
@@ -521,7 +525,7 @@ def build_record(
         "pairs": pairs,
         "total_bits_per_second": total,
         "ok": ok,
-        "complete": ok and all(p["result"] is not None and bool(p["result"].get("complete")) for p in pairs),
+        "complete": ok and all(p["result"] is not None and p["result"]["complete"] for p in pairs),
         "failed_pairs": sum(not p["ok"] for p in pairs),
         "errors": errors,
         "warnings": warnings,

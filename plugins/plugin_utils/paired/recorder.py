@@ -116,7 +116,7 @@ def _read_json(path: str) -> Any:
             return None
 
 
-def _read_piece(path: str, run: int, host: str) -> dict[str, Any] | None:
+def _read_piece(path: str, run: int, host: str) -> dict[str, object] | None:
     data = _read_json(path)
     if not isinstance(data, dict) or data.get("host") != host or data.get("run") != run:
         return None
@@ -124,7 +124,7 @@ def _read_piece(path: str, run: int, host: str) -> dict[str, Any] | None:
     return piece if isinstance(piece, dict) else None
 
 
-def read_pieces(spool: str, run: int, hosts: Iterable[str], kind: str) -> dict[str, dict[str, Any]]:
+def read_pieces(spool: str, run: int, hosts: Iterable[str], kind: str) -> dict[str, dict[str, object]]:
     """The ``kind`` pieces of ``run`` that ``hosts`` wrote (no wait: the task that writes them has ended)."""
     _check_spool(spool)
     found = {host: _read_piece(_piece_path(spool, kind, run, host), run, host) for host in hosts}
@@ -147,12 +147,12 @@ def wait_pieces(
     seconds: float = WAIT_SECONDS,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """The stop pieces of ``hosts`` in ``run``, waiting up to ``seconds`` for them; a host whose piece did not
     come is left out."""
     _check_spool(spool)
     waiting = set(hosts)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, object]] = {}
     deadline = clock() + seconds
     while True:
         for host in sorted(waiting):
@@ -192,19 +192,19 @@ def reports(
     pieces: Mapping[str, Mapping[str, Mapping[str, Any]]],
     failure: Callable[[str], Any],
     missing: str,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """One report per host of the run, as ``paired.record.build_record`` reads them, from the run's pieces
     (``pieces[kind][host]``). A host that lacks a piece of a part it takes part in gets what the rescue saw
     (``failure(host)``: the role's ``__paired_test_failure``); a stop host without a stop piece gets ``missing`` as
     the reason (its servers are not known to be stopped)."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     takes_part = {
         "start": set(run.get("server_hosts") or ()) | set(run.get("client_hosts") or ()),
         "clients": set(clients_hosts(run)),
         "stop": set(stop_hosts(run)),
     }
     for host in run_hosts(run):
-        report: dict[str, Any] = {"host": host, "failure": None}
+        report: dict[str, object] = {"host": host, "failure": None}
         lacking = False
         for key, kind in REPORT_KEYS.items():
             piece = pieces.get(kind, {}).get(host)
@@ -246,12 +246,12 @@ def recorded(facts: Any) -> list[Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def new_state() -> dict[str, Any]:
+def new_state() -> dict[str, object]:
     """The state before the first run: not stopped, no point done, nothing measured."""
     return {"halt_after": None, "done_points": [], "dispatch": []}
 
 
-def read_state(spool: str) -> dict[str, Any]:
+def read_state(spool: str) -> dict[str, object]:
     """The state of the series (``new_state()`` before the first record)."""
     _check_spool(spool)
     data = _read_json(os.path.join(spool, STATE_FILE))
@@ -261,7 +261,7 @@ def read_state(spool: str) -> dict[str, Any]:
     return state
 
 
-def next_state(state: Mapping[str, Any], record: Mapping[str, Any], halt: bool) -> dict[str, Any]:
+def next_state(state: Mapping[str, Any], record: Mapping[str, Any], halt: bool) -> dict[str, object]:
     """The state after ``record``: stopped after it (``halt``), its point done (``stability.done``), its dispatch time
     (the start delay of the next runs with as many clients learns from it)."""
     updated = {**new_state(), **state}

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import closest, unknown_keys_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import closest, unknown_keys_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
 
 __all__ = ["REPEAT_KEYS", "RepeatSpec", "StabilityError", "assess", "read_repeat"]

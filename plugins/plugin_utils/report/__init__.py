@@ -61,7 +61,7 @@ when only some pairs have one. Direction labels name sender and receiver when th
 (``sender`` / ``receiver`` of paired_test's pairs, labels of plain results).
 
 Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from the input is
-HTML-escaped in ``summary.md`` (``md_text``), and CSV cells go through ``_common.csv_safe``.
+HTML-escaped in ``summary.md`` (``md_text``), and CSV cells go through ``csv_cells.csv_safe``.
 
 The builder's names below are the package's interface, imported from here; ``plots`` and
 ``files`` (the effects) are imported as modules.

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import DEFAULT_TEST as DEFAULT_TEST
+
 REPORT_FORMAT = "esxilab.iperf.report"
 REPORT_VERSION = 1
 NA = "n/a"
@@ -27,7 +29,6 @@ FILES = {
     "summary_csv": "summary.csv",
     "markdown": "summary.md",
 }
-DEFAULT_TEST = "default"
 # Labels that name the run itself; the other labels are shown as label columns.
 RUN_LABELS = ("test", "run", "pair", "streams", "direction", "swapped", "repetition")
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """``results.csv`` (one row per result) and ``summary.csv`` (one row per summary group); cells go through
-``_common.csv_cell``.
+``csv_cells.csv_cell``.
 
 Private module: not part of the collection's public API.
 """
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_cell, csv_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.csv_cells import csv_cell, csv_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS, plain_data
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
@@ -103,7 +103,7 @@ SUMMARY_COLUMNS = (
 COMPARISON_COLUMNS = SUMMARY_COLUMNS[-5:]
 
 
-def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, Any]:
+def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, object]:
     """The ``nic_*`` cells: the deltas, ``n/a`` when the counters were not read around the run(s)."""
     if counters is None:
         return dict.fromkeys(NIC_COLUMNS, "n/a")
@@ -134,7 +134,7 @@ def results_csv(report: Report) -> str:
         for row in run.results:
             usable = row.bits_per_second is not None
             figures = row.figures
-            item: dict[str, Any] = {
+            item: dict[str, object] = {
                 **run.identity(),
                 **row.place(),
                 "tool": row.field("tool"),
@@ -165,12 +165,12 @@ def results_csv(report: Report) -> str:
     return csv_text((*RESULT_COLUMNS, *label_columns), rows, _cell)
 
 
-def _differences(report: Report) -> dict[int, dict[str, Any]]:
+def _differences(report: Report) -> dict[int, dict[str, object]]:
     """The comparison columns of each compared group (by ``id``): its difference to the first value's group."""
     comparison = report.comparison
     if comparison is None or not comparison.values:
         return {}
-    cells: dict[int, dict[str, Any]] = {}
+    cells: dict[int, dict[str, object]] = {}
     for row in comparison.rows:
         for value in comparison.values[1:]:
             group = row.cells.get(value)

@@ -12,7 +12,7 @@ block: the report's rows are committed together or not at all.
 Before connecting, the URL is parsed by libpq itself (``conninfo_to_dict``), so a URL libpq reads
 otherwise than ``history_url.parse_target`` checked is refused, not tried. Every psycopg error is a
 ``HistoryError`` whose text has the URL, the password option and the URL's secrets masked
-(``_secrets.mask_text``): libpq quotes the whole URI in some of its messages.
+(``secrets.mask_text``): libpq quotes the whole URI in some of its messages.
 
 Private module: not part of the collection's public API.
 """
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import SECRET_PARAMS, mask_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import SECRET_PARAMS, mask_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 
 __all__ = ["PgConnection", "connect", "psycopg_problem"]

@@ -8,7 +8,7 @@ none) or a ``HistoryError`` naming the option and the fix: for a libpq URI, a po
 number from 1 to 65535 (``:notaport``, ``?port=abc``), an IPv6 address without its closing bracket
 (``[::1``), a raw ``@`` or ``/`` in the password -- checked before anything connects, by
 ``report_gate`` and by ``paired_test``'s preflight alike. Every shown form of the URL is
-``_secrets.mask_url``'s (passwords and secret parameters as ``***``); a value that may be a piece
+``secrets.mask_url``'s (passwords and secret parameters as ``***``); a value that may be a piece
 of a password is never echoed.
 
 Private module: not part of the collection's public API.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_url, url_secrets
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import mask_url, url_secrets
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 
 __all__ = ["HistoryTarget", "parse_target"]
@@ -28,7 +28,7 @@ __all__ = ["HistoryTarget", "parse_target"]
 class HistoryTarget:
     """``kind`` sqlite (``path``), postgresql (``dsn``) or none; ``shown`` is the URL with its secrets masked.
 
-    ``secrets`` are the secret values of the URL (``_secrets.url_secrets``): whatever shows a driver's
+    ``secrets`` are the secret values of the URL (``secrets.url_secrets``): whatever shows a driver's
     message masks them too. Neither ``dsn`` nor ``secrets`` is in the ``repr``.
     """
 
@@ -104,7 +104,7 @@ def _check_libpq_uri(url: str, option: str, shown: str) -> None:
 def parse_target(url: str, *, option: str = "report_history") -> HistoryTarget:
     """``sqlite:///PATH`` (``sqlite:////abs/path`` or a relative path), ``postgresql://...`` or ``none``.
 
-    Every problem is a ``HistoryError`` naming ``option`` with the URL masked (``_secrets.mask_url``).
+    Every problem is a ``HistoryError`` naming ``option`` with the URL masked (``secrets.mask_url``).
     """
     text = url.strip() if isinstance(url, str) else ""
     if text.lower() in ("none", "off", "false", ""):

@@ -4,7 +4,7 @@
 """NIC context of the report: the counter deltas around the runs and the NICs' driver/firmware.
 
 The paired_test records carry NIC readings (``record["nic"]``: ``{mode, before, after}``, each
-``{host: {address: reading}}`` as ``_nic.py`` reads them). This is the one place their deltas are made:
+``{host: {address: reading}}`` as ``nic/counters.py`` reads them). This is the one place their deltas are made:
 
 * ``span_delta()`` - between a before-reading and an after-reading: per NIC (host, address, interface)
   the change of every counter both readings have, and the sums ``rx_dropped``, ``tx_dropped``,
@@ -41,10 +41,10 @@ class NicDelta:
     first_run: int | None
     last_run: int | None
     counters: dict[str, int | None]
-    nics: list[dict[str, Any]] = field(default_factory=list)
+    nics: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "first_run": self.first_run,
             "last_run": self.last_run,
@@ -94,7 +94,7 @@ def span_delta(before: Any, after: Any, *, first_run: int | None = None, last_ru
     """The delta between two readings (``{host: {address: reading}}``); see the module docstring."""
     old, new = _nics(before), _nics(after)
     warnings = _problems(before, "before") + _problems(after, "after")
-    nics: list[dict[str, Any]] = []
+    nics: list[dict[str, object]] = []
     sums: dict[str, int | None] = dict.fromkeys(DELTA_COUNTERS, 0)
     for key in sorted(set(old) | set(new)):
         host, address, name = key
@@ -180,9 +180,9 @@ def sum_deltas(deltas: Sequence[NicDelta | None]) -> dict[str, int | None] | Non
     return sums
 
 
-def nic_environment(records: Iterable[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+def nic_environment(records: Iterable[Mapping[str, Any] | None]) -> list[dict[str, object]]:
     """Driver, firmware, version, bus and link speed of every NIC read (its first reading), in order of appearance."""
-    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    seen: dict[tuple[str, str, str], dict[str, object]] = {}
     for record in records:
         nic = record.get("nic") if isinstance(record, Mapping) else None
         if not isinstance(nic, Mapping):

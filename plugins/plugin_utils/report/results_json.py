@@ -24,11 +24,11 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow
 
 
-def _stats_doc(stats: Mapping[str, Any]) -> dict[str, Any]:
+def _stats_doc(stats: Mapping[str, Any]) -> dict[str, object]:
     return {k: stats.get(k) for k in ("count", "skipped", "mean", "median", "min", "max", "stdev", "cv", "sum", "ci95")}
 
 
-def _group_doc(group: Group, with_part: bool) -> dict[str, Any]:
+def _group_doc(group: Group, with_part: bool) -> dict[str, object]:
     """One summary group; ``part`` (a group of parts of runs, not of whole runs) only in a report with parts, so a
     report without split runs is written as before."""
     return {
@@ -55,7 +55,7 @@ def _group_doc(group: Group, with_part: bool) -> dict[str, Any]:
     }
 
 
-def _run_doc(run: RunRow) -> dict[str, Any]:
+def _run_doc(run: RunRow) -> dict[str, object]:
     return {
         **run.identity(),
         "compare": run.compare,
@@ -81,7 +81,7 @@ def _run_doc(run: RunRow) -> dict[str, Any]:
     }
 
 
-def _part_doc(part: RunRow) -> dict[str, Any]:
+def _part_doc(part: RunRow) -> dict[str, object]:
     """One part of a run: the run's pairs with one value of the compared label, summed (``parts.py``)."""
     return {
         **part.identity(),
@@ -101,7 +101,7 @@ def _part_doc(part: RunRow) -> dict[str, Any]:
     }
 
 
-def _result_doc(row: ResultRow) -> dict[str, Any]:
+def _result_doc(row: ResultRow) -> dict[str, object]:
     return {
         "run": row.run,
         **row.place(),
@@ -116,7 +116,7 @@ def _result_doc(row: ResultRow) -> dict[str, Any]:
     }
 
 
-def _comparison_doc(comparison: Comparison) -> dict[str, Any]:
+def _comparison_doc(comparison: Comparison) -> dict[str, object]:
     return {
         "label": comparison.label,
         "values": comparison.values,
@@ -136,7 +136,7 @@ def _comparison_doc(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def _sweep_doc(sweep: Sweep) -> dict[str, Any]:
+def _sweep_doc(sweep: Sweep) -> dict[str, object]:
     return {
         "test": sweep.test,
         "direction": sweep.direction,

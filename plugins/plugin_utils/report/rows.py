@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import IperfResult, PairRecord, RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import (
+    RecordError,
+    result_from,
+    run_record_from,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     DEFAULT_TEST,
     ReportError,
@@ -211,34 +216,33 @@ def _is_result(item: Mapping[str, Any]) -> bool:
 
 
 def _direction_of(result: IperfResult) -> str:
-    if result.get("bidir"):
+    if result["bidir"]:
         return "bidir"
-    return "reverse" if result.get("reverse") else "forward"
+    return "reverse" if result["reverse"] else "forward"
 
 
 def _result_error(result: IperfResult) -> str | None:
-    error = result.get("error")
-    if isinstance(error, str) and error.strip():
+    error = result["error"]
+    if error is not None and error.strip():
         return " ".join(error.split())
-    if result.get("bits_per_second") is None:
-        warnings = [str(w) for w in result.get("warnings") or [] if w]
+    if result["bits_per_second"] is None:
+        warnings = [w for w in result["warnings"] if w]
         return "no throughput figure" + (f": {'; '.join(warnings)}" if warnings else "")
     return None
 
 
 def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> RunRow:
-    where = f"run {index + 1}"
-    run_no = as_int(record.get("run")) or index + 1
-    test = str(record.get("test") or DEFAULT_TEST)
-    direction = str(record.get("direction") or "forward")
-    swapped = bool(record.get("swapped", False))
-    streams = as_int(record.get("streams"))
-    repetition = as_int(record.get("repetition"))
-    run_labels = dict(record.get("labels") or {})
+    run_no = record["run"] or index + 1
+    test = record["test"] or DEFAULT_TEST
+    direction = record["direction"] or "forward"
+    swapped = record["swapped"]
+    streams = record["streams"]
+    repetition = record["repetition"]
+    run_labels = dict(record["labels"])
     line_rate = _line_rate_of(run_labels) or default_rate
-    total = record.get("total_bits_per_second")
+    total = record["total_bits_per_second"]
     if total is not None and as_number(total) is None:
-        raise ReportError(f"{where}: total_bits_per_second must be a number or null, got {kind_name(total)} {total!r}")
+        raise ReportError(f"runs[{index}].total_bits_per_second: must be a finite number or null, got {total!r}")
     identity = {
         "test": test,
         "run": run_no,
@@ -249,20 +253,19 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
     }
     results: list[ResultRow] = []
     protocols: list[str] = []
-    for position, pair in enumerate(record.get("pairs") or []):
-        if not isinstance(pair, Mapping):
-            raise ReportError(f"{where}: pairs[{position}] must be a dictionary, got {kind_name(pair)}")
-        raw = pair.get("result")
-        result = raw if isinstance(raw, Mapping) else None  # a result from Ansible: its figures are read with .get
-        pair_no = as_int(pair.get("pair")) or position + 1
+    for position, pair in enumerate(record["pairs"]):
+        result = pair["result"]
+        pair_no = pair["pair"] or position + 1
         result_labels = result.get("labels") if result is not None else None
         labels = {**run_labels, **dict(result_labels or {}), **identity, "pair": pair_no}
-        ok = bool(pair.get("ok", result is not None))
-        headline = as_number(result.get("bits_per_second")) if result is not None and ok else None
-        error = pair.get("error") or (None if result is None else _result_error(result))
+        ok = pair["ok"]
+        headline = as_number(result["bits_per_second"]) if result is not None and ok else None
+        error = pair["error"] or (None if result is None else _result_error(result))
         if error is None and headline is None:
             error = "no result" if result is None else "the pair failed"
-        if isinstance(result, Mapping) and isinstance(result.get("protocol"), str):
+        if result is not None and isinstance(
+            result.get("protocol"), str
+        ):  # a result without schema_version may lack it
             protocols.append(result["protocol"])
         sender, receiver = _flow_hosts(direction, pair)
         results.append(
@@ -274,21 +277,21 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
                 bits_per_second=headline,
                 line_rate_bps=_line_rate_of(labels) or line_rate,
                 error=None if error is None else " ".join(str(error).split()),
-                server=pair.get("server"),
-                client=pair.get("client"),
-                address=pair.get("address"),
-                port=as_int(pair.get("port")),
-                started_at=as_number(pair.get("started_at")),
+                server=pair["server"],
+                client=pair["client"],
+                address=pair["address"],
+                port=pair["port"],
+                started_at=as_number(pair["started_at"]),
                 record=pair,
                 sender=sender,
                 receiver=receiver,
                 bidir=direction == "bidir",
             )
         )
-    errors = [str(e) for e in record.get("errors") or []]
+    errors = list(record["errors"])
     if total is None and not errors:
         errors = [f"pair {r.pair}: {r.error}" for r in results if r.error] or ["no usable figure"]
-    protocol = record.get("protocol") if isinstance(record.get("protocol"), str) else None
+    protocol = record["protocol"]
     line_rate, note = pairs_line_rate(results, line_rate)
     return RunRow(
         run=run_no,
@@ -303,9 +306,9 @@ def _from_paired(index: int, record: RunRecord, default_rate: float | None) -> R
         results=results,
         source="paired_test",
         protocol=protocol or (protocols[0] if protocols else None),
-        complete=bool(record.get("complete", total is not None)),
+        complete=record["complete"],
         errors=errors,
-        warnings=[str(w) for w in record.get("warnings") or []],
+        warnings=list(record["warnings"]),
         record=record,
         line_rate_note=note,
         nic=run_delta(record),
@@ -333,15 +336,14 @@ def _from_result(index: int, result: IperfResult, default_rate: float | None) ->
     run_no = index + 1
     streams = as_int(labels.get("streams"))
     if streams is None:
-        seen = as_int(result.get("streams"))
-        streams = seen if seen else None
+        streams = result["streams"] or None
     direction = labels.get("direction")
     direction = str(direction) if isinstance(direction, str) and direction else _direction_of(result)
     swapped = labels.get("swapped") is True
     test = labels.get("test")
     test = str(test) if test not in (None, "") else DEFAULT_TEST
     line_rate = _line_rate_of(labels) or default_rate
-    headline = as_number(result.get("bits_per_second"))
+    headline = as_number(result["bits_per_second"])
     error = _result_error(result)
     row = ResultRow(
         run=run_no,
@@ -355,7 +357,6 @@ def _from_result(index: int, result: IperfResult, default_rate: float | None) ->
         receiver=_text(labels.get("receiver")),
         bidir=direction == "bidir",
     )
-    protocol = result.get("protocol")
     return RunRow(
         run=run_no,
         test=test,
@@ -368,10 +369,10 @@ def _from_result(index: int, result: IperfResult, default_rate: float | None) ->
         line_rate_bps=line_rate,
         results=[row],
         source="result",
-        protocol=protocol if isinstance(protocol, str) else None,
-        complete=bool(result.get("complete")) and headline is not None,
+        protocol=result.get("protocol"),  # a result without schema_version may lack it
+        complete=result["complete"] and headline is not None,
         errors=[error] if error and headline is None else [],
-        warnings=[str(w) for w in result.get("warnings") or []],
+        warnings=list(result["warnings"]),
     )
 
 
@@ -386,17 +387,20 @@ def read_runs(runs: Any, *, line_rate_bps: float | None = None) -> list[RunRow]:
         if not isinstance(item, Mapping):
             raise ReportError(f"runs[{index}] must be a dictionary (a run record or a result), got {kind_name(item)}")
         # The one place where the report's input becomes typed: a run record or a result, told apart by their
-        # keys. Both came through Ansible and are not validated beyond that, so their fields are read with
-        # .get() and checked where they are used.
-        if _is_paired_record(item):
-            rows.append(_from_paired(index, cast("RunRecord", item), line_rate_bps))
-        elif _is_result(item):
-            rows.append(_from_result(index, cast("IperfResult", item), line_rate_bps))
-        else:
-            keys = ", ".join(sorted(str(k) for k in item)[:12]) or "none"
-            raise ReportError(
-                f"runs[{index}] is neither a run record of paired_test_results (pairs, total_bits_per_second) nor "
-                f"a normalized result (tool, bits_per_second); its keys: {keys}. Pass paired_test_results, or "
-                "results from esxilab.iperf.iperf_parse / iperf_facts / iperf_run"
-            )
+        # keys, upgraded by their schema_version and checked against their types once (iperf/validate.py).
+        try:
+            if _is_paired_record(item):
+                row = _from_paired(index, run_record_from(item, f"runs[{index}]", position=index), line_rate_bps)
+            elif _is_result(item):
+                row = _from_result(index, result_from(item, f"runs[{index}]"), line_rate_bps)
+            else:
+                keys = ", ".join(sorted(str(k) for k in item)[:12]) or "none"
+                raise ReportError(
+                    f"runs[{index}] is neither a run record of paired_test_results (pairs, total_bits_per_second) "
+                    f"nor a normalized result (tool, bits_per_second); its keys: {keys}. Pass paired_test_results, "
+                    "or results from esxilab.iperf.iperf_parse / iperf_facts / iperf_run"
+                )
+        except RecordError as exc:
+            raise ReportError(str(exc)) from None
+        rows.append(row)
     return rows

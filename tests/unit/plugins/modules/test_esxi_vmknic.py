@@ -370,7 +370,7 @@ def test_connection_defaults_and_password_is_no_log() -> None:
 def test_argument_spec_says_what_the_documentation_says() -> None:
     """One source of truth: the module's own options (policy ones included) are in both, with the same type,
     elements, choices and defaults (the connection options come from ``_vmware`` and its doc fragment)."""
-    from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import argument_spec
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 
     connection = set(_vmware.vmware_argument_spec())
     documented = {k: v for k, v in argument_spec(vmknic_module.DOCUMENTATION).items() if k not in connection}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import mask_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import mask_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import t_cdf, t_quantile
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_sqlite

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Text from the input in ``summary.md`` (``report/base.md_text`` / ``md_code``) and in the CSV files
-(``_common.csv_safe``): each attack string of issue 21 is shown as text, never run - no image, no link, no HTML, no
+(``csv_cells.csv_safe``): each attack string of issue 21 is shown as text, never run - no image, no link, no HTML, no
 bidi reordering, no control character, no formula."""
 
 from __future__ import annotations

@@ -37,7 +37,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import
     StreamTotals,
     Totals,
     UdpFigures,
-    result_from,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError
 from tests.collection_path import FIXTURES, SCHEMA
@@ -133,14 +132,6 @@ def test_a_bidir_result_uses_the_declared_extras() -> None:
     (result,) = parse_results((FIXTURES / "iperf3-3.9-text-client-tcp-bidir-sigitp.txt").read_bytes())
     assert {"reverse_sent", "reverse_received", "reverse_intervals"} <= set(result)
     assert _undeclared({**result, "surprise": 1}) == ["result.surprise"]
-
-
-def test_result_from_copies_a_mapping_and_refuses_anything_else() -> None:
-    original: dict[str, Any] = {"bits_per_second": 1.0}
-    copied: Mapping[str, Any] | None = result_from(original)
-    assert copied == original and copied is not original
-    assert result_from(None) is None
-    assert result_from(["not", "a", "result"]) is None
 
 
 def _documented(contains: Mapping[str, Any]) -> set[str]:

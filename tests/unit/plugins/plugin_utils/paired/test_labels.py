@@ -15,10 +15,10 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.esxilab.iperf.plugins.filter.mesh_schedule import mesh_schedule
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._mesh import MeshError, schedule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PAIR_KEYS, PairedTestError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.mesh import MeshError, schedule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import PAIR_OPTIONS

@@ -826,7 +826,7 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
     )
     assert (doc["results"][0]["record"]["sender"], doc["results"][0]["record"]["receiver"]) == ("vm2", "vm1")
     assert summary_csv(report).splitlines()[0].startswith("test,direction,swapped,streams,runs,count,skipped")
-    with pytest.raises(ReportError, match="total_bits_per_second must be a number or null"):
+    with pytest.raises(ReportError, match="total_bits_per_second: must be a finite number or null"):
         build_report([{"pairs": [], "total_bits_per_second": float("nan")}])
 
 

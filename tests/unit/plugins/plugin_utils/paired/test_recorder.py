@@ -96,7 +96,7 @@ def test_reports_take_the_pieces_and_say_what_is_missing() -> None:
     }
     failures = {"h2": {"run": 4, "task": "start", "msg": "no shell"}}
     reports = recorder.reports(RUN, pieces, failures.get, "no stop result came")
-    by_host = {r["host"]: r for r in reports}
+    by_host = {str(r["host"]): r for r in reports}
     assert sorted(by_host) == ["h1", "h2", "h3", "h4"]
     assert by_host["h1"]["servers"] == {"results": ["s1"]} and by_host["h1"]["stops"] == {"results": ["stop1"]}
     assert by_host["h3"]["clients"] == {"results": ["c"]} and by_host["h3"]["failure"] is None

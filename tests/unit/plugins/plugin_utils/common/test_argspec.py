@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every action plugin validates against its module's DOCUMENTATION (``_argspec.argument_spec``).
+"""Every action plugin validates against its module's DOCUMENTATION (``argspec.argument_spec``).
 
 ``HAND_WRITTEN`` is the argument spec each action carried before the spec was derived from the
 documentation (copied verbatim from the plugins of 2026-12-01, constants resolved): the derived
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._argspec import DocSpecError, argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import DocSpecError, argument_spec
 from tests.collection_path import REPO
 
 HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {

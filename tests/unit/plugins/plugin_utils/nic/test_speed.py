@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import build_script, parse_probe_output
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import (
     esxcli_nics,
     esxcli_speed,
-    run_line_rate,
     sysfs_speed,
     uplink_speed,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import run_line_rate, with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_link_speeds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._common import csv_safe, csv_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.csv_cells import csv_safe, csv_text
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._progress import Progress, duration_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import Progress, duration_text
 
 TESTS = [{"name": "sweep", "pairs": [{"server": "h1", "client": "h2", "address": "198.18.0.1"}]}]
 

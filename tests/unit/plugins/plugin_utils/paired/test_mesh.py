@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The mesh scheduler (plugin_utils/_mesh.py) and the esxilab.iperf.mesh_schedule filter.
+"""The mesh scheduler (plugin_utils/paired/mesh.py) and the esxilab.iperf.mesh_schedule filter.
 
 Exact schedules for small host lists, properties of every mesh up to 24 hosts (hypothesis), the
 errors, and that every schedule is accepted by the paired_test plan (the role's own preflight
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.esxilab.iperf.plugins.filter import mesh_schedule as filter_plugin
 from ansible_collections.esxilab.iperf.plugins.filter.mesh_schedule import mesh_schedule
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._mesh import MeshError, schedule
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.mesh import MeshError, schedule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 
 FOUR = ["h1", "h2", "h3", "h4"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._role_vars import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import (
     FACTS_OF_ACTIONS,
     RoleVarsError,
     Unknown,

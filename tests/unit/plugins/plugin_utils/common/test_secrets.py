@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._secrets import (
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import (
     MASK,
     mask_text,
     mask_url,

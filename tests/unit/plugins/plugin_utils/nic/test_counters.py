@@ -1,8 +1,8 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""NIC context: the readings of a test address (``_nic.py``, through ``iperf_facts``' script on a Linux shell and the
-ESXi stand-in), the plan's reads (``paired_test_nic_counters``), the record, and the report's deltas
+"""NIC context: the readings of a test address (``nic/counters.py``, through ``iperf_facts``' script on a Linux shell
+and the ESXi stand-in), the plan's reads (``paired_test_nic_counters``), the record, and the report's deltas
 (``report/nic.py``: a counter that went backwards is null with a warning, never negative; n/a when not read)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.action.iperf_facts import build_script, parse_probe_output
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._nic import esxi_reading, linux_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.counters import esxi_reading, linux_reading
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
@@ -205,7 +205,8 @@ def test_span_delta_sums_the_nics_and_never_goes_negative() -> None:
     # a driver reset between the reads: the counter went backwards -> null and a warning, never -3
     reset = span_delta(_readings(BEFORE), _readings(dict(BEFORE, tx_dropped=2)))
     assert reset.counters["tx_dropped"] is None and reset.counters["rx_dropped"] == 0
-    assert reset.nics[0]["deltas"]["tx_dropped"] is None
+    deltas = reset.nics[0]["deltas"]
+    assert isinstance(deltas, dict) and deltas["tx_dropped"] is None
     assert reset.warnings == [
         "h1 198.18.0.1 eth0: tx_dropped went backwards (5 -> 2: a driver reset or a counter wrap); its delta is unknown"
     ]

@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The guests' vNIC wiring plan (plugin_utils/_guests.py) and its filters, without Ansible running."""
+"""The guests' vNIC wiring plan (plugin_utils/esxi/guests.py) and its filters, without Ansible running."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.esxilab.iperf.plugins.filter.guest_vnic_plan import guest_vnic_plan
 from ansible_collections.esxilab.iperf.plugins.filter.guest_vnic_requests import guest_vnic_requests
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._guests import GuestsError, check_guests, plan_guests
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.guests import GuestsError, check_guests, plan_guests
 
 
 def nic(mac: str, kind: str, group: str) -> dict[str, Any]:

@@ -11,10 +11,8 @@
   ``network vswitch standard list``. The rule: **the lowest speed among the uplinks whose link is
   up** (a teamed vSwitch sends one flow over one uplink; the slowest active one bounds what a test
   can count on). Uplinks that are down are named in the reason, not counted.
-* ``run_line_rate()`` is the line rate of one paired run: the value the caller gives (the
-  inventory's ``line_rate_bps`` / ``link_speed_mbps`` labels or ``report_line_rate_bps``) wins;
-  else the lowest link speed of the hosts' ends of the run's pairs; else ``None`` with the reason.
-  ``line_rate_source`` says which.
+
+The line rate of a paired run from these speeds is ``paired/line_rate.py`` (``run_line_rate``).
 
 Plain data; no Ansible import, no I/O. Private module: not part of the collection's public API.
 """
@@ -25,15 +23,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.tables import kv_blocks, parse_table, split_list
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import positive_float
 
-__all__ = ["esxcli_nics", "esxcli_speed", "esxcli_uplinks", "run_line_rate", "sysfs_speed", "uplink_speed"]
-
-
-def _number(value: Any) -> float | None:
-    """A positive finite number, else None."""
-    number = finite_float(value)
-    return number if number is not None and number > 0 else None
+__all__ = ["esxcli_nics", "esxcli_speed", "esxcli_uplinks", "sysfs_speed", "uplink_speed"]
 
 
 def sysfs_speed(interface: str | None, text: str | None, address: str) -> dict[str, Any]:
@@ -66,7 +58,7 @@ def esxcli_nics(nic_list: str, vswitch_list: str) -> list[dict[str, Any]]:
     nics = []
     for row in parse_table(nic_list, "Name"):
         up = (row.get("linkstatus") or "").strip().lower() == "up"
-        speed = _number(row.get("speed"))
+        speed = positive_float(row.get("speed"))
         nics.append(
             {
                 "name": row.get("name"),
@@ -128,7 +120,9 @@ def uplink_speed(
         uplinks = [n for n in nics if isinstance(n, Mapping) and n.get("vswitch") == vswitch]
     listed = [{"name": n.get("name"), "link_up": bool(n.get("link_up")), "speed_mbps": n.get("speed_mbps")}
               for n in uplinks]  # fmt: skip
-    active = [(str(n["name"]), int(speed)) for n in listed if n["link_up"] and (speed := _number(n["speed_mbps"]))]
+    active = [
+        (str(n["name"]), int(speed)) for n in listed if n["link_up"] and (speed := positive_float(n["speed_mbps"]))
+    ]
     down = [str(n["name"]) for n in listed if not n["link_up"]]
     if not active:
         reason = f"{vswitch} has no uplink" if not listed else f"no uplink of {vswitch} has its link up with a speed"
@@ -141,36 +135,3 @@ def uplink_speed(
         "reason": None,
         "uplinks": listed,
     }
-
-
-def run_line_rate(
-    pairs: Sequence[Mapping[str, Any]],
-    speeds: Mapping[str, Mapping[str, Any]],
-    *,
-    given_bps: float | None = None,
-    given_source: str | None = None,
-) -> tuple[float | None, str]:
-    """``(line_rate_bps, line_rate_source)`` of one run.
-
-    ``speeds`` maps ``"host address"`` to a link speed item (``speed_mbps``, ``source``, ``reason``) of that end.
-    The run's line rate is the lowest link speed over every end (server and client) of its pairs - the slowest NIC
-    the run crosses; when an end has no speed the rate is ``None`` and the source says why.
-    """
-    rate = _number(given_bps)
-    if rate is not None:
-        return rate, given_source or "given"
-    found: list[tuple[float, str]] = []
-    for pair in pairs:
-        for host, address in ((pair.get("server"), pair.get("address")), (pair.get("client"), pair.get("client_bind"))):
-            if not address or not host:  # an end outside the inventory (external): its speed cannot be read
-                continue
-            item = speeds.get(f"{host} {address}")
-            speed = _number(item.get("speed_mbps")) if isinstance(item, Mapping) else None
-            if speed is None:
-                why = item.get("reason") if isinstance(item, Mapping) else None
-                return None, f"unknown: {host} {address}: {why or 'its link speed was not read'}"
-            found.append((speed * 1e6, f"{host} {address} {item.get('source')}"))  # type: ignore[union-attr]
-    if not found:
-        return None, "unknown: no address of the run's hosts to read a link speed for"
-    lowest = min(found)
-    return lowest[0], f"host: {int(lowest[0] / 1e6)} Mb/s, the slowest end of the run ({lowest[1]})"

@@ -6,10 +6,10 @@
 ``iperf_facts`` (option ``nic_counters_of``) runs one script per host and hands the outputs here:
 
 * **Linux** - the interface holding the address (the same ``ip -o addr show to`` lookup as the link
-  speed, ``_line_rate.sysfs_speed``), ``ip -s -s -j link show dev X`` (the text form when ``ip`` has
+  speed, ``speed.sysfs_speed``), ``ip -s -s -j link show dev X`` (the text form when ``ip`` has
   no ``-j``) and ``ethtool -i X`` where ``ethtool`` is installed (``host/linux_nic.py``);
 * **ESXi** - the VMkernel adapter holding the address, its vSwitch and that vSwitch's uplinks whose
-  link is up (``_line_rate.esxcli_uplinks``, the path of the link speed), each read with
+  link is up (``speed.esxcli_uplinks``, the path of the link speed), each read with
   ``esxcli network nic stats get`` and ``esxcli network nic get`` (``esxi/nic.py``).
 
 ``reading()`` returns one plain dictionary per address (``iperf_nic_counters`` in the facts)::
@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._line_rate import esxcli_uplinks, sysfs_speed
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiParseError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.nic import parse_nic_get, parse_nic_stats
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic import (
@@ -37,6 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic impor
     parse_ip_link_json,
     parse_ip_link_text,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import esxcli_uplinks, sysfs_speed
 
 __all__ = ["NIC_SCRIPT", "Output", "esxi_reading", "linux_reading"]
 
