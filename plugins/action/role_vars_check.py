@@ -9,7 +9,7 @@ go into the result's ``warnings``, which Ansible prints as ``[WARNING]`` (once p
 many hosts).
 
 It also warns when another copy of this collection is on Ansible's collection search paths
-(``plugin_utils/_shadow.py``): the copy in use is the one this plugin was loaded from. The text is
+(``plugin_utils/common/shadow.py``): the copy in use is the one this plugin was loaded from. The text is
 the same for every host and role, so Ansible prints it once per run.
 """
 

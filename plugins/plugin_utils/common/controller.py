@@ -21,8 +21,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import copies
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import warning as shadow_warning
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import copies
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import warning as shadow_warning
 
 __all__ = ["begin", "shadowing"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils._shadow import Copy, copies, warning
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import Copy, copies, warning
 
 
 def _collection(root: Path, *, manifest: str | None = None, galaxy: str | None = None) -> Path:
