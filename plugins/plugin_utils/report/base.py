@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import DEFAULT_TEST as DEFAULT_TEST
-
 REPORT_FORMAT = "esxilab.iperf.report"
 REPORT_VERSION = 1
 NA = "n/a"

@@ -13,14 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import IperfResult, PairRecord, RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
+    DEFAULT_TEST,
+    IperfResult,
+    PairRecord,
+    RunRecord,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import (
     RecordError,
     result_from,
     run_record_from,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
-    DEFAULT_TEST,
     ReportError,
     as_int,
     as_number,
