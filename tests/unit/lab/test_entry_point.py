@@ -22,7 +22,12 @@ def test_the_script_runs_from_any_directory(tmp_path: Path, flags: list[str]) ->
     """Also under ``python3 -I`` (no script dir on sys.path): the script finds its package itself."""
     script = REPO / "lab" / "esxilab_lab.py"
     proc = subprocess.run(
-        [sys.executable, *flags, str(script), "up", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False
+        [sys.executable, *flags, str(script), "up", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: lab/esxilab_lab.py up [-h]")

@@ -349,9 +349,8 @@ def test_a_vib_source_with_a_secret_reaches_the_host_on_stdin_never_on_a_command
     assert "s3cr3t" not in err.value.message + repr(err.value.result)
     plain = Host(tmp_path / "plain", "6.7")  # a URL with no secret stays on the command line
     with pytest.raises(install_run.EsxiInstallError):
-        install_run.run(
-            {"vib_source": "http://depot.example/iperf.vib"}, plain.execute, check_mode=False, execute_input=execute_input
-        )
+        source = {"vib_source": "http://depot.example/iperf.vib"}
+        install_run.run(source, plain.execute, check_mode=False, execute_input=execute_input)
     assert len(lines) == 1
 
 
