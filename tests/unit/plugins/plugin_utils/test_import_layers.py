@@ -51,3 +51,44 @@ def test_the_checks_see_imports() -> None:
     """The checks above read real imports (a check that finds nothing anywhere proves nothing)."""
     assert "plugin_utils.host.command" in _imports(PLUGIN_UTILS / "host" / "action.py")
     assert "modules.esxi_firewall.DOCUMENTATION" in _imports(REPO / "plugins" / "action" / "esxi_firewall.py")
+
+
+#: What each package of plugin_utils/ may import of the collection (docs/architecture.md, "What each layer may
+#: import"): a package sees only those below it; the host-side concerns see each other.
+HOST_SIDE = ("esxi", "journal", "iperf_run", "nic")
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "common": (),
+    "iperf": (),
+    "host": ("common", "iperf"),
+    **{name: ("common", "iperf", "host", *HOST_SIDE) for name in HOST_SIDE},
+    "report": ("common", "iperf"),
+    "paired": ("common", "iperf", "report"),
+}
+
+
+def _layer_imports(package: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted((PLUGIN_UTILS / package).rglob("*.py")):
+        names = [name.split(".") for name in _imports(path)]
+        found[str(path.relative_to(REPO))] = sorted(
+            {".".join(n[:2]) if n[0] == "plugin_utils" else n[0] for n in names} - {f"plugin_utils.{package}"}
+        )
+    return found
+
+
+def test_every_package_of_plugin_utils_is_in_the_layer_table() -> None:
+    packages = {p.name for p in PLUGIN_UTILS.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert packages == set(MAY_IMPORT)
+    assert not [p.name for p in PLUGIN_UTILS.glob("*.py") if p.name != "__init__.py"], "no loose file in plugin_utils/"
+
+
+@pytest.mark.parametrize("package", sorted(MAY_IMPORT))
+def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
+    allowed = {f"plugin_utils.{name}" for name in MAY_IMPORT[package]}
+    wrong = {path: sorted(set(names) - allowed) for path, names in _layer_imports(package).items()}
+    assert not {k: v for k, v in wrong.items() if v}, f"{package} may import only {sorted(allowed)}"
+
+
+def test_the_layer_check_sees_imports() -> None:
+    assert "plugin_utils.report" in {n for names in _layer_imports("paired").values() for n in names}
+    assert "plugin_utils.host" in {n for names in _layer_imports("esxi").values() for n in names}
