@@ -26,8 +26,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import
 
 __all__ = ["begin", "shadowing"]
 
-#: The root of the copy of the collection this file was loaded from (plugins/plugin_utils/ is two levels down).
-_IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: The root of the copy of the collection this file was loaded from (plugins/plugin_utils/common/ is 3 levels down).
+_IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def begin(

@@ -63,3 +63,11 @@ def test_warning_names_the_copy_in_use_and_the_others(tmp_path: Path) -> None:
     assert text is not None
     assert f"other copies are on the collection paths and not used: {checkout.resolve()} (a checkout, 1.0.0); " in text
     assert f"{third.resolve()} (installed, 0.8.0)." in text
+
+
+def test_the_copy_in_use_is_the_collections_root() -> None:
+    """The root a warning names is the directory with galaxy.yml, wherever controller.py sits below it."""
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.common import controller
+
+    root = Path(controller._IN_USE)  # pylint: disable=protected-access
+    assert (root / "galaxy.yml").is_file() and (root / "plugins" / "plugin_utils").is_dir(), root
