@@ -34,8 +34,8 @@ Covers iperf3 3.0 to 3.21, client and server side, TCP and UDP, ``-P``, ``-R``, 
 * Undecodable or truncated text never raises: it gives an error result with ``raw`` kept
   and whatever complete top-level members (``start``, ``intervals``) precede the cut.
 
-One concern, one file: the iperf3 JSON layouts of 3.0 - 3.21 (and ``--json-stream``) read into
-the result; it is long because those layouts differ release by release, not because it mixes concerns.
+The iperf3 JSON layouts of 3.0 - 3.21 (and ``--json-stream``) read into the result; decoding the
+text (duplicate keys, cut documents) is ``json_decode.py``.
 
 Private module: not part of the collection's public API.
 """
@@ -49,6 +49,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.json_decode import (
+    DUP_BIDIR_KEYS,
+    REVERSE_SUFFIX,
+    decode,
+    duplicate_sums_possible,
+    salvage_members,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
     Endpoint,
     Interval,
@@ -69,134 +76,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.rtt import dro
 __all__ = ["IPERF3_MEMBERS", "document_problem", "parse_iperf3_json", "parse_iperf3_json_stream"]
 
 _EMPTY: Mapping[str, Any] = {}
-_REVERSE_SUFFIX = "_bidir_reverse"
-# Keys iperf3 3.7-3.10 repeat in one object for --bidir (second = server-to-client).
-_DUP_BIDIR_KEYS = frozenset({"sum", "sum_sent", "sum_received"})
-_VERSION_VALUE = '"iperf 3.'
-_SENDER_TRUE = re.compile(r'"sender"\s*:\s*true')
-_SENDER_FALSE = re.compile(r'"sender"\s*:\s*false')
 _ERROR_PREFIX = re.compile(r"^\s*(?:iperf3:\s*)?error\s*-\s*", re.IGNORECASE)
 _TOOL_VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
 _ESXI_MARK = "vmkernel"
 # Top-level members of an iperf3 -J document; a document holds at least one of them (a run
 # that failed before starting holds only "error").
 IPERF3_MEMBERS = ("start", "intervals", "end", "error", "server_output_json", "server_output_text")
-
-
-# --------------------------------------------------------------------------- decoding
-
-
-def _duplicate_sums_possible(text: str) -> bool:
-    """Cheap test: can ``text`` hold the 3.7-3.10 ``--bidir`` duplicate keys?
-
-    Only iperf3 3.7 to 3.10 write them, and only for ``--bidir``, where one document holds
-    streams of both local roles (``"sender": true`` and ``"sender": false``). A document
-    without any ``"iperf 3.x"`` version is treated as possibly affected. The scans are
-    substring searches, far cheaper than decoding; the slower duplicate-keeping decode is
-    paid only when this returns true.
-    """
-    found_version = False
-    affected = False
-    pos = text.find(_VERSION_VALUE)
-    while pos != -1:
-        found_version = True
-        cut = pos + len(_VERSION_VALUE)
-        digits = text[cut : cut + 3]
-        minor = ""
-        for char in digits:
-            if not char.isdigit():
-                break
-            minor += char
-        if minor and 7 <= int(minor) <= 10:
-            affected = True
-            break
-        pos = text.find(_VERSION_VALUE, cut)
-    if found_version and not affected:
-        return False
-    return _SENDER_TRUE.search(text) is not None and _SENDER_FALSE.search(text) is not None
-
-
-def _keep_bidir_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    # A key repeats. iperf3 3.7-3.10 --bidir: keep the second sum under the 3.11 name;
-    # any other repeated key (e.g. start.target_bitrate of 3.9) keeps its last value.
-    obj = {}
-    for key, value in pairs:
-        if key in obj and key in _DUP_BIDIR_KEYS and key + _REVERSE_SUFFIX not in obj:
-            obj[key + _REVERSE_SUFFIX] = value
-        else:
-            obj[key] = value
-    return obj
-
-
-def _decode(text: str) -> Any:
-    """``json.loads`` that keeps 3.7-3.10 ``--bidir`` duplicate keys (see the module doc)."""
-    if _duplicate_sums_possible(text):
-        return json.loads(text, object_pairs_hook=_keep_bidir_duplicates)
-    return json.loads(text)
-
-
-_WS = re.compile(r"[ \t\r\n]*")
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    match = _WS.match(text, pos)
-    return pos if match is None else match.end()
-
-
-def _salvage_members(text: str) -> dict[str, Any]:
-    """Top-level members of a cut JSON object that are complete before the cut.
-
-    A member whose value is a cut array keeps the array's complete items (e.g. the
-    ``intervals`` printed before the cut).
-    """
-    decoder = json.JSONDecoder(object_pairs_hook=_keep_bidir_duplicates)
-    out: dict[str, Any] = {}
-    text = text.lstrip("\ufeff")
-    pos = _skip_ws(text, 0)
-    if not text.startswith("{", pos):
-        return out
-    pos += 1
-    while True:
-        pos = _skip_ws(text, pos)
-        try:
-            key, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            return out
-        pos = _skip_ws(text, pos)
-        if not isinstance(key, str) or not text.startswith(":", pos):
-            return out
-        pos = _skip_ws(text, pos + 1)
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            if text.startswith("[", pos):
-                items = _salvage_array(decoder, text, pos + 1)
-                if items:
-                    out[key] = items
-            return out
-        out[key] = value
-        pos = _skip_ws(text, pos)
-        if not text.startswith(",", pos):
-            return out
-        pos += 1
-
-
-def _salvage_array(decoder: json.JSONDecoder, text: str, pos: int) -> list[Any]:
-    items: list[Any] = []
-    while True:
-        pos = _skip_ws(text, pos)
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            return items
-        items.append(value)
-        pos = _skip_ws(text, pos)
-        if not text.startswith(",", pos):
-            return items
-        pos += 1
 
 
 # --------------------------------------------------------------------------- small readers
@@ -362,9 +247,9 @@ class _Doc:
         result["reverse"] = test_start.get("reverse") in (1, True)
         result["bidir"] = (
             test_start.get("bidir") in (1, True)
-            or "sum_sent" + _REVERSE_SUFFIX in self.end
-            or "sum" + _REVERSE_SUFFIX in self.end
-            or any("sum" + _REVERSE_SUFFIX in _map(iv) for iv in self.intervals[:1])
+            or "sum_sent" + REVERSE_SUFFIX in self.end
+            or "sum" + REVERSE_SUFFIX in self.end
+            or any("sum" + REVERSE_SUFFIX in _map(iv) for iv in self.intervals[:1])
             or self._mixed_roles()
         )
         cpu = _map(self.end.get("cpu_utilization_percent"))
@@ -416,19 +301,19 @@ class _Doc:
             return
         end = dict(self.end)
         probe = "sum" if self.result["protocol"] == "udp" else "sum_sent"
-        rev = probe + _REVERSE_SUFFIX
+        rev = probe + REVERSE_SUFFIX
         if probe in end and rev in end:
             if not self._pair_order_ok(end[probe], end[rev]):
-                for key in _DUP_BIDIR_KEYS:
-                    if key in end or key + _REVERSE_SUFFIX in end:
-                        end[key], end[key + _REVERSE_SUFFIX] = end.get(key), end.get(key + _REVERSE_SUFFIX)
+                for key in DUP_BIDIR_KEYS:
+                    if key in end or key + REVERSE_SUFFIX in end:
+                        end[key], end[key + REVERSE_SUFFIX] = end.get(key), end.get(key + REVERSE_SUFFIX)
                 self.warn("bidir sums were in server-to-client-first order (by their sender flags); reordered")
         elif probe in end and rev not in end and _flag(_map(end[probe])) is (not self.is_client):
             # Decoded elsewhere without keeping 3.7-3.10 duplicate keys: the plain names
             # hold the *last* (server-to-client) copy; the client-to-server one is lost.
-            for key in _DUP_BIDIR_KEYS:
+            for key in DUP_BIDIR_KEYS:
                 if key in end:
-                    end[key + _REVERSE_SUFFIX] = end.pop(key)
+                    end[key + REVERSE_SUFFIX] = end.pop(key)
             self.warn(
                 "iperf3 3.7-3.10 --bidir document decoded without its duplicate keys: the client-to-server "
                 "totals and intervals are lost; pass the raw JSON text to keep both directions"
@@ -441,7 +326,7 @@ class _Doc:
     def direction_totals(self, forward: bool) -> tuple[Totals | None, Totals | None, UdpFigures | None]:
         """``(sent, received, udp)`` of the client-to-server (``forward``) or the other direction."""
         end = self.end
-        suffix = "" if forward else _REVERSE_SUFFIX
+        suffix = "" if forward else REVERSE_SUFFIX
         sum_sent = end.get("sum_sent" + suffix)
         sum_received = end.get("sum_received" + suffix)
         old_udp = False
@@ -571,7 +456,7 @@ class _Doc:
         forward: list[Interval] = []
         reverse: list[Interval] = []
         skipped = 0
-        rev_key = "sum" + _REVERSE_SUFFIX
+        rev_key = "sum" + REVERSE_SUFFIX
         check_order = bidir and self.result["side"] is not None
         for interval in self.intervals:
             if not isinstance(interval, Mapping):
@@ -876,7 +761,7 @@ def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict:
     if doc is None:
         text = raw if raw is not None else ""
         try:
-            decoded = _decode(text)
+            decoded = decode(text)
         except (ValueError, RecursionError) as exc:
             return _broken_document(text, exc)
         problem = document_problem(decoded)
@@ -890,9 +775,9 @@ def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict:
         if strict:
             raise IperfParseError(problem)
         return _not_a_document(raw if raw is not None else json.dumps(doc, default=str), problem)
-    if raw is not None and _lost_duplicates(doc) and _duplicate_sums_possible(raw):
+    if raw is not None and _lost_duplicates(doc) and duplicate_sums_possible(raw):
         try:
-            decoded = _decode(raw)
+            decoded = decode(raw)
         except (ValueError, RecursionError):
             decoded = None
         if isinstance(decoded, Mapping):
@@ -903,7 +788,7 @@ def parse_iperf3_json(doc: Mapping[str, Any] | None, raw: str | None, *, strict:
 def _lost_duplicates(doc: Mapping[str, Any]) -> bool:
     """A 3.7-3.10 --bidir document decoded elsewhere, so its duplicate keys are gone."""
     end = _map(doc.get("end"))
-    if any(isinstance(k, str) and k.endswith(_REVERSE_SUFFIX) for k in end):
+    if any(isinstance(k, str) and k.endswith(REVERSE_SUFFIX) for k in end):
         return False
     return _Doc(doc)._mixed_roles()
 
@@ -917,7 +802,7 @@ def _not_a_document(raw: str, message: str) -> IperfResult:
 
 def _broken_document(text: str, exc: Exception) -> IperfResult:
     """A result from text that does not decode: the members before the cut, and an error."""
-    members = _salvage_members(text) if isinstance(exc, ValueError) else {}
+    members = salvage_members(text) if isinstance(exc, ValueError) else {}
     tool_error = _error_text(members.pop("error", None))
     where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
     detail = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.__class__.__name__
@@ -963,7 +848,7 @@ def parse_iperf3_json_stream(text: str) -> IperfResult:
             continue
         try:
             # Only an embedded 3.7-3.10 server document can repeat keys.
-            event = _decode(line) if '"server_output_json"' in line[:40] else json.loads(line)
+            event = decode(line) if '"server_output_json"' in line[:40] else json.loads(line)
         except (ValueError, RecursionError):
             bad += 1
             continue

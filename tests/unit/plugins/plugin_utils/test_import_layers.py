@@ -92,3 +92,12 @@ def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
 def test_the_layer_check_sees_imports() -> None:
     assert "plugin_utils.report" in {n for names in _layer_imports("paired").values() for n in names}
     assert "plugin_utils.host" in {n for names in _layer_imports("esxi").values() for n in names}
+
+
+def test_no_source_file_of_the_plugins_is_over_1000_lines() -> None:
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in sorted((REPO / "plugins").rglob("*.py"))
+        if (n := len(path.read_text().splitlines())) > 1000
+    }
+    assert not long, f"split these by concern (issue 24): {long}"

@@ -19,11 +19,11 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import (
-    _duplicate_sums_possible,
     document_problem,
     parse_iperf3_json,
     parse_iperf3_json_stream,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.json_decode import duplicate_sums_possible
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse_result
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import (
     IperfParseError,
@@ -808,7 +808,7 @@ def _check_bidir_37(result: dict[str, Any]) -> None:
 def test_bidir_37_duplicate_keys_from_text() -> None:
     # a plain decoder keeps only the last copy of a repeated key: the server-to-client one
     assert json.loads(BIDIR_37_TEXT)["end"]["sum_sent"]["bytes"] == 60293120
-    assert _duplicate_sums_possible(BIDIR_37_TEXT)
+    assert duplicate_sums_possible(BIDIR_37_TEXT)
     _check_bidir_37(_valid(parse_iperf3_json(None, BIDIR_37_TEXT)))
 
 
@@ -864,14 +864,14 @@ def test_bidir_37_server_side_order_from_sender_flags() -> None:
 
 
 def test_duplicate_check_is_skipped_for_versions_without_duplicates() -> None:
-    assert not _duplicate_sums_possible(json.dumps(_bidir_311_client()))  # 3.12 names the reverse sums
-    assert not _duplicate_sums_possible(_read("iperf3-3.16-json-client-udp-b1M-sarius.json"))
+    assert not duplicate_sums_possible(json.dumps(_bidir_311_client()))  # 3.12 names the reverse sums
+    assert not duplicate_sums_possible(_read("iperf3-3.16-json-client-udp-b1M-sarius.json"))
     # 3.9 without --bidir: one local role only
-    assert not _duplicate_sums_possible(_read("iperf3-3.9-json-client-tcp-n10k-cloudpilot.json"))
+    assert not duplicate_sums_possible(_read("iperf3-3.9-json-client-tcp-n10k-cloudpilot.json"))
     # A 3.17 client embedding a 3.9 server's output: the embedded part may repeat keys, and the
     # text holds both roles (client receives, server sends), so the careful decode is used.
     masq = _read("iperf3-3.17.1-json-client-tcp-R-O2-b10M-get-server-output-masquerade.json")
-    assert _duplicate_sums_possible(masq)
+    assert duplicate_sums_possible(masq)
 
 
 def test_pre_311_udp_end_sum_only() -> None:
