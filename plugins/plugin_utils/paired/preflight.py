@@ -15,10 +15,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +29,14 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import limit_problems
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.settings_check import (
+    GATE_OPTIONS,
+    check_knee_tolerance,
+    check_report,
+    check_report_name,
+    number,
+    shown,
+)
 
 __all__ = [
     "GATE_OPTIONS",
@@ -45,16 +47,6 @@ __all__ = [
     "check_state_dirs",
     "preflight",
 ]
-
-#: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset.
-GATE_OPTIONS = (
-    "report_max_drop_percent",
-    "report_min_line_rate_percent",
-    "report_max_retransmits",
-    "report_max_loss_percent",
-)
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_NUMBER = re.compile(r"^[0-9]*[.]?[0-9]+([eE][-+]?[0-9]+)?$")
 
 
 @dataclass(frozen=True)
@@ -75,41 +67,15 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
 
 
-def _number(value: Any) -> float | None:
-    """A finite number given as a number or a numeric string (``-e`` gives strings); None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, str) and _NUMBER.match(value.strip().lstrip("-")):
-        number = float(value.strip())
-        return number if math.isfinite(number) else None
-    return None
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str | int | float | bool) or value is None else repr(value)
-
-
 def check_role_settings(knee_tolerance: Any, report_name: Any, max_runs: Any) -> list[str]:
     """The role settings used after the series (the knee, the report's name) and the run limit."""
-    problems = []
-    knee = _number(knee_tolerance)
-    if knee is None or not 0 <= knee < 1:
-        problems.append(
-            f"paired_test_knee_tolerance={_shown(knee_tolerance)} is not a fraction in [0, 1): it is the fraction of "
-            "the best mean within which a stream count counts as the plateau (the knee); for 5 % write 0.05"
-        )
-    if report_name is not None and (not isinstance(report_name, str) or not _PLAIN_NAME.match(report_name)):
-        problems.append(
-            f"paired_test_report_name={_shown(report_name)} is not a plain file name: use letters, digits and . _ + - "
-            "only, starting with a letter or digit (no directory, no '..', no spaces), for example "
-            "vswitch-2026-12-01; the reports go to paired_test_report_dir"
-        )
-    runs = _number(max_runs)
+    problems = check_knee_tolerance(knee_tolerance, "paired_test_knee_tolerance")
+    if report_name is not None:
+        problems += check_report_name(report_name, "paired_test_report_name", "paired_test_report_dir")
+    runs = number(max_runs)
     if runs is None or runs < 1 or runs != int(runs):
         problems.append(
-            f"paired_test_max_runs={_shown(max_runs)} must be a whole number of at least 1 (default {MAX_RUNS})"
+            f"paired_test_max_runs={shown(max_runs)} must be a whole number of at least 1 (default {MAX_RUNS})"
         )
     return problems
 
@@ -121,7 +87,7 @@ def check_state_dirs(state_dirs: Mapping[str, Any], hosts: Iterable[str]) -> lis
         value = state_dirs.get(host)
         if not isinstance(value, str) or not value.startswith("/") or "\n" in value:
             problems.append(
-                f"paired_test_state_dir={_shown(value)} on {host} is not an absolute path: the servers' pidfiles and "
+                f"paired_test_state_dir={shown(value)} on {host} is not an absolute path: the servers' pidfiles and "
                 "logs go there on the host, and a relative path would depend on the connection's working directory; "
                 "set an absolute directory that exists on the host, such as /tmp (per host in host_vars if needed)"
             )
@@ -135,137 +101,15 @@ def check_link_speeds(link_speeds: Mapping[str, Any]) -> tuple[dict[str, float],
     for host, value in sorted(link_speeds.items()):
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
-        speed = _number(value)
+        speed = number(value)
         if speed is None or speed <= 0:
             problems.append(
-                f"paired_test_link_speed_mbps={_shown(value)} on {host} is not a link speed: give a positive number of "
+                f"paired_test_link_speed_mbps={shown(value)} on {host} is not a link speed: give a positive number of "
                 "Mbit/s (for example 1000 for a 1 Gbit/s link), or leave it unset to read the speed on the host"
             )
         else:
             given[host] = speed
     return given, problems
-
-
-def _writable_ancestor(path: str) -> str | None:
-    """The nearest existing directory above ``path`` when it cannot be written (None: it can)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    while directory and not os.path.exists(directory):
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return None if os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK) else directory
-
-
-def _check_history(
-    url: Any, password: str | None, resolve: Callable[[str], str], connect: Callable[..., history.Connection | None]
-) -> tuple[list[str], str]:
-    """Problems with ``report_history`` and its kind (``none``, ``sqlite``, ``postgresql``)."""
-    text = "none" if url is None else url
-    if not isinstance(text, str):
-        return [f"report_history={_shown(url)} must be sqlite:///PATH, postgresql://USER@HOST/DB or none"], "none"
-    try:
-        target = parse_target(text, option="report_history")
-    except HistoryError as exc:
-        return [str(exc)], "none"
-    if target.kind == "sqlite" and target.path is not None:
-        path = resolve(target.path)
-        if os.path.islink(path):
-            return [f"report_history: {path} is a symbolic link; give the database file itself"], target.kind
-        if not os.path.exists(path):
-            blocked = _writable_ancestor(path)
-            if blocked is not None:
-                return [
-                    f"report_history: the SQLite history {path} does not exist and cannot be created ({blocked} is "
-                    "not a directory this user can write); choose another sqlite:/// path"
-                ], target.kind
-            return [], target.kind
-        if not os.path.isfile(path):
-            return [f"report_history: {path} exists and is not a file; choose another sqlite:/// path"], target.kind
-        target = HistoryTarget(kind="sqlite", path=path, shown=f"sqlite:///{path}")
-    if target.kind == "none":
-        return [], target.kind
-    try:
-        conn = connect(target, password)
-    except (HistoryError, ValueError) as exc:
-        return [str(exc)], target.kind
-    if conn is None:
-        return [], target.kind
-    try:
-        version = history.stored_version(conn)
-    except HistoryError as exc:  # the backends turn every driver error into one, naming the store and the fix
-        return [str(exc)], target.kind
-    finally:
-        conn.close()
-    if version > history.LATEST:
-        return [
-            f"report_history={target.shown}: the history's schema is version {version}, newer than this collection's "
-            f"{history.LATEST}: upgrade esxilab.iperf, or point report_history at another store"
-        ], target.kind
-    return [], target.kind
-
-
-def _check_baseline(value: Any, history_kind: str, resolve: Callable[[str], str]) -> list[str]:
-    if value is None or value == "":
-        return []
-    if value == "previous":
-        if history_kind == "none":
-            return [
-                "report_baseline=previous compares with the last comparable run in the history, but report_history is "
-                "none: set report_history (sqlite:///PATH or postgresql://...) or give a results.json"
-            ]
-        return []
-    if not isinstance(value, str) or not value.endswith(".json"):
-        return [
-            f"report_baseline={_shown(value)} must be previous (the last comparable run in report_history) or the "
-            "path of a results.json of an earlier report"
-        ]
-    path = resolve(value)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = history.strict_json(handle.read())
-    except FileNotFoundError:
-        return [
-            f"report_baseline={value}: {path} does not exist; give the results.json of an earlier report "
-            "(paired_test_report_files.json), or previous with report_history"
-        ]
-    except (OSError, ValueError) as exc:
-        return [f"report_baseline={value}: cannot read {path} as JSON: {exc}"]
-    try:
-        entries = history.entries_of(document, source=path)
-    except HistoryError as exc:
-        return [f"report_baseline={value}: {exc}"]
-    if not entries:
-        return [f"report_baseline={value}: {path} holds no run to compare with; give the results.json of a report"]
-    return []
-
-
-def check_report(
-    settings: Mapping[str, Any],
-    *,
-    resolve: Callable[[str], str] = os.path.abspath,
-    connect: Callable[..., history.Connection | None] | None = None,
-) -> list[str]:
-    """The settings of the report, the history and the gate (``report_*`` names), before the benchmark."""
-    problems = []
-    rate = settings.get("report_line_rate_bps")
-    if rate is not None and ((_number(rate) or 0) <= 0):
-        problems.append(
-            f"report_line_rate_bps={_shown(rate)} must be a positive number of bit/s, for example 10000000000 for "
-            "10 Gbit/s, or unset for no percentage of line rate"
-        )
-    problems.extend(limit_problems({name.removeprefix("report_"): settings.get(name) for name in GATE_OPTIONS},
-                                   prefix="report_"))  # fmt: skip
-    if connect is None:
-        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import open_history
-
-        connect = open_history
-    found, kind = _check_history(
-        settings.get("report_history"), settings.get("report_history_password") or None, resolve, connect
-    )
-    problems.extend(found)
-    problems.extend(_check_baseline(settings.get("report_baseline"), kind, resolve))
-    return problems
 
 
 # Labels the line rate adds to every run after the preflight (paired/line_rate.py): a report may compare by them.
@@ -281,10 +125,10 @@ def check_compare_by(compare_by: Any, plan: Mapping[str, Any]) -> list[str]:
         for item in (run, *(run.get("pairs") or [])):
             labels.extend(str(k) for k in (item.get("labels") or {}) if str(k) not in labels)
     if not isinstance(compare_by, str) or compare_by in labels or compare_by in _LINE_RATE_LABELS:
-        return [] if isinstance(compare_by, str) else [f"report_compare_by={_shown(compare_by)} must be a label name"]
+        return [] if isinstance(compare_by, str) else [f"report_compare_by={shown(compare_by)} must be a label name"]
     near = closest(compare_by, labels)
     return [
-        f"report_compare_by={_shown(compare_by)}: no planned run or pair has the label {compare_by}, so nothing would "
+        f"report_compare_by={shown(compare_by)}: no planned run or pair has the label {compare_by}, so nothing would "
         f"be compared{f' (did you mean {near}?)' if near else ''}; the labels are: {', '.join(labels)} - fix the name, "
         "give the pairs that label, or unset report_compare_by"
     ]
@@ -326,7 +170,7 @@ def preflight(
             role_settings.get("knee_tolerance"), role_settings.get("report_name"), role_settings.get("max_runs")
         )
     )
-    max_runs = _number(role_settings.get("max_runs"))
+    max_runs = number(role_settings.get("max_runs"))
     given_speeds, speed_problems = check_link_speeds(link_speeds or {})
     outcome.problems.extend(speed_problems)
     try:

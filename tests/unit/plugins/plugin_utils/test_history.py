@@ -20,7 +20,6 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.secrets import mask_text
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import t_cdf, t_quantile
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_sqlite
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.baseline import compare_entries, welch_interval
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
@@ -33,6 +32,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.settings_check import check_report
 from tests.collection_path import REPO, ensure_collection_path
 from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1, run_concurrently
 

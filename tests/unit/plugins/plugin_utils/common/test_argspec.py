@@ -131,6 +131,12 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "role_path": {"type": "path", "required": True},
         "unknown_variables": {"type": "str", "choices": ["fail", "warn"], "default": "fail"},
     },
+    "report_check": {  # new since: its documented spec, as a check that it derives as meant
+        "runs": {"type": "int", "required": True},
+        "name": {"type": "raw", "required": True},
+        "knee_tolerance": {"type": "raw", "required": True},
+        "settings": {"type": "dict", "default": {}},
+    },
     "role_vars_check": {
         "role_path": {"type": "path", "required": True},
         "prefix": {"type": "str"},
@@ -151,6 +157,7 @@ SPEC_HOME = {
     "paired_test_preflight": f"{_ACTION}.paired_test_preflight",
     "report_write": f"{_ACTION}.report_write",
     "report_gate": f"{_ACTION}.report_gate",
+    "report_check": f"{_ACTION}.report_check",
     "role_vars_check": f"{_ACTION}.role_vars_check",
 }
 READERS = {
@@ -171,6 +178,7 @@ READERS = {
     "paired_test_preflight": ["action/paired_test_preflight.py"],
     "report_write": ["action/report_write.py"],
     "report_gate": ["action/report_gate.py"],
+    "report_check": ["action/report_check.py", "plugin_utils/report/settings_check.py"],
     "role_vars_check": ["action/role_vars_check.py"],
 }
 ACTIONS = sorted(p.stem for p in (REPO / "plugins" / "action").glob("*.py"))
@@ -222,7 +230,7 @@ def test_no_documented_option_is_ignored(name: str) -> None:
 @pytest.mark.parametrize("name", ACTIONS)
 def test_the_derived_spec_is_one_ansible_accepts(name: str) -> None:
     spec = importlib.import_module(SPEC_HOME[name]).ARGUMENT_SPEC
-    blank = {"str": "x", "path": "x", "dict": {}}
+    blank = {"str": "x", "path": "x", "dict": {}, "int": 1}
     required = {k: blank.get(v["type"], []) for k, v in spec.items() if v.get("required")}
     if name == "iperf_run":
         required["mode"] = "stop"
