@@ -335,7 +335,9 @@ def test_csv_same_run_client_and_server() -> None:
 
 def test_dualtest_d() -> None:
     port, back = 15312, 15313
-    run = run_pair(port, [], ["-t", "1", "-d", "-L", str(back)])
+    # the server opens the reverse test when the client's arrives: it must still listen then (a loaded machine
+    # starts the client late; with the default 2.5 s the server once exited first and no reverse test was made)
+    run = run_pair(port, [], ["-t", "1", "-d", "-L", str(back)], server_time=5)
     client, server = text(run.client), text(run.server)
     assert (client["side"], server["side"]) == ("client", "server")
     assert client["bidir"] is server["bidir"] is True
@@ -350,7 +352,7 @@ def test_dualtest_d() -> None:
 
 def test_dualtest_two_streams_each_way() -> None:
     port, back = 15320, 15321
-    run = run_pair(port, [], ["-t", "1", "-d", "-L", str(back), "-P", "2"])
+    run = run_pair(port, [], ["-t", "1", "-d", "-L", str(back), "-P", "2"], server_time=5)
     client, server = text(run.client), text(run.server)
     assert (client["side"], server["side"]) == ("client", "server")
     assert client["streams"] == server["streams"] == 2
@@ -389,7 +391,7 @@ def test_reverse_R() -> None:
 
 def test_full_duplex() -> None:
     port = 15317
-    run = run_pair(port, [], ["-t", "1", "--full-duplex"])
+    run = run_pair(port, [], ["-t", "1", "--full-duplex"], server_time=5)
     client, server = text(run.client), text(run.server)
     assert client["bidir"] is server["bidir"] is True
     same_bytes(client["sent"], server["received"])
