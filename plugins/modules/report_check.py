@@ -43,15 +43,8 @@ options:
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
+  - esxilab.iperf.attributes.info_module
 attributes:
-  check_mode:
-    support: full
-    details:
-      - Only reads; runs unchanged in check mode.
-  diff_mode:
-    support: none
-    details:
-      - Nothing changes; there is nothing to diff.
   platform:
     support: full
     platforms: posix
