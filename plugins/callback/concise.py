@@ -16,8 +16,8 @@ author:
 description:
   - The output of C(ansible.builtin.default) in every respect but two.
   - 'A run of the role C(esxilab.iperf.paired_test) is one line (with O(runs=line), the default, at Ansible''s default
-    verbosity): the three tasks of each run (M(esxilab.iperf.paired_test_host)) and the include of each run show no
-    banner and no C(ok:) or C(skipping:) line per host; when the run is recorded, one line says what it measured and
+    verbosity): the task of the runs (M(esxilab.iperf.paired_test_host), one loop item per run) shows no banner and
+    no C(ok:) or C(skipping:) line per run; when the run is recorded, one line says what it measured and
     the time left, as the callback C(esxilab.iperf.progress) words it - for example
     C(run 2/8 sweep 2 streams forward: 954.3 Mbit/s - 48 s left) - and at the end of the play how many runs ran.
     A failure, an unreachable host and a warning are shown as C(ansible.builtin.default) shows them, with the
@@ -51,7 +51,6 @@ requirements:
 
 # Ansible's layout puts DOCUMENTATION above the imports.
 # ruff: noqa: E402
-import os
 import time
 from typing import Any
 
@@ -67,9 +66,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress impo
 # The keys of a failed validate_argument_spec result left out: the whole spec, and the errors
 # again (its msg says them).
 _DROPPED = ("argument_spec_data", "argument_errors")
-# The tasks of a run, and the file each run is included from.
+# The task of the runs.
 _RUN_ACTIONS = frozenset({"esxilab.iperf.paired_test_host"})
-_RUN_FILE = os.path.join("paired_test", "tasks", "run.yml")
 
 
 def _task_of(result: Any) -> Any:
@@ -108,11 +106,6 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
             return
         super().v2_playbook_on_task_start(task, is_conditional)
 
-    def v2_playbook_on_include(self, included_file: Any) -> None:
-        if self._lines and str(getattr(included_file, "_filename", "")).endswith(_RUN_FILE):
-            return
-        super().v2_playbook_on_include(included_file)
-
     def v2_runner_on_ok(self, result: Any) -> None:
         data = result_data(result)
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
@@ -126,6 +119,21 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
     def v2_runner_on_skipped(self, result: Any) -> None:
         if not self._quiet(_task_of(result)):
             super().v2_runner_on_skipped(result)
+
+    def v2_runner_item_on_ok(self, result: Any) -> None:
+        """A run of the series (an item of the runs' loop): its line."""
+        data = result_data(result)
+        line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
+        if not self._quiet(_task_of(result)):
+            super().v2_runner_item_on_ok(result)
+        elif data is not None and (data.get("warnings") or data.get("deprecations")):
+            super().v2_runner_item_on_ok(result)  # what it warns about is seen
+        if line and self._lines:
+            self._display.display(line)
+
+    def v2_runner_item_on_skipped(self, result: Any) -> None:
+        if not self._quiet(_task_of(result)):
+            super().v2_runner_item_on_skipped(result)
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
         data = result_data(result)

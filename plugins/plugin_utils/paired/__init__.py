@@ -9,7 +9,8 @@
 * ``plan`` -- ``build_plan``: the tests expanded into the ordered runs, every problem at once;
 * ``start_delay`` -- the clients' start delay of a run with a barrier, planned then learnt;
 * ``record`` -- ``build_record``: what the run's hosts reported -> the typed ``RunRecord``;
-* ``recorder`` -- the record made in the run's stop task (the stop results meet in a spool);
+* ``recorder`` -- the records and the state of the series, kept in a spool between the runs;
+* ``parts`` / ``engine`` -- a host's start, clients and stop, and a whole run driven from the controller;
 * ``line_rate`` -- each run's line rate, from labels, the report's setting or the hosts' link speeds;
 * ``stability`` -- ``repeat {min, max, until_cv}``: when a point is stable, or given up;
 * ``mesh`` -- the filter ``mesh_schedule``: rounds of host pairs in which no host is in two pairs;

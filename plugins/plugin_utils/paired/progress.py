@@ -129,7 +129,7 @@ class Progress:
                 continue
             try:
                 number = int(run["run"])
-                # a one-pair run starts its client at once: no start delay (see run.yml's barrier)
+                # a one-pair run starts its client at once: no start delay (see paired.engine's barrier)
                 self.planned[number] = run_seconds(
                     {**run, "start_delay": run.get("start_delay") if run.get("barrier", True) else 0}
                 )

@@ -346,9 +346,8 @@ def _headline(pair: PairRecord) -> float | None:
     return result["bits_per_second"] if pair["ok"] and result is not None else None
 
 
-# The role's registered results, read by the record from the hosts' variables.
-# Where each piece of a host's report is: the registered results of the role's three tasks per run
-# (esxilab.iperf.paired_test_host part start / clients / stop) and the rescue's fact.
+# Where the filter paired_test_record finds each piece of a host's report in the hosts' variables (its option
+# host_vars): the registered results of the start, clients and stop tasks, and the rescue's fact.
 HOST_REPORT_VARS = {
     "servers": ("__paired_test_start", "servers"),
     "nic_before": ("__paired_test_start", "nic_before"),

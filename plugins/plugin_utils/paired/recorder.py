@@ -1,45 +1,32 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The record of a run, built in the run's last task (stop), and the state of the series, on the controller.
+"""The state of the series and the records so far, on the controller, between the runs of a play.
 
-Each host's part of a run (``esxilab.iperf.paired_test_host`` ``part=start|clients|stop``) writes
-what it did - its piece - to a spool directory on the controller. The stop of a run runs on the
-run's server hosts at the same time, and on the keeper - one host of the tests that keeps the
-records: the keeper's stop waits for the other stop pieces, builds the record from the run's
-pieces, and writes the state of the series (stopped after a failed run, the ``repeat`` points that
-are done, the measured dispatch times the start delay learns from). The next run's parts read the
-state: a part of a run the series skips does nothing, and the clients set their common start time
-from the start pieces (when the last host was ready) and the state (the start delay) - in Python,
-without templating every host's variables on every host. So a run is three tasks, the order of the
-plan holds (the next run's include starts only when every host of this one has stopped), and the
-cost of a run does not grow with the hosts of the play.
+Each run is one task (``esxilab.iperf.paired_test_host part=run``, ``paired.engine``): it reads the
+state of the series - stopped after a failed run, the ``repeat`` points that are done, the measured
+dispatch times the start delay learns from - and the records so far, makes the run, and writes its
+record and the state after it. A run the series skips does nothing. The pieces each host's parts
+hand over (:data:`REPORT_KEYS`) become the per-host reports :func:`reports` gives the record.
 
 The spool is a directory in Ansible's own private controller directory (``DEFAULT_LOCAL_TMP``,
 mode 0700, removed by Ansible when the play ends). Its files are written atomically without
-following links and read only when they are regular files of ours with the expected host and run;
-each run's pieces are removed once the run is recorded.
+following links and read only when they are regular files of ours with the expected run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-# How long the keeper waits for the other hosts' stop results of a run (seconds). A host's stop is a few
-# commands over SSH, each bounded by the connection's timeout; a host whose stop never ran (Ansible could
-# not run the task there) is recorded as such after this.
-WAIT_SECONDS = 120.0
-POLL_SECONDS = 0.01
-# The parts of a run, each writing its piece; and which keys of a host's report come from which piece.
+# The parts of a run, each giving a piece per host; and which keys of a host's report come from which piece.
 KINDS = ("start", "clients", "stop")
 REPORT_KEYS = {
     "servers": "start",
@@ -50,6 +37,7 @@ REPORT_KEYS = {
     "nic_after": "stop",
 }
 STATE_FILE = "series.json"
+_RECORD_FILE = re.compile(r"record([0-9]{1,9})\.json")
 
 
 class SpoolError(RuntimeError):
@@ -70,11 +58,6 @@ def _check_spool(spool: str) -> None:
         raise SpoolError(f"the spool directory {spool} is not a private directory of this user")
 
 
-def _piece_path(spool: str, kind: str, run: int, host: str) -> str:
-    digest = hashlib.sha256(host.encode()).hexdigest()[:32]
-    return os.path.join(spool, f"{kind}{int(run)}-{digest}.json")
-
-
 def _write_json(spool: str, path: str, document: Mapping[str, Any]) -> None:
     _check_spool(spool)
     partial = f"{path}.{os.getpid()}.part"
@@ -89,14 +72,6 @@ def _write_json(spool: str, path: str, document: Mapping[str, Any]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
-
-
-def write_piece(spool: str, run: int, host: str, piece: Mapping[str, Any], kind: str = "stop") -> None:
-    """Write ``host``'s piece of ``run`` (``kind``: its part, start / clients / stop), atomically: a reader sees all
-    of it or nothing."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    _write_json(spool, _piece_path(spool, kind, run, host), {"host": host, "run": run, "piece": piece})
 
 
 def _read_json(path: str) -> Any:
@@ -114,55 +89,6 @@ def _read_json(path: str) -> Any:
             return json.loads(handle.read())
         except ValueError:
             return None
-
-
-def _read_piece(path: str, run: int, host: str) -> dict[str, object] | None:
-    data = _read_json(path)
-    if not isinstance(data, dict) or data.get("host") != host or data.get("run") != run:
-        return None
-    piece = data.get("piece")
-    return piece if isinstance(piece, dict) else None
-
-
-def read_pieces(spool: str, run: int, hosts: Iterable[str], kind: str) -> dict[str, dict[str, object]]:
-    """The ``kind`` pieces of ``run`` that ``hosts`` wrote (no wait: the task that writes them has ended)."""
-    _check_spool(spool)
-    found = {host: _read_piece(_piece_path(spool, kind, run, host), run, host) for host in hosts}
-    return {host: piece for host, piece in found.items() if piece is not None}
-
-
-def remove_pieces(spool: str, run: int, hosts: Iterable[str]) -> None:
-    """Remove the pieces of ``run`` (it is recorded)."""
-    for kind in KINDS:
-        for host in hosts:
-            with contextlib.suppress(OSError):
-                os.unlink(_piece_path(spool, kind, run, host))
-
-
-def wait_pieces(
-    spool: str,
-    run: int,
-    hosts: Iterable[str],
-    *,
-    seconds: float = WAIT_SECONDS,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, dict[str, object]]:
-    """The stop pieces of ``hosts`` in ``run``, waiting up to ``seconds`` for them; a host whose piece did not
-    come is left out."""
-    _check_spool(spool)
-    waiting = set(hosts)
-    found: dict[str, dict[str, object]] = {}
-    deadline = clock() + seconds
-    while True:
-        for host in sorted(waiting):
-            piece = _read_piece(_piece_path(spool, "stop", run, host), run, host)
-            if piece is not None:
-                found[host] = piece
-                waiting.discard(host)
-        if not waiting or clock() >= deadline:
-            return found
-        sleep(POLL_SECONDS)
 
 
 def stop_hosts(run: Mapping[str, Any]) -> list[str]:
@@ -235,14 +161,21 @@ def halts(record: Mapping[str, Any], continue_on_error: bool) -> bool:
     return not record.get("ok") and not continue_on_error and not tolerated
 
 
-def recorded(facts: Any) -> list[Any]:
-    """The records so far, from the keeper's facts (``__paired_test_recorded``)."""
-    value = facts.get("__paired_test_recorded") if isinstance(facts, Mapping) else None
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str | bytes) else []
+def write_record(spool: str, record: Mapping[str, Any]) -> None:
+    """Keep ``record`` with the records so far (one file per run, written atomically)."""
+    _write_json(spool, os.path.join(spool, f"record{int(record['run'])}.json"), record)
+
+
+def read_records(spool: str) -> list[dict[str, Any]]:
+    """The records kept so far, in the order of their runs (a file that is not a record of ours is ignored)."""
+    _check_spool(spool)
+    numbers = sorted(int(m.group(1)) for name in os.listdir(spool) if (m := _RECORD_FILE.fullmatch(name)))
+    found = [(n, _read_json(os.path.join(spool, f"record{n}.json"))) for n in numbers]
+    return [record for n, record in found if isinstance(record, dict) and record.get("run") == n]
 
 
 # --------------------------------------------------------------------------------------------
-# The state of the series: written by the keeper after each record, read by every part
+# The state of the series: written after each record, read by the next run
 # --------------------------------------------------------------------------------------------
 
 

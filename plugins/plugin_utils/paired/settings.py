@@ -10,7 +10,7 @@ on the clients (``client``) of a run. Everything else is derived from this table
 
 * ``paired/plan.py`` checks and coerces the settings with it and builds each run's ``iperf_server``
   and ``iperf_client`` arguments (keyed by ``iperf_run`` option name) from ``server`` /
-  ``client``, so ``roles/paired_test/tasks/run.yml`` passes them through without naming them;
+  ``client``, so ``roles/paired_test/tasks/series.yml`` passes them through without naming them;
 * ``hacking/generate_paired_test_settings.py`` writes the settings parts of the role's
   ``defaults/main.yml``, ``vars/main.yml`` and ``meta/argument_specs.yml`` (the role variables and
   the per-test options), and a unit test fails when those files are not current.

@@ -102,7 +102,7 @@ def _recording_tasks(path: str) -> list[dict[str, Any]]:
             for key in ("block", "rescue", "always"):
                 found += walk(task.get(key))
             action = task.get("esxilab.iperf.paired_test_host")
-            if isinstance(action, dict) and action.get("part") == "stop" and "record" in action:
+            if isinstance(action, dict) and action.get("part") == "run":
                 found.append(action)
         return found
 
@@ -111,10 +111,10 @@ def _recording_tasks(path: str) -> list[dict[str, Any]]:
 
 def test_the_role_keeps_the_contract_progress_depends_on() -> None:
     """paired_test_plan set in the preflight; paired_test_results set to [] before the runs; after each run the
-    recording stop returns the records so far (__paired_test_recorded, tests/unit/plugins/action/)."""
+    run's task returns the records so far (__paired_test_recorded, tests/unit/plugins/action/)."""
     assert any("paired_test_plan" in facts for facts in _set_facts("preflight.yml"))
     assert any(facts.get("paired_test_results") == [] for facts in _set_facts("preflight.yml"))
-    assert len(_recording_tasks("run.yml")) == 1
+    assert len(_recording_tasks("series.yml")) == 1
 
 
 def test_concise_drops_the_spec_dump_of_a_failed_validation(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1433,10 +1433,9 @@ def test_peer_is_esxi_leaves_the_client_sending_alone() -> None:
 
 
 def test_paired_test_role_passes_peer_is_esxi() -> None:
-    tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/run.yml").read_text())
-    inner = next(t for t in tasks[0]["block"] if "block" in t)["block"]
-    clients = next(t for t in inner if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "clients")
-    assert clients["esxilab.iperf.paired_test_host"]["esxi_hosts"] == "{{ __paired_test_esxi_hosts }}"
+    tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/series.yml").read_text())
+    run = next(t for t in tasks if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "run")
+    assert run["esxilab.iperf.paired_test_host"]["esxi_hosts"] == "{{ __paired_test_esxi_hosts }}"
     # read once from the hosts' probes of the preflight (the same uname check as host_is_esxi); paired_test_host
     # gives a client peer_is_esxi when its server is one of them (tests/unit/plugins/action/test_paired_test_host.py)
     preflight = yaml.safe_load((REPO / "roles/paired_test/tasks/preflight.yml").read_text())

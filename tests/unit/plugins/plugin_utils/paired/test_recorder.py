@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The spool where a run's stop results meet, and the reports the record is built from."""
+"""The spool where the records and the state of the series are kept, and the reports a record is built from."""
 
 from __future__ import annotations
 
@@ -32,60 +32,39 @@ def test_the_stop_hosts_are_the_servers_and_the_nic_readers_after() -> None:
     assert recorder.stop_hosts({**RUN, "nic_after": False}) == ["h1", "h2"]
 
 
-def test_pieces_meet_in_the_spool_and_are_removed_once_the_run_is_recorded(tmp_path: Path) -> None:
+def test_the_records_are_kept_one_file_per_run_and_read_in_run_order(tmp_path: Path) -> None:
     spool = recorder.make_spool(str(tmp_path))
     assert os.stat(spool).st_mode & 0o777 == 0o700
-    recorder.write_piece(spool, 4, "h1", {"stops": {"results": [1]}})
-    recorder.write_piece(spool, 4, "h2", {"stops": {"results": [2]}})
-    recorder.write_piece(spool, 4, "h3", {"ready_at": 5.0}, kind="start")
-    recorder.write_piece(spool, 5, "h4", {"stops": {"results": [5]}})  # another run's: not read for run 4
-    found = recorder.wait_pieces(spool, 4, ["h1", "h2"], seconds=0)
-    assert found == {"h1": {"stops": {"results": [1]}}, "h2": {"stops": {"results": [2]}}}
-    assert recorder.read_pieces(spool, 4, ["h1", "h3"], "start") == {"h3": {"ready_at": 5.0}}
-    recorder.remove_pieces(spool, 4, ["h1", "h2", "h3"])
-    assert len(os.listdir(spool)) == 1  # run 5's piece is left for run 5
-    with pytest.raises(ValueError, match="kind must be one of start, clients, stop"):
-        recorder.write_piece(spool, 4, "h1", {}, kind="other")
-
-
-def test_a_piece_that_does_not_come_is_left_out_after_the_wait(tmp_path: Path) -> None:
-    spool = recorder.make_spool(str(tmp_path))
-    recorder.write_piece(spool, 4, "h1", {"stops": {"results": []}})
-    now = [0.0]
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
-
-    found = recorder.wait_pieces(spool, 4, ["h1", "h2"], seconds=1.0, clock=lambda: now[0], sleep=sleep)
-    assert list(found) == ["h1"]
-    assert 1.0 <= now[0] < 1.1 and len(slept) > 50  # polled until the deadline, not one long sleep
+    assert recorder.read_records(spool) == []
+    for number in (2, 10, 1):
+        recorder.write_record(spool, {"run": number, "ok": True})
+    assert [r["run"] for r in recorder.read_records(spool)] == [1, 2, 10]  # numbers, not names, give the order
 
 
 def test_a_spool_that_is_not_private_or_a_link_is_refused(tmp_path: Path) -> None:
     spool = recorder.make_spool(str(tmp_path))
     os.chmod(spool, 0o777)
     with pytest.raises(recorder.SpoolError, match="not a private directory"):
-        recorder.write_piece(spool, 1, "h1", {})
+        recorder.write_record(spool, {"run": 1})
     os.chmod(spool, 0o700)
     link = tmp_path / "link"
     link.symlink_to(spool)
     with pytest.raises(recorder.SpoolError, match="not a private directory"):
-        recorder.wait_pieces(str(link), 1, ["h1"], seconds=0)
+        recorder.read_records(str(link))
 
 
-def test_a_planted_link_or_a_forged_piece_is_not_read(tmp_path: Path) -> None:
+def test_a_planted_link_or_a_forged_record_is_not_read(tmp_path: Path) -> None:
     spool = recorder.make_spool(str(tmp_path))
-    recorder.write_piece(spool, 4, "h1", {"stops": 1})
-    (path,) = (Path(spool) / name for name in os.listdir(spool))
+    recorder.write_record(spool, {"run": 4})
+    path = Path(spool) / "record4.json"
     other = tmp_path / "elsewhere.json"
     path.rename(other)
     path.symlink_to(other)
-    assert recorder.wait_pieces(spool, 4, ["h1"], seconds=0) == {}
+    assert recorder.read_records(spool) == []
     path.unlink()
-    path.write_text('{"host": "h2", "run": 4, "piece": {"stops": 2}}')  # h2's content under h1's name
-    assert recorder.wait_pieces(spool, 4, ["h1"], seconds=0) == {}
+    path.write_text('{"run": 5}')  # run 5's content under run 4's name
+    (Path(spool) / "record6.json.part").write_text('{"run": 6}')  # not a record's name
+    assert recorder.read_records(spool) == []
 
 
 def test_reports_take_the_pieces_and_say_what_is_missing() -> None:
@@ -144,8 +123,3 @@ def test_a_failed_run_halts_the_series_unless_told_or_tolerated(
     record: dict[str, Any], continue_on_error: bool, halts: bool
 ) -> None:
     assert recorder.halts(record, continue_on_error) is halts
-
-
-def test_the_records_so_far_are_the_keepers_fact() -> None:
-    assert recorder.recorded({"__paired_test_recorded": [{"run": 1}]}) == [{"run": 1}]
-    assert recorder.recorded({}) == [] and recorder.recorded(None) == []

@@ -22,7 +22,7 @@ from hacking import generate_paired_test_settings as generator
 from tests.collection_path import REPO
 
 ROLE = REPO / "roles" / "paired_test"
-RUN_TASKS = ROLE / "tasks" / "run.yml"
+RUN_TASKS = ROLE / "tasks" / "series.yml"
 
 
 def test_generated_role_files_are_current() -> None:
@@ -81,15 +81,14 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
 
 
 def test_run_tasks_name_no_setting() -> None:
-    """run.yml hands over the whole run (its iperf_server / iperf_client), not one line per option."""
-    inner = next(t for t in yaml.safe_load(RUN_TASKS.read_text())[0]["block"] if "block" in t)
-    parts = [*inner["block"], *inner["always"]]
+    """The run's task hands over the whole run (its iperf_server / iperf_client), not one line per option."""
+    parts = [t for t in yaml.safe_load(RUN_TASKS.read_text()) if "esxilab.iperf.paired_test_host" in t]
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
-    assert [t["esxilab.iperf.paired_test_host"]["part"] for t in parts] == ["start", "clients", "stop"]
+    assert [t["esxilab.iperf.paired_test_host"]["part"] for t in parts] == ["run"]
     for task in parts:
         options = task["esxilab.iperf.paired_test_host"]
         assert options["run"] == "{{ __paired_test_run }}"
-        assert not set(options) & fed, f"run.yml still passes {sorted(set(options) & fed)} itself"
+        assert not set(options) & fed, f"series.yml still passes {sorted(set(options) & fed)} itself"
 
 
 def _run(**settings: Any) -> dict[str, Any]:

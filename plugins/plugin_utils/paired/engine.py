@@ -1,0 +1,147 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One run of the plan, driven from the controller: every host's start, then the clients at the barrier, then every
+host's stop, then the record.
+
+The role runs each run as one task on one host (``esxilab.iperf.paired_test_host part=run``); that task hands
+:func:`drive` a step function per host of the run (the collection's actions over that host's own connection). The
+hosts of a part work at the same time, each in a thread of the task; the parts follow each other. So a run costs one
+task however many hosts it has, the plan's order is the order of the task's loop, and a host no run uses is never
+contacted after the probe.
+
+The barrier: when the last host of the run has started its servers, the clients' common start time is set to that
+moment plus the start delay (``paired.start_delay``: learnt from how long the clients of earlier runs took to reach
+it); every client waits for it on its own host.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import (
+    Part,
+    Say,
+    Step,
+    clients_part,
+    start_part,
+    stop_part,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
+
+__all__ = ["Outcome", "drive"]
+
+#: The most hosts of a part worked on at once (each is a thread waiting on its SSH session).
+MAX_THREADS = 64
+_TASKS = {
+    "start": "Start the servers (and read the NIC counters before the run)",
+    "clients": "Run the clients together (and wait for external clients)",
+}
+
+
+@dataclass
+class Outcome:
+    """What a run left: its record, whether the series stops after it, and what to show."""
+
+    record: RunRecord
+    halt: bool
+    state: dict[str, object]
+    warnings: list[str] = field(default_factory=list)
+    failed_hosts: dict[str, str] = field(default_factory=dict)
+
+
+def _each(hosts: Sequence[str], work: Callable[[str], Part]) -> dict[str, Part]:
+    """``work(host)`` for every host at the same time; an exception is the host's failed part."""
+
+    def guarded(host: str) -> Part:
+        try:
+            return work(host)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # a bug fails the host
+            return Part({}, failed=[f"{type(exc).__name__}: {exc}"])
+
+    if not hosts:
+        return {}
+    if len(hosts) == 1:
+        return {hosts[0]: guarded(hosts[0])}
+    with ThreadPoolExecutor(max_workers=min(len(hosts), MAX_THREADS)) as pool:
+        return dict(zip(hosts, pool.map(guarded, hosts), strict=True))
+
+
+def drive(
+    run: Mapping[str, Any],
+    steps: Mapping[str, Step],
+    options: Mapping[str, Mapping[str, Any]],
+    *,
+    state: Mapping[str, Any],
+    previous: Sequence[Any],
+    esxi_hosts: frozenset[str],
+    probe_dispatch: float | None,
+    continue_on_error: bool,
+    say: Say,
+    clock: Callable[[], float] = time.time,
+) -> Outcome:
+    """Make ``run`` on its hosts (``steps[host]``; ``options[host]``: the state directory and the tool options every
+    ``iperf_run`` step of the host gets) and record it. ``state`` is the series' state before the run, ``previous``
+    the records so far; the outcome carries the state after it."""
+    number = int(run["run"])
+    pieces: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in recorder.KINDS}
+    failures: dict[str, dict[str, object]] = {}
+    warnings: list[str] = []
+
+    def note(kind: str, parts: Mapping[str, Part]) -> None:
+        for host, part in parts.items():
+            if part.piece:  # empty: the part raised - the host has no piece, the report says why
+                pieces[kind][host] = part.piece
+            warnings.extend(part.warnings)
+            if part.failed and kind in _TASKS:
+                failures[host] = {
+                    "run": number,
+                    "task": f"{_TASKS[kind]} - run {number}",
+                    "msg": "; ".join(part.failed),
+                }
+
+    def start(host: str) -> Part:
+        part = start_part(steps[host], run, host, options[host], say)
+        part.piece["ready_at"] = round(clock(), 3)
+        return part
+
+    starting = sorted(set(run.get("server_hosts") or ()) | set(run.get("client_hosts") or ()))
+    note("start", _each(starting, start))
+
+    barrier: dict[str, object] | None = None
+    start_at: float | None = None
+    if run.get("barrier"):
+        delay = auto_start_delay(run, state.get("dispatch") or (), probe_dispatch)
+        start_at = recorder.start_at(pieces["start"], delay, clock())
+        barrier = {"run": number, "start_at": start_at, "start_delay": delay}
+
+    def clients(host: str) -> Part:
+        return clients_part(steps[host], run, host, options[host], say, start_at=start_at, esxi_hosts=esxi_hosts)
+
+    note("clients", _each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
+    note("stop", _each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))
+
+    missing = "its stop did not run"
+    record = build_record(
+        run,
+        recorder.reports(run, pieces, failures.get, missing),
+        barrier=barrier,
+        previous=previous,
+    )
+    halt = recorder.halts(record, continue_on_error)
+    return Outcome(
+        record=record,
+        halt=halt,
+        state=recorder.next_state(state, record, halt),
+        warnings=warnings,
+        failed_hosts={host: str(failure["msg"]) for host, failure in failures.items()},
+    )

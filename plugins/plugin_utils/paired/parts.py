@@ -1,0 +1,170 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One host's part of a run - start, clients, stop - as the steps of the collection's own actions.
+
+Each part calls ``step(name, args)``: the action ``esxilab.iperf.<name>`` (``iperf_run``,
+``iperf_facts``) run over the host's connection, its result as a task of its own would return it
+(``paired.engine`` hands each host its own). A part returns the host's piece of the run (what the
+record is built from: ``paired.recorder.REPORT_KEYS``), the problems that fail the host's part, and
+the warnings to show. Nothing here knows Ansible: the unit tests give it steps of their own.
+
+Private module: not part of the collection's public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Part", "Step", "clients_part", "given", "start_part", "stop_part"]
+
+#: ``step(action, args)``: the result of the action ``esxilab.iperf.<action>`` run with ``args`` on the host.
+Step = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+#: What the part says to the person running the play (a server outside the inventory to start, ...).
+Say = Callable[[str], None]
+
+
+@dataclass
+class Part:
+    """What one host did in one part of a run."""
+
+    piece: dict[str, Any]
+    failed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def given(**options: Any) -> dict[str, Any]:
+    """The options that are set (Ansible's ``omit``: a falsy value is left out)."""
+    return {name: value for name, value in options.items() if value not in (None, "")}
+
+
+def _pairs(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [p for p in run.get("pairs") or [] if isinstance(p, Mapping)]
+
+
+def _lost(outcome: Mapping[str, Any]) -> bool:
+    return bool(outcome.get("unreachable"))
+
+
+def nic_counters(step: Step, run: Mapping[str, Any], host: str) -> dict[str, Any] | None:
+    """The NIC counters of the host's test addresses in ``run`` (``iperf_facts``), or None when it has none."""
+    addresses = (run.get("nic_addresses") or {}).get(host)
+    if not addresses:
+        return None
+    return step("iperf_facts", {"gather_tools": False, "nic_counters_of": list(addresses)})
+
+
+def start_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say) -> Part:
+    """Read the NIC counters before the run and start the host's servers (a failed start stops the loop: the ones
+    started are stopped by the stop part)."""
+    part = Part({"nic_before": nic_counters(step, run, host) if run.get("nic_before") else None})
+    for pair in _pairs(run):
+        outside = pair.get("external_server")
+        if pair.get("client") == host and isinstance(outside, Mapping):
+            say(
+                f"Pair {pair['pair']}: the client on {host} connects to {pair['address']}:{pair['port']}, a "
+                "server outside the inventory - it must be listening there now (iperf3.exe on Windows takes "
+                f"the same arguments): {outside.get('command')}"
+            )
+    items = []
+    for pair in _pairs(run):
+        if pair.get("server") != host or pair.get("external_server"):
+            continue
+        args = {
+            **(run.get("iperf_server") or {}),
+            "mode": "server",
+            "port": pair["port"],
+            "one_off": bool(pair.get("one_off")),
+            **given(bind=pair.get("bind")),
+            **options,
+        }
+        outcome = step("iperf_run", args)
+        items.append({**outcome, "item": pair})
+        # servers an interrupted run left on this port, stopped before this start: said, not only recorded
+        part.warnings += [f"pair {pair['pair']}: {note}" for note in outcome.get("leftovers") or []]
+        if outcome.get("failed") or _lost(outcome):
+            part.failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the server did not start')}")
+            break
+    part.piece["servers"] = {"results": items}
+    return part
+
+
+def clients_part(
+    step: Step,
+    run: Mapping[str, Any],
+    host: str,
+    options: Mapping[str, Any],
+    say: Say,
+    *,
+    start_at: float | None,
+    esxi_hosts: frozenset[str],
+) -> Part:
+    """Run the host's clients (at ``start_at`` when the run has a barrier), then wait for the external clients of
+    the host's servers."""
+    part = Part({})
+    items = []
+    for pair in _pairs(run):
+        if pair.get("client") != host:
+            continue
+        peer = pair.get("server")
+        args = {
+            **(run.get("iperf_client") or {}),
+            "mode": "client",
+            "server": pair["address"],
+            "port": pair["port"],
+            "labels": pair.get("labels") or {},
+            # an ESXi server's sending (reverse) carries its garbage TCP_INFO retransmits: dropped
+            "peer_is_esxi": peer is not None and peer in esxi_hosts,
+            **given(bind=pair.get("client_bind"), start_at=start_at),
+            **options,
+        }
+        outcome = step("iperf_run", args)
+        items.append({**outcome, "item": pair})
+        if outcome.get("failed") or _lost(outcome):
+            part.failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the client failed')}")
+    part.piece["clients"] = {"results": items}
+    collects = []
+    for pair in _pairs(run):
+        external = pair.get("external")
+        if pair.get("server") != host or part.failed or not isinstance(external, Mapping):
+            continue
+        say(
+            f"Pair {pair['pair']}: waiting up to {external.get('deadline')} s for {external.get('count')} "
+            f"client test(s){(' from ' + str(external['from'])) if external.get('from') else ''}; on the "
+            f"external host run (iperf3.exe on Windows takes the same arguments): {external.get('command')}"
+        )
+        args = {
+            "mode": "collect",
+            "port": pair["port"],
+            "clients": external.get("count"),
+            "deadline": external.get("deadline"),
+            "labels": pair.get("labels") or {},
+            **given(bind=pair.get("bind"), peer=external.get("from"), state_dir=options.get("state_dir")),
+        }
+        outcome = step("iperf_run", args)
+        collects.append({**outcome, "item": pair})
+    part.piece["collects"] = {"results": collects}
+    return part
+
+
+def stop_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any]) -> Part:
+    """Stop the host's servers and read the NIC counters after the run."""
+    part = Part({})
+    items = []
+    lost = False
+    for pair in _pairs(run):
+        if pair.get("server") != host or pair.get("external_server") or lost:
+            continue
+        args = {
+            "mode": "stop",
+            "port": pair["port"],
+            **given(bind=pair.get("bind"), state_dir=options.get("state_dir")),
+        }
+        outcome = step("iperf_run", args)
+        items.append({**outcome, "item": pair})
+        lost = _lost(outcome)
+    part.piece["stops"] = {"results": items}
+    part.piece["nic_after"] = nic_counters(step, run, host) if run.get("nic_after") and not lost else None
+    return part

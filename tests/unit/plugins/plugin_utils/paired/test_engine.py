@@ -1,0 +1,215 @@
+# Copyright (c) esxilab.iperf contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A run driven from the controller: each host's part (paired.parts) as the collection's own steps with the run's
+options, then the whole run (paired.engine) - starts, the barrier, clients, stops, the record.
+
+The steps themselves (iperf_run, iperf_facts) are proven by their own tests and on the lab; here the steps are
+recorded, to show which ones each host makes, with which options, in which order, and what the record makes of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import drive
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import (
+    Step,
+    clients_part,
+    start_part,
+    stop_part,
+)
+
+
+def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> dict[str, Any]:
+    return {
+        "run": 3,
+        "pair": number,
+        "server": server,
+        "client": client,
+        "address": f"198.18.0.{number}",
+        "port": 5200 + number,
+        "bind": f"198.18.0.{number}",
+        "client_bind": None,
+        "one_off": False,
+        "labels": {"pair": number},
+        "external": None,
+        "external_server": None,
+        "sender": client,
+        "receiver": server,
+        **extra,
+    }
+
+
+RUN: dict[str, Any] = {
+    "run": 3,
+    "test": "t",
+    "streams": 2,
+    "direction": "forward",
+    "swapped": False,
+    "repetition": 1,
+    "server_hosts": ["h1", "h2"],
+    "client_hosts": ["h1", "h2", "h3"],
+    "barrier": True,
+    "start_delay": 2.2,  # planned: 1 s + 0.4 s per client
+    "start_delay_auto": True,
+    "nic_before": True,
+    "nic_after": False,
+    "nic_addresses": {"h1": ["198.18.0.1"]},
+    "iperf_server": {"tool": "iperf3", "server_timeout": 130},
+    "iperf_client": {"tool": "iperf3", "duration": 10, "streams": 2, "reverse": False},
+    "pairs": [_pair(1, "h1", "h2"), _pair(2, "h1", "h3"), _pair(3, "h2", "h1")],
+}
+OPTIONS = {"state_dir": "/tmp"}
+
+
+class Steps:
+    """The steps of one host, recorded; ``fail`` - the mode whose steps fail (from the second step on)."""
+
+    def __init__(self, fail: str = "", lost: str = "") -> None:
+        self.made: list[tuple[str, dict[str, Any]]] = []
+        self.fail, self.lost = fail, lost
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        self.made.append((name, dict(args)))
+        if self.lost and args.get("mode") == self.lost:
+            return {"unreachable": True, "msg": "connection lost"}
+        if self.fail and args.get("mode") == self.fail and len(self.made) > 1:
+            return {"failed": True, "msg": "no"}
+        if args.get("mode") == "client":
+            return {"changed": True, "msg": "ok", "arrived_at": 0.0}
+        return {"changed": True, "msg": "ok", "pid": 7, "stopped": [{"pid": 7, "status": "stopped"}]}
+
+
+def _said() -> tuple[list[str], Any]:
+    lines: list[str] = []
+    return lines, lines.append
+
+
+def test_start_reads_the_nic_then_starts_this_hosts_servers_with_the_runs_options() -> None:
+    steps = Steps()
+    part = start_part(steps, RUN, "h1", {**OPTIONS, "probe": {"p": 1}}, _said()[1])
+    assert [step[0] for step in steps.made] == ["iperf_facts", "iperf_run", "iperf_run"]
+    assert steps.made[0][1] == {"gather_tools": False, "nic_counters_of": ["198.18.0.1"]}
+    assert steps.made[1][1] == {
+        "tool": "iperf3",
+        "server_timeout": 130,
+        "mode": "server",
+        "port": 5201,
+        "one_off": False,
+        "bind": "198.18.0.1",
+        "state_dir": "/tmp",
+        "probe": {"p": 1},
+    }
+    assert [item["item"]["pair"] for item in part.piece["servers"]["results"]] == [1, 2] and not part.failed
+
+
+def test_a_server_that_does_not_start_ends_the_part_failed() -> None:
+    steps = Steps(fail="server")
+    part = start_part(steps, RUN, "h1", OPTIONS, _said()[1])
+    assert len(part.piece["servers"]["results"]) == 1  # the second start is not tried
+    assert part.failed == ["pair 1: no"] and len(steps.made) == 2
+
+
+def test_clients_start_at_the_barrier_and_know_an_esxi_server() -> None:
+    steps = Steps()
+    part = clients_part(steps, RUN, "h1", OPTIONS, _said()[1], start_at=1234.5, esxi_hosts=frozenset({"h2"}))
+    assert steps.made == [
+        (
+            "iperf_run",
+            {
+                "tool": "iperf3",
+                "duration": 10,
+                "streams": 2,
+                "reverse": False,
+                "mode": "client",
+                "server": "198.18.0.3",
+                "port": 5203,
+                "labels": {"pair": 3},
+                "peer_is_esxi": True,
+                "start_at": 1234.5,
+                "state_dir": "/tmp",
+            },
+        )
+    ]
+    assert part.piece["collects"] == {"results": []}
+
+
+def test_stop_stops_every_server_of_this_host_and_a_host_without_servers_does_nothing() -> None:
+    steps = Steps()
+    part = stop_part(steps, RUN, "h1", OPTIONS)
+    assert [step[1]["port"] for step in steps.made] == [5201, 5202]
+    assert all(step[1]["mode"] == "stop" for step in steps.made) and part.piece["nic_after"] is None
+    steps = Steps()
+    assert stop_part(steps, RUN, "h3", OPTIONS).piece["stops"] == {"results": []} and steps.made == []
+
+
+def _drive(steps: Mapping[str, Step], **options: Any) -> Any:
+    settings: dict[str, Any] = {
+        "state": recorder.new_state(),
+        "previous": [],
+        "esxi_hosts": frozenset(),
+        "probe_dispatch": 0.25,
+        "continue_on_error": False,
+        "say": _said()[1],
+        **options,
+    }
+    return drive(RUN, steps, dict.fromkeys(steps, OPTIONS), **settings)
+
+
+def test_a_run_starts_every_host_then_the_clients_at_the_barrier_then_stops_and_records() -> None:
+    steps = {host: Steps() for host in ("h1", "h2", "h3")}
+    clock = iter([100.0, 100.5, 100.25, 101.0])  # h1, h2, h3 ready; then now
+    outcome = _drive(steps, clock=lambda: next(clock))
+    # the barrier: the last host ready (100.5) + the first run's delay with 3 clients: 3 x 0.25 s + 0.5 s
+    starts = [a["start_at"] for s in steps.values() for _n, a in s.made if a.get("mode") == "client"]
+    assert starts == [101.75] * 3
+    for host, made in steps.items():  # each host: its start, then its clients, then its stop - in this order
+        modes = [a.get("mode", "nic") for _n, a in made.made]
+        assert modes == sorted(modes, key=["nic", "server", "client", "stop"].index), (host, modes)
+    record = outcome.record
+    assert (record["run"], record["start_at"], record["start_delay"]) == (3, 101.75, 1.25)
+    assert [p["server_stop"] for p in record["pairs"]] == ["stopped"] * 3
+    assert outcome.state == recorder.next_state(recorder.new_state(), record, outcome.halt)
+
+
+def test_a_host_whose_start_failed_runs_no_client_and_its_servers_are_still_stopped() -> None:
+    steps = {"h1": Steps(fail="server"), "h2": Steps(), "h3": Steps()}
+    outcome = _drive(steps)
+    modes = [a.get("mode", "nic") for _n, a in steps["h1"].made]
+    assert modes == ["nic", "server", "stop", "stop"]  # no second server, no client; both ports stopped
+    assert "h1" in outcome.failed_hosts and outcome.record["ok"] is False
+    errors = " ".join(p["error"] or "" for p in outcome.record["pairs"])
+    assert "the client on h1 did not run: Start the servers" in errors, errors
+    assert outcome.halt is True  # without continue_on_error the series stops
+    assert _drive({h: Steps() for h in ("h1", "h2", "h3")}, continue_on_error=True).halt is False
+
+
+def test_a_lost_host_fails_its_pairs_and_a_bug_in_one_host_fails_only_that_host() -> None:
+    class Broken(Steps):
+        def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+            raise KeyError("port")
+
+    steps = {"h1": Steps(), "h2": Steps(lost="client"), "h3": Broken()}
+    outcome = _drive(steps)
+    by_pair = {p["pair"]: p for p in outcome.record["pairs"]}
+    assert by_pair[1]["ok"] is False and "connection lost" in str(by_pair[1]["error"])  # h2's client
+    assert "KeyError" in str(by_pair[2]["error"])  # h3's client never ran
+    assert outcome.failed_hosts.keys() == {"h2", "h3"} and "KeyError: 'port'" in outcome.failed_hosts["h3"]
+
+
+def test_the_hosts_of_a_part_work_at_the_same_time() -> None:
+    """Every start of the run is under way before any ends (a barrier of 3 threads: one at a time would hang)."""
+    together = threading.Barrier(3, timeout=10)
+
+    class Waits(Steps):
+        def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+            if name == "iperf_run" and args.get("mode") == "client":
+                together.wait()
+            return super().__call__(name, args)
+
+    outcome = _drive({h: Waits() for h in ("h1", "h2", "h3")})
+    assert not outcome.failed_hosts, outcome.failed_hosts
