@@ -28,9 +28,9 @@ Measured (from the child ``ansible-playbook`` and the run records, never estimat
 * accuracy: the role's ``total_bits_per_second`` / the by-hand receiver's bit/s (one pair).
 
 The goals of issues 14 and 20 are printed as met / not met; nothing is asserted. Issue 20 adds: the
-tasks a play runs (task banners in Ansible's output: a one-run playbook, and per added run of the
-sweep) and one pair with every lab host in the play against the same pair with its two hosts
-(``--limit``). Builds its own lab
+tasks a play runs (task banners in Ansible's output, each run of the runs' loop one task: a one-run
+playbook, and per added run of the sweep) and one pair with every lab host in the play against the
+same pair with its two hosts (``--limit``). Builds its own lab
 (``--name``, default ``ptbench``, on ``--subnet``, default 198.19.243.0/24; 2 x the largest pair
 count hosts, every link shaped to ``--rate``) in a temporary state dir and removes it at the end,
 also on failure. Needs root. A script, not a pytest test::
@@ -302,8 +302,18 @@ class Bench:
         results = printed_results(output)
         runs = role_runs(results) if kind == ROLE else hand_runs(results)
         count = len(sessions.read_text().splitlines())
-        tasks = len(re.findall(r"^TASK \[", output, flags=re.MULTILINE))
+        tasks = count_tasks(output)
         return Play(wall=wall, cpu=cpu, pss_peak=pss, sessions=count, runs=runs, tasks=tasks)
+
+
+def count_tasks(output: str) -> int:
+    """The tasks a play ran: its task banners, with each item of the runs' loop one task (one run is one task): the
+    collection's stdout callback prints a run as one line and no banner for the runs' task; the default callback
+    prints the loop's banner and one line per item."""
+    banners = len(re.findall(r"^TASK \[", output, flags=re.MULTILINE))
+    items = len(re.findall(r"^\w+: \[[^]]+\] => \(item=run \d+/", output, flags=re.MULTILINE))
+    lines = len(re.findall(r"^run \d+/\d+ ", output, flags=re.MULTILINE))
+    return banners + lines + (items - 1 if items else 0)
 
 
 # --------------------------------------------------------------------------------------
