@@ -48,8 +48,8 @@ def _runs() -> list[dict[str, Any]]:
 
 
 def _document() -> dict[str, Any]:
-    report = build_report(_runs(), name="lo", compare_by="nic", line_rate_bps=1e9,
-                          environment={"site": "http://wiki.example/lab", "nics": [{"name": "vmnic1", "speed": 10000}]})  # fmt: skip
+    environment = {"site": "http://wiki.example/lab", "nics": [{"name": "vmnic1", "speed": 10000}]}
+    report = build_report(_runs(), name="lo", compare_by="nic", line_rate_bps=1e9, environment=environment)
     return report_doc(report)
 
 
