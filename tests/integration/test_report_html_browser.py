@@ -72,7 +72,7 @@ FIXTURE_RUNS = [
 def _runs(scale: float) -> list[dict[str, Any]]:
     out = []
     for name, nic in FIXTURE_RUNS:
-        result: dict[str, Any] = parse((FIXTURES / name).read_text(), keep_raw=True)  # type: ignore[call-arg]
+        result: dict[str, Any] = parse((FIXTURES / name).read_text(), keep_raw=True)
         if isinstance(result.get("bits_per_second"), float):
             result["bits_per_second"] *= scale
         result["labels"] = {"test": "nic", "nic": nic}

@@ -41,7 +41,7 @@ def _runs() -> list[dict[str, Any]]:
         ("iperf3-3.0or3.1-text-client-tcp-attfiber.txt", "vmxnet3"),
         ("iperf3-3.17.1-text-client-error-unable-to-connect.txt", "vmxnet3"),
     ):
-        result: dict[str, Any] = parse((FIXTURES / name).read_text(), keep_raw=True)  # type: ignore[call-arg]
+        result: dict[str, Any] = parse((FIXTURES / name).read_text(), keep_raw=True)
         result["labels"] = {"test": "lo", "nic": nic, "note": HOSTILE}
         out.append(result)
     return out
