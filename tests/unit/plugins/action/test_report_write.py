@@ -180,6 +180,7 @@ def test_without_matplotlib_check_mode_says_plots_would_be_skipped(tmp_path: Pat
         ({"runs": [], "knee_tolerance": 2}, "knee_tolerance must be a fraction"),
         ({"runs": "x"}, "runs"),
         ({"runs": [], "colour": "red"}, "Unsupported parameters"),
+        ({"runs": [], "html": "maybe"}, "argument 'html' is of type str and we were unable to convert to bool"),
         # issue 21: free text in generated_at (it may end the directory's name) is refused before anything is written
         (
             {"runs": [], "generated_at": "not a time", "dest_time": True},

@@ -214,3 +214,23 @@ def test_the_script_reads_ethtool_s_and_tc_on_this_shell() -> None:
     assert nic["driver_stats"] == {}  # ethtool -i lo fails (no driver information): that problem is ethtool -i's
     assert not [p for p in nic["problems"] if "ethtool -S" in p or "tc " in p]
     assert set(nic["qdisc"]) == {"dropped", "overlimits", "requeues"}
+
+
+def test_an_esxi_uplink_that_missed_packets_warns_with_the_esxcli_counter() -> None:
+    """ESXi: the recorded ``esxcli network nic stats get -n vmnic2`` (KB 341594) before, and the same output with
+    its ``Receive missed errors`` line raised by 1204 after (an edited copy: the delta needs two readings of one
+    NIC, no such pair was recorded)."""
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import span_delta
+
+    text = (ESXI_RECORDINGS / "unknown__network-nic-stats-get__kb341594.txt").read_text()
+    later = text.replace("Receive missed errors: 0", "Receive missed errors: 1204")
+    assert later != text
+
+    def reading(stats: str) -> dict[str, Any]:
+        nic = {"name": "vmnic2", "counters": parse_nic_stats(stats)["counters"]}
+        return {"esx1": {"198.18.165.21": {"interface": "vmk1", "nics": [nic]}}}
+
+    delta = span_delta(reading(text), reading(later), first_run=3, last_run=3)
+    assert delta.loss_lines() == [
+        "run 3 ran out of ring / buffer space 1,204 times on vmnic2 of esx1 (rx_missed_errors)"
+    ]
