@@ -38,6 +38,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import check_generated_at, compare_by_warning
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.html import HTML_FILE, html_files, raw_files
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
 
@@ -53,7 +54,7 @@ _REPORT_KEY = "report"
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
-    """Write results.json, results.csv, summary.csv, summary.md and the PNG plots of a report."""
+    """Write results.json, results.csv, summary.csv, summary.md, the PNG plots and report.html of a report."""
 
     TRANSFERS_FILES = False
 
@@ -124,8 +125,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         }
         # In check mode no plot is drawn: it would be written, its content is unknown.
         contents.update({spec.file: None if check_mode else images[spec.file] for spec in specs})
+        if args["html"]:  # report.html and the raw outputs it links, from the same document as results.json
+            shown = [] if check_mode else [(spec.caption or spec.title, images[spec.file]) for spec in specs]
+            beside = [*FILES.values(), *(spec.file for spec in specs)]
+            contents.update(html_files(document, shown, files=beside, plots_note=note))
         paths = {key: os.path.join(dest, name) for key, name in FILES.items()}
         plot_paths = [os.path.join(dest, spec.file) for spec in specs]
+        html_path = os.path.join(dest, HTML_FILE) if args["html"] else None
+        raw_paths = [os.path.join(dest, name) for name, _text in raw_files(document).values()] if args["html"] else []
         try:
             outcome = write_report(
                 dest,
@@ -156,6 +163,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         unused = compare_by_warning(report)
         if unused:
             warnings.append(f"{_NAME}: {unused}")
+        warnings += [f"{_NAME}: {line}" for line in report.loss_warnings]  # where the packets went
         if warnings:
             result["warnings"] = warnings
         table = table_lines(report, directory=dest, plots_note=note, check_mode=check_mode)
@@ -168,13 +176,15 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         result.update(
             changed=bool(written or outcome.removed or outcome.manifest_changed),
             dir=dest,
-            files={**paths, "plots": plot_paths},
+            files={**paths, "html": html_path, "raw": raw_paths, "plots": plot_paths},
             written=written,
             removed=outcome.removed,
             plots_skipped=note,
             table=table,
             report=document,  # exactly what results.json holds
-            ansible_facts={"report_files": {**paths, "plots": plot_paths, "dir": dest}},
+            ansible_facts={
+                "report_files": {**paths, "html": html_path, "raw": raw_paths, "plots": plot_paths, "dir": dest}
+            },
             msg=(f"{verb} {len(written)} file(s) in {dest}" if written else f"the report in {dest} is up to date")
             + (
                 f"; {'would remove' if check_mode else 'removed'} {len(outcome.removed)} stale file(s) of the "

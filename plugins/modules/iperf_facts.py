@@ -112,7 +112,8 @@ options:
         same command. Read-only; the role C(esxilab.iperf.paired_test) reads them around its runs
         (O(esxilab.iperf.paired_test#role:main:paired_test_nic_counters)) for the report's NIC columns.
       - Linux - the interface holding the address (as for O(link_speed_of)), C(ip -s -s -j link show dev <if>) (the
-        text form where C(ip) has no C(-j)) and C(ethtool -i <if>) where C(ethtool) is installed.
+        text form where C(ip) has no C(-j)), C(ethtool -i <if>) and C(ethtool -S <if>) where C(ethtool) is installed,
+        and C(tc -s qdisc show dev <if>) where C(tc) is.
       - ESXi - the uplinks whose link is up of the standard vSwitch behind the VMkernel adapter holding the address,
         each with C(esxcli network nic stats get -n <vmnic>) and C(esxcli network nic get -n <vmnic>).
       - A counter is a number the tool printed or absent; nothing is guessed. Neither C(ip) nor C(esxcli) prints
@@ -194,7 +195,10 @@ ansible_facts:
         - C(nics) - one item per NIC read (Linux - the interface; ESXi - each active uplink) with C(name), C(driver),
           C(firmware), C(version), C(bus_info) (C(null) where not printed), C(speed_mbps), C(link_up), C(counters)
           (counter name as the Linux kernel names it - C(rx_dropped), C(tx_dropped), C(rx_errors), C(tx_errors),
-          C(rx_crc_errors), ... - to the number printed), C(other) (fields not understood, as printed), C(problems)
+          C(rx_crc_errors), ... - to the number printed), C(driver_stats) (Linux C(ethtool -S) - the driver's own
+          keys, as printed; empty where the driver has none or C(ethtool) is missing), C(qdisc) (Linux C(tc -s qdisc)
+          - C(dropped), C(overlimits), C(requeues) of the root qdisc and C(ingress_dropped) of an ingress qdisc),
+          C(other) (fields not understood, as printed), C(problems)
           and C(raw) (the outputs read, C(stats) and C(info)).
       returned: when O(nic_counters_of) is not empty
       type: dict

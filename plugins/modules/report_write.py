@@ -15,7 +15,12 @@ description:
   - Writes a report directory O(dest) on the Ansible controller from iperf results - C(results.json) (every
     normalized result with its labels, the environment, the runs, the summary, the sweeps and the comparison),
     C(results.csv) (one row per result), C(summary.csv) (one row per summary group), C(summary.md) (a readable
-    summary) and PNG plots.
+    summary), PNG plots and C(report.html) (all of it in one self-contained page, O(html)).
+  - 'Where the packets went: for runs whose NIC counters were read (C(paired_test_nic_counters)), every drop, ring
+    or buffer exhaustion, pause frame and error counter that grew during a run - Linux C(ip -s -s link),
+    C(ethtool -S) and C(tc -s qdisc), ESXi C(esxcli network nic stats get) - gives a warning line, for example
+    C(run 3 dropped 1,204 packets on vmnic1 of esx1 (rx_missed_errors)), at the top of C(summary.md) and
+    C(report.html), in C(nic.loss_warnings) of C(results.json) and as a warning of the task.'
   - 'C(summary.md) holds: the environment given in O(environment); one table per test with, per direction (naming
     sender and receiver, for example C(forward: vm2 → vm1) or C(forward, swapped: vm1 → vm2)), streams value and
     (with O(compare_by)) label value, the runs, mean, median, standard deviation, 95 % confidence interval (Student t),
@@ -127,6 +132,20 @@ options:
     default: 0.05
   plots:
     description: Draw the PNG plots (needs matplotlib on the controller).
+    type: bool
+    default: true
+  html:
+    description:
+      - Write C(report.html) too - the report in one self-contained file, for a person to open or send (under AWX the
+        report directory goes with the job's container). It holds the summary, the comparison, the plots (embedded
+        as C(data:) PNG images), the baseline and the gate (filled in by M(esxilab.iperf.report_gate)), every run
+        with its pairs and NIC counters, and the warnings of where the packets went; every number is read from the
+        C(results.json) document and carries its path in it (C(data-path), C(data-value)).
+      - No script and no external asset - a Content-Security-Policy meta tag (C(default-src 'none'), images from
+        C(data:) only) makes a browser load nothing else. Its only links are relative, to the files beside it -
+        C(results.json), C(summary.md), and the raw iperf output of each result, written as
+        C(raw-run<run>-<k>.txt) (the C(raw) text results.json holds).
+      - V(false) - neither C(report.html) nor the raw files are written.
     type: bool
     default: true
   timeseries_min_seconds:
@@ -244,6 +263,16 @@ files:
       description: C(summary.md) - the readable summary.
       type: str
       sample: /srv/lab/reports/vswitch-forwarding/summary.md
+    html:
+      description: C(report.html) - the self-contained report (O(html)); V(null) with O(html=false).
+      type: str
+      sample: /srv/lab/reports/vswitch-forwarding/report.html
+    raw:
+      description: The raw iperf outputs linked from C(report.html) (C(raw-run<run>-<k>.txt)); empty with
+        O(html=false).
+      type: list
+      elements: str
+      sample: [/srv/lab/reports/vswitch-forwarding/raw-run1-1.txt]
     plots:
       description: The PNG plots written (in check mode, that would be written); empty when plots were skipped.
       type: list

@@ -12,6 +12,11 @@ One lab for the module: prefix ``nicctx`` (env ``ESXILAB_NIC_PREFIX``), 2 hosts 
   datagram of 3000 bytes h2 sends is dropped by the veth (``tx_dropped``); TCP (the control connection, SSH) keeps
   to the peer's MSS and is not touched. The test reads ``ip -s -j link`` of h2's ``eth0`` itself before and after
   the play: the report's ``tx_dropped`` delta of h2 is exactly that difference, and not 0.
+* Where the packets went (issue 25): a tbf shaper with a tiny queue on h2's ``eth0`` drops most of a UDP stream
+  above its rate - drops ``ip -s link`` does not see, ``tc -s qdisc`` does. The test reads ``tc -s qdisc`` itself
+  before and after the play: the run's ``qdisc.dropped`` delta is exactly that difference, and the warning line
+  ``run 1 dropped N packets on eth0 of h2 (qdisc.dropped)`` is in summary.md, report.html, results.json and the
+  play's output.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,3 +130,38 @@ def test_dropped_datagrams_show_in_the_delta_as_ip_counts_them(lab: Lab, tmp_pat
     assert run["nic"]["counters"]["tx_dropped"] == independent
     (row,) = csv.DictReader((report_dir / "results.csv").read_text().splitlines())
     assert row["nic_tx_dropped"] == str(independent)
+
+
+def _qdisc_dropped(host: str) -> int:
+    """The root qdisc's ``dropped`` of a lab host's eth0, read by the test itself (``tc -s qdisc``)."""
+    text = subprocess.run(["ip", "netns", "exec", f"{PREFIX}-{host}", "tc", "-s", "qdisc", "show", "dev", "eth0"],
+                          capture_output=True, text=True, check=True, timeout=10).stdout  # fmt: skip
+    return int(re.findall(r"qdisc tbf .*\n Sent \d+ bytes \d+ pkt \(dropped (\d+)", text)[0])
+
+
+def test_a_shaper_drops_and_the_report_says_where_the_packets_went(lab: Lab, tmp_path: Path) -> None:
+    tests = [{"name": "shaped", "pairs": [{"server": "h1", "client": "h2"}], "duration": 2, "protocol": "udp",
+              "bandwidth": "60M"}]  # fmt: skip
+    tbf = ["ip", "netns", "exec", f"{PREFIX}-h2", "tc", "qdisc"]
+    subprocess.run([*tbf, "add", "dev", "eth0", "root", "tbf", "rate", "20mbit", "burst", "10kb", "limit", "20kb"],
+                   check=True, timeout=10)  # fmt: skip
+    try:
+        before = _qdisc_dropped("h2")
+        proc, report_dir = _play(lab, tmp_path, tests, paired_test_nic_counters="run", report_html=True)
+        after = _qdisc_dropped("h2")
+    finally:
+        subprocess.run([*tbf, "del", "dev", "eth0", "root"], check=True, timeout=10)
+    assert proc.returncode == 0 and report_dir is not None, (proc.stdout + proc.stderr)[-4000:]
+    independent = after - before
+    assert independent > 100  # 60 Mbit/s offered into 20 Mbit/s for 2 s
+    document = json.loads((report_dir / "results.json").read_text())
+    (run,) = document["runs"]
+    assert _host_delta(run["nic"], "h2")["qdisc.dropped"] == independent
+    assert run["nic"]["counters"]["tx_dropped"] == 0  # ip -s link does not see a qdisc's drops
+    lost = document["results"][0]["result"]["udp"]["lost_packets"]
+    assert lost > 0  # the receiver missed datagrams: real loss
+    line = f"run 1 dropped {independent:,} packets on eth0 of h2 (qdisc.dropped)"
+    assert document["nic"]["loss_warnings"] == [line]
+    assert f"> **Warning:** {line}" in (report_dir / "summary.md").read_text()
+    assert f"Warning: {line}" in (report_dir / "report.html").read_text()
+    assert line in " ".join((proc.stdout + proc.stderr).split())  # the play's warning

@@ -240,12 +240,22 @@ def test_sweep_report_directory_and_files(played: dict[str, Any]) -> None:
     pngs = ["sweep-forward.png"]
     assert files["plots"] == [str(directory / name) for name in pngs]
     names = sorted(p.name for p in directory.iterdir())
-    # .esxilab-iperf-report.json: the manifest of the files this report wrote
+    # .esxilab-iperf-report.json: the manifest of the files this report wrote; report.html (report_html: true, the
+    # default) and the raw outputs it links
+    raw = [Path(p).name for p in files["raw"]]
+    assert files["html"] == str(directory / "report.html")
     assert names == sorted(
-        [".esxilab-iperf-report.json", "results.json", "results.csv", "summary.csv", "summary.md", *pngs]
-    )
+        [".esxilab-iperf-report.json", "results.json", "results.csv", "summary.csv", "summary.md", "report.html",
+         *raw, *pngs]
+    )  # fmt: skip
     for name in pngs:
         _check_png(directory / name)
+    # the page embeds the plots and, after the role's gate task, holds its section from the same results.json
+    page = (directory / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == len(pngs)
+    document = json.loads((directory / "results.json").read_text())
+    if document.get("gate") is not None:
+        assert "Not compared" not in page and ("Gate: passed" if document["gate"]["passed"] else "Gate: FAILED") in page
 
 
 def test_sweep_results_json_holds_the_input_facts(played: dict[str, Any]) -> None:
@@ -420,13 +430,16 @@ def test_without_matplotlib_the_report_is_written_and_says_plots_were_skipped(
     out = tmp_path / "work" / "out"
     [sweep_dir] = (p for p in (out / "reports").iterdir() if p.name != "history.sqlite")
     for directory in (sweep_dir, out / "nics"):
-        assert sorted(p.name for p in directory.iterdir()) == [
+        names = sorted(p.name for p in directory.iterdir())
+        assert [n for n in names if not n.startswith("raw-run")] == [
             ".esxilab-iperf-report.json",  # the manifest of the files this report wrote
+            "report.html",  # without plots: the page says so
             "results.csv",
             "results.json",
             "summary.csv",
             "summary.md",
         ]
+        assert "Plots: skipped - matplotlib is not installed" in (directory / "report.html").read_text()
         text = (directory / "summary.md").read_text()
         assert "Plots: skipped - matplotlib is not installed on the controller" in text
         assert "pip install matplotlib" in text

@@ -15,10 +15,15 @@
 ``reading()`` returns one plain dictionary per address (``iperf_nic_counters`` in the facts)::
 
     {address, interface, kind: linux|esxi|null, source, reason, speed_mbps,
-     nics: [{name, driver, firmware, version, bus_info, speed_mbps, link_up, counters, other, problems, raw}]}
+     nics: [{name, driver, firmware, version, bus_info, speed_mbps, link_up, counters, driver_stats, qdisc, other,
+             problems, raw}]}
 
 A counter is an ``int`` the tool printed, or absent; a NIC that could not be read has no
-``counters`` and says why in ``problems``. The report (``report/nic.py``) makes the deltas.
+``counters`` and says why in ``problems``. ``driver_stats`` holds the driver's own statistics under the driver's
+key names (Linux ``ethtool -S``, where installed and the driver has any; ``{}`` otherwise), ``qdisc`` the root and
+ingress queueing disciplines' drops (Linux ``tc -s qdisc``, ``host/linux_nic_stats.py``). The report
+(``report/nic.py``) makes the deltas, ``report/losses.py`` says which of them are drops, errors, pause frames or
+ring exhaustion.
 
 Plain data; no Ansible import, no I/O. Private module: not part of the collection's public API.
 """
@@ -35,6 +40,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic impor
     parse_ethtool_info,
     parse_ip_link_json,
     parse_ip_link_text,
+)
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic_stats import (
+    parse_ethtool_stats,
+    parse_tc_qdisc,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import esxcli_uplinks, sysfs_speed
 
@@ -60,6 +69,8 @@ lnic() {
   if [ -n "$_i" ]; then
     _nx "$1 ipjson" ip -s -s -j link show dev "$_i" || _nx "$1 iptext" ip -s -s link show dev "$_i"
     _nx "$1 ethtool" ethtool -i "$_i" || :
+    _nx "$1 ethtoolS" ethtool -S "$_i" || :
+    _nx "$1 tc" tc -s qdisc show dev "$_i" || :
   fi
   return 0
 }
@@ -84,6 +95,8 @@ def _nic_item(name: str | None) -> dict[str, Any]:
         "speed_mbps": None,
         "link_up": None,
         "counters": {},
+        "driver_stats": {},
+        "qdisc": {},
         "other": {},
         "problems": [],
         "raw": {},
@@ -141,11 +154,29 @@ def linux_reading(
             sources.append(f"ethtool -i {interface}")
     else:
         nic["problems"].append("no ethtool on the host: driver and firmware not read")
+    _linux_stats(nic, interface, outputs, sources)
     out["nics"] = [nic]
     out["source"] = "; ".join(sources) or None
     if not nic["counters"]:
         out["reason"] = f"no counters of {interface}: " + ("; ".join(nic["problems"]) or "ip printed none")
     return out
+
+
+def _linux_stats(nic: dict[str, Any], interface: str, outputs: Mapping[str, Output], sources: list[str]) -> None:
+    """``driver_stats`` from ``ethtool -S`` and ``qdisc`` from ``tc -s qdisc`` of ``interface`` into ``nic``; a
+    missing tool (exit status 127) or a driver without statistics is no problem: nothing is read."""
+    for kind, key, parse, command in (("ethtoolS", "driver_stats", parse_ethtool_stats, "ethtool -S"),
+                                      ("tc", "qdisc", parse_tc_qdisc, "tc -s qdisc show dev")):  # fmt: skip
+        if kind not in outputs or outputs[kind][1] == 127:
+            continue
+        text, rc = outputs[kind]
+        try:
+            nic[key] = parse(text)
+        except NicParseError as exc:
+            if rc == 0:  # ethtool -S of a driver without statistics exits non-zero: nothing to read, no problem
+                nic["problems"].append(f"{command} {interface}: {exc}")
+            continue
+        sources.append(f"{command} {interface}")
 
 
 def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str, Output]) -> dict[str, Any]:

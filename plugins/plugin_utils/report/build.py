@@ -63,6 +63,19 @@ class Report:
         return any(run.record is not None and run.record.get("nic") for run in self.runs)
 
     @property
+    def loss_warnings(self) -> list[str]:
+        """Where the packets went: one line per run, NIC and kind of loss (drops, ring exhaustion, pause frames,
+        errors) that grew during the run (``report/losses.py``); a test whose counters were read around all its runs
+        only (``nic_counters: test``) has its lines for the whole test. Shown in summary.md, report.html and the
+        play's warnings."""
+        lines = [line for run in self.runs if run.nic is not None for line in run.nic.loss_lines()]
+        per_run = {run.test for run in self.runs if run.nic is not None}
+        for test, delta in self.nic_tests.items():
+            if delta is not None and test not in per_run:
+                lines += [f"test {test}: {line}" for line in delta.loss_lines()]
+        return lines
+
+    @property
     def results(self) -> list[ResultRow]:
         return [r for run in self.runs for r in run.results]
 

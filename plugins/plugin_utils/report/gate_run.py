@@ -7,7 +7,7 @@
 (``history.entries_of``), the baseline (``previous`` from the history, or an earlier
 ``results.json``), the deltas (``baseline.compare_entries``), the checks (``gate.evaluate``), then
 -- unless in check mode -- the ``baseline``/``gate`` sections into ``results.json``, the section
-into ``summary.md`` (each file written atomically) and the report into the history (one
+into ``summary.md`` and ``report.html`` (each file written atomically) and the report into the history (one
 transaction; a report already recorded, the same directory and ``generated_at`` -- its
 ``history.report_key`` --, is not recorded twice, even by two gates at once, and is never its own
 baseline). ``results.json`` is read strictly: NaN or Infinity in it is a ``HistoryError``.
@@ -36,6 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import Entry, HistoryError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.html import HTML_FILE, with_gate
 
 __all__ = ["GateOutcome", "open_history", "run_gate"]
 
@@ -154,6 +155,12 @@ def run_gate(
                 new = f"{head}\n\n{markdown(deltas, checks, source)}"
                 if write_if_changed(md_path, new.encode(), mode=FILE_MODE, check_mode=False, prefix=".gate-"):
                     written.append(md_path)
+            html_path = os.path.join(report_dir, HTML_FILE)  # report.html: its gate section from the same document
+            if os.path.isfile(html_path) and not os.path.islink(html_path):
+                with open(html_path, encoding="utf-8") as handle:
+                    page = with_gate(handle.read(), updated)
+                if write_if_changed(html_path, page.encode(), mode=FILE_MODE, check_mode=False, prefix=".gate-"):
+                    written.append(html_path)
             if conn is not None and recorded is None:  # a concurrent gate of this report may record it first
                 run_id, recorded_now = history.record(conn, updated, now=now, report_dir=report_dir)
         shown = lines(deltas, checks, source) if gating else []  # history only: nothing to print

@@ -92,10 +92,11 @@ def _nic_md(report: Report) -> list[str]:
     lines = [
         "## NIC counters",
         "",
-        "Counter changes of the NICs behind the test addresses (Linux: `ip -s -s link`; ESXi: `esxcli network nic "
-        f"stats get` of the active uplinks), summed over the NICs read; {NA}: not read, `?`: unknown (a counter "
-        "went backwards or was not printed). Pause frames are printed by neither tool. Drivers and firmware: "
-        "`nics` in the environment.",
+        "Counter changes of the NICs behind the test addresses (Linux: `ip -s -s link`, `ethtool -S` and "
+        "`tc -s qdisc`; ESXi: `esxcli network nic stats get` of the active uplinks), summed over the NICs read; "
+        f"{NA}: not read, `?`: unknown (a counter went backwards or was not printed). Drops, ring exhaustion, pause "
+        "frames and errors of each run: the warnings at the top and `nic.loss_warnings` in results.json. Drivers "
+        "and firmware: `nics` in the environment.",
         "",
     ]
 
@@ -600,6 +601,8 @@ def to_markdown(
         )
     )
     lines = [f"# {md_text(report.title)}", "", summary, ""]
+    lines += [f"> **Warning:** {md_text(line)}" for line in report.loss_warnings]
+    lines += [""] if report.loss_warnings else []
     lines += _environment_md(report)
     lines += _tests_md(report)
     lines += _comparison_md(report)

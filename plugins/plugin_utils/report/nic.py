@@ -18,8 +18,11 @@ The paired_test records carry NIC readings (``record["nic"]``: ``{mode, before, 
 * ``nic_environment()`` - driver, firmware, version, bus and link speed of every NIC read, for the
   report's environment section.
 
-Neither ``ip -s link`` nor ``esxcli network nic stats get`` prints pause frames, so there is no pause
-column. Private module: not part of the collection's public API.
+A NIC's deltas also cover its driver's own statistics (``driver.<key>``, Linux ``ethtool -S``) and its queueing
+disciplines (``qdisc.<key>``, Linux ``tc -s qdisc``); each NIC's ``losses`` (``report/losses.py``) say which deltas
+are drops, errors, pause frames or ring exhaustion, and ``NicDelta.loss_lines()`` the warning lines of the report
+and the play. Neither ``ip -s link`` nor ``esxcli network nic stats get`` prints pause frames: they come from
+``ethtool -S`` where the driver counts them. Private module: not part of the collection's public API.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.losses import findings, loss_line
 
 __all__ = ["DELTA_COUNTERS", "NicDelta", "deltas_by_test", "nic_environment", "run_delta", "span_delta", "sum_deltas"]
 
@@ -52,6 +57,17 @@ class NicDelta:
             "nics": self.nics,
             "warnings": list(self.warnings),
         }
+
+    def loss_lines(self) -> list[str]:
+        """One line per NIC and kind of loss that grew (``run 3 dropped 1,204 packets on vmnic1 of esx1
+        (rx_missed_errors)``); ``runs 1-4`` for the delta of a test's runs."""
+        first, last = self.first_run, self.last_run
+        where = f"run {first}" if first == last else f"runs {first}-{last}"
+        return [
+            loss_line(where, str(nic["host"]), str(nic["nic"]), finding)
+            for nic in self.nics
+            for finding in nic.get("losses") or []  # type: ignore[attr-defined]
+        ]
 
 
 def _nics(readings: Any) -> dict[tuple[str, str, str], Mapping[str, Any]]:
@@ -86,6 +102,16 @@ def _problems(readings: Any, when: str) -> list[str]:
     return out
 
 
+def _flat(nic: Mapping[str, Any]) -> dict[str, Any]:
+    """A NIC reading's counters in one name space: the rtnl names, ``driver.<key>`` and ``qdisc.<key>``."""
+    out: dict[str, Any] = dict(nic["counters"]) if isinstance(nic.get("counters"), Mapping) else {}
+    for source, prefix in (("driver_stats", "driver."), ("qdisc", "qdisc.")):
+        extra = nic.get(source)
+        if isinstance(extra, Mapping):
+            out.update({f"{prefix}{key}": value for key, value in extra.items()})
+    return out
+
+
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -103,11 +129,10 @@ def span_delta(before: Any, after: Any, *, first_run: int | None = None, last_ru
             warnings.append(f"{host} {address} {name}: not read {missing} the runs; its counters are not counted")
             sums = dict.fromkeys(DELTA_COUNTERS)
             continue
-        first = old[key].get("counters") if isinstance(old[key].get("counters"), Mapping) else {}
-        last = new[key].get("counters") if isinstance(new[key].get("counters"), Mapping) else {}
+        first, last = _flat(old[key]), _flat(new[key])
         deltas: dict[str, int | None] = {}
-        for counter in sorted(set(first) | set(last)):  # type: ignore[arg-type]
-            a, b = _count(first.get(counter)), _count(last.get(counter))  # type: ignore[union-attr]
+        for counter in sorted(set(first) | set(last)):
+            a, b = _count(first.get(counter)), _count(last.get(counter))
             if a is None or b is None:
                 deltas[counter] = None
             elif b < a:
@@ -122,7 +147,7 @@ def span_delta(before: Any, after: Any, *, first_run: int | None = None, last_ru
             value = deltas.get(counter)
             total = sums[counter]
             sums[counter] = None if value is None or total is None else total + value
-        nics.append({"host": host, "address": address, "nic": name, "deltas": deltas})
+        nics.append({"host": host, "address": address, "nic": name, "deltas": deltas, "losses": findings(deltas)})
     if not nics:
         sums = dict.fromkeys(DELTA_COUNTERS)
     return NicDelta(first_run=first_run, last_run=last_run, counters=sums, nics=nics, warnings=warnings)

@@ -175,7 +175,11 @@ def report_doc(report: Report) -> dict[str, Any]:
         # combine_swapped: the swapped and unswapped runs of a point in one group (besides their own rows)
         "combined": [_group_doc(group, bool(report.parts)) for group in report.combined],
         # NIC counters read around the runs (paired_test_nic_counters): each test's delta; null: none was read
-        "nic": {"tests": {t: None if d is None else d.as_dict() for t, d in report.nic_tests.items()}}
+        # and where the packets went: a line per run, NIC and kind of loss (report/losses.py)
+        "nic": {
+            "tests": {t: None if d is None else d.as_dict() for t, d in report.nic_tests.items()},
+            "loss_warnings": report.loss_warnings,
+        }
         if report.has_nic
         else None,
     }

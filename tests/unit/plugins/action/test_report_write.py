@@ -29,7 +29,8 @@ ATTFIBER = "iperf3-3.0or3.1-text-client-tcp-attfiber.txt"
 REFUSED = "iperf3-3.17.1-text-client-error-unable-to-connect.txt"
 # "[  3] 0.00-5.37 sec   601 MBytes   939 Mbits/sec" (5 one-second intervals)
 PKB_I1 = "iperf2-2.0.13-text-client-tcp-e-fm-i1-pkb.txt"
-BASE_FILES = ["results.csv", "results.json", "summary.csv", "summary.md"]
+# report.html (html: true, the default) and the raw output it links: the refused run's client output (run 3)
+BASE_FILES = ["raw-run3-1.txt", "report.html", "results.csv", "results.json", "summary.csv", "summary.md"]
 MANIFEST = ".esxilab-iperf-report.json"  # the files of our report, kept beside them
 
 
@@ -111,7 +112,7 @@ def test_check_mode_writes_nothing_and_tells_what_would_be_written(tmp_path: Pat
     assert out["changed"] is True
     assert not dest.exists()
     assert sorted(Path(p).name for p in out["written"]) == BASE_FILES
-    assert out["msg"] == f"would write 4 file(s) in {dest}"
+    assert out["msg"] == f"would write 6 file(s) in {dest}"
     assert out["plots_skipped"] == "not drawn (plots=false)"
     assert out["table"][0] == "iperf report: iperf: 3 run(s), 1 without a usable figure"
     # issue 13: check mode used to print a report path it never wrote
@@ -179,6 +180,7 @@ def test_without_matplotlib_check_mode_says_plots_would_be_skipped(tmp_path: Pat
         ({"runs": [], "knee_tolerance": 2}, "knee_tolerance must be a fraction"),
         ({"runs": "x"}, "runs"),
         ({"runs": [], "colour": "red"}, "Unsupported parameters"),
+        ({"runs": [], "html": "maybe"}, "argument 'html' is of type str and we were unable to convert to bool"),
         # issue 21: free text in generated_at (it may end the directory's name) is refused before anything is written
         (
             {"runs": [], "generated_at": "not a time", "dest_time": True},
@@ -234,7 +236,7 @@ def test_documented_options_match_the_argument_spec() -> None:
         "ansible_facts",
         "msg",
     }
-    assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "plots"}
+    assert set(returned["files"]["contains"]) == {"json", "csv", "summary_csv", "markdown", "html", "raw", "plots"}
     assert {"format", "version", "summary", "sweeps"} <= set(returned["report"]["contains"])
 
 

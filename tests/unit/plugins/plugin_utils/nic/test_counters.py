@@ -200,7 +200,8 @@ def test_span_delta_sums_the_nics_and_never_goes_negative() -> None:
     assert delta.counters == {"rx_dropped": 0, "tx_dropped": 4, "rx_errors": 2, "tx_errors": 0}
     assert delta.nics[0] == {"host": "h1", "address": "198.18.0.1", "nic": "eth0",
                              "deltas": {"rx_dropped": 0, "rx_errors": 0, "rx_packets": 80, "tx_dropped": 4,
-                                        "tx_errors": 0}}  # fmt: skip
+                                        "tx_errors": 0},
+                             "losses": [{"kind": "drop", "count": 4, "counters": {"tx_dropped": 4}}]}  # fmt: skip
     assert delta.warnings == [] and (delta.first_run, delta.last_run) == (1, 3)
     # a driver reset between the reads: the counter went backwards -> null and a warning, never -3
     reset = span_delta(_readings(BEFORE), _readings(dict(BEFORE, tx_dropped=2)))
