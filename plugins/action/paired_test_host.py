@@ -22,6 +22,7 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import split_reading
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
@@ -65,11 +66,19 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return {"unreachable": True, "msg": self._lost}
         return result
 
-    def _nic(self, run: Mapping[str, Any], host: str, task_vars: dict[str, Any]) -> dict[str, Any] | None:
-        addresses = (run.get("nic_addresses") or {}).get(host)
-        if not addresses:
-            return None
-        return self._step("iperf_facts", {"gather_tools": False, "nic_counters_of": list(addresses)}, task_vars)
+    def _reads(self, run: Mapping[str, Any], host: str, task_vars: dict[str, Any], when: str) -> tuple[Any, Any]:
+        """The NIC counters and the host CPU, read ``before`` the run (start) or ``after`` it (stop) in one
+        ``iperf_facts``: ``(its result for the NIC, the CPU reading)``, each ``None`` when not read."""
+        addresses = list((run.get("nic_addresses") or {}).get(host) or ()) if run.get(f"nic_{when}") else []
+        cpu = host in (run.get("cpu_hosts") or ())
+        if not addresses and not cpu:
+            return None, None
+        args = {
+            "gather_tools": False,
+            **({"nic_counters_of": addresses} if addresses else {}),
+            **({"cpu_times": True} if cpu else {}),
+        }
+        return split_reading(self._step("iperf_facts", args, task_vars), nic=bool(addresses), cpu=cpu)
 
     def _record(
         self, result: dict[str, Any], args: Mapping[str, Any], piece: Mapping[str, Any], task_vars: dict[str, Any]
@@ -191,7 +200,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
 
         if part == "start":
-            result["nic_before"] = self._nic(run, host, variables) if run.get("nic_before") else None
+            result["nic_before"], result["cpu_before"] = self._reads(run, host, variables, "before")
             for pair in pairs:
                 outside = pair.get("external_server")
                 if pair.get("client") == host and isinstance(outside, Mapping):
@@ -223,7 +232,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                     break  # the ones started are stopped by part=stop (always)
             result["servers"] = {"results": items}
             result["ready_at"] = round(time.time(), 3)
-            piece = {"servers": result["servers"], "nic_before": result["nic_before"], "ready_at": result["ready_at"]}
+            piece = {"servers": result["servers"], "nic_before": result["nic_before"], "ready_at": result["ready_at"],
+                     "cpu_before": result["cpu_before"]}  # fmt: skip
 
         elif part == "clients":
             barrier = self._barrier(run, args, state) if run.get("barrier") else None
@@ -284,8 +294,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 outcome = self._step("iperf_run", step, variables)
                 items.append({**outcome, "item": pair})
             result["stops"] = {"results": items}
-            result["nic_after"] = self._nic(run, host, variables) if run.get("nic_after") and not self._lost else None
-            piece = {"stops": result["stops"], "nic_after": result["nic_after"]}
+            result["nic_after"], result["cpu_after"] = (
+                self._reads(run, host, variables, "after") if not self._lost else (None, None)
+            )
+            piece = {"stops": result["stops"], "nic_after": result["nic_after"], "cpu_after": result["cpu_after"]}
             if args["record"]:
                 try:
                     return self._record(result, args, piece, variables)

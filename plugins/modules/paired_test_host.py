@@ -187,6 +187,13 @@ nic_before:
   description: O(part=start) - the M(esxilab.iperf.iperf_facts) result of the NIC read before the run, when it was read.
   returned: part is start
   type: dict
+cpu_before:
+  description:
+    - O(part=start) - the host's CPU reading before the run
+      (RV(esxilab.iperf.iperf_facts#module:ansible_facts.iperf_cpu_times)), or C({error}) when the read failed;
+      C(null) when the run reads no CPU on this host.
+  returned: part is start
+  type: dict
 ansible_facts:
   description:
     - O(part=stop) with O(record=true) - the records of the series so far and whether it stops.
@@ -208,6 +215,11 @@ ok:
   type: bool
 nic_after:
   description: O(part=stop) - the M(esxilab.iperf.iperf_facts) result of the NIC read after the run, when it was read.
+  returned: part is stop
+  type: dict
+cpu_after:
+  description:
+    - O(part=stop) - the host's CPU reading after the run's stop, as RV(cpu_before).
   returned: part is stop
   type: dict
 """

@@ -48,6 +48,8 @@ REPORT_KEYS = {
     "collects": "clients",
     "stops": "stop",
     "nic_after": "stop",
+    "cpu_before": "start",
+    "cpu_after": "stop",
 }
 STATE_FILE = "series.json"
 
@@ -166,8 +168,9 @@ def wait_pieces(
 
 
 def stop_hosts(run: Mapping[str, Any]) -> list[str]:
-    """The hosts that take part in the run's stop: its servers, and the hosts whose NIC counters are read after."""
-    hosts = set(run.get("server_hosts") or ())
+    """The hosts that take part in the run's stop: its servers, and the hosts whose NIC counters or CPU are read
+    after."""
+    hosts = set(run.get("server_hosts") or ()) | set(run.get("cpu_hosts") or ())
     if run.get("nic_after"):
         hosts |= set(run.get("nic_addresses") or {})
     return sorted(hosts)

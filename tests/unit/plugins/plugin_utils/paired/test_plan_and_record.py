@@ -648,6 +648,8 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
             "failure": None,
             "nic_before": None,
             "nic_after": None,
+            "cpu_before": None,
+            "cpu_after": None,
         },
         {
             "host": "h2",
@@ -658,6 +660,8 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
             "failure": None,
             "nic_before": None,
             "nic_after": None,
+            "cpu_before": None,
+            "cpu_after": None,
         },
         None,
     ]
