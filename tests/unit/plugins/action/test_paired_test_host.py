@@ -96,6 +96,21 @@ def test_start_reads_the_nic_then_starts_this_hosts_servers_with_the_runs_option
     assert result["run"] == 3 and isinstance(result["ready_at"], float) and not result.get("failed")
 
 
+def test_the_cpu_is_read_with_the_nic_in_one_iperf_facts_at_the_start_and_after_the_stop() -> None:
+    """A host of ``cpu_hosts``: one iperf_facts with cpu_times (and nic_counters_of where the NIC is read too); the
+    CPU reading (or why it failed) is ``cpu_before`` / ``cpu_after``; a host outside ``cpu_hosts`` reads none."""
+    run = {**RUN, "cpu_hosts": ["h1", "h3"]}
+    result, steps = _part("start", "h1", run=run)
+    assert steps[0] == ("iperf_facts", {"gather_tools": False, "nic_counters_of": ["198.18.0.1"], "cpu_times": True})
+    assert result["cpu_before"] == {"error": "ok"} and result["nic_before"] == {"failed": False, "msg": "ok",
+                                                                               "ansible_facts": {}}  # fmt: skip
+    result, steps = _part("stop", "h3", run=run)
+    assert steps == [("iperf_facts", {"gather_tools": False, "cpu_times": True})]
+    assert result["cpu_after"] == {"error": "ok"} and result["nic_after"] is None
+    result, steps = _part("stop", "h2", run=run)
+    assert result["cpu_after"] is None and all(step[0] == "iperf_run" for step in steps)
+
+
 def test_a_server_that_does_not_start_ends_the_part_failed() -> None:
     result, steps = _part("start", "h1", fail="server")
     assert len(result["servers"]["results"]) == 1 and result["failed"] is True  # the second start is not tried
