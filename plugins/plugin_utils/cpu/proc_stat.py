@@ -86,7 +86,7 @@ class CpuDelta:
     reason: str | None  # why a figure is None
 
 
-def _percent(before: tuple[int, ...], after: tuple[int, ...]) -> float | str | None:
+def _percent(before: tuple[int, ...], after: tuple[int, ...]) -> float | str:
     """The busy share between the two counter tuples; a reason (``str``) when there is none."""
     if len(before) != len(after):
         return f"the number of counters changed ({len(before)} -> {len(after)})"

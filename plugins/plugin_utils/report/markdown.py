@@ -161,10 +161,10 @@ def _host_cpu_md(report: Report) -> list[str]:
     for row in comparison.rows:
         for value in comparison.values:
             group = row.cells.get(value)
-            for host, cpu in ((group.host_cpu or {}) if group is not None else {}).items():
+            for host, over in ((group.host_cpu or {}) if group is not None else {}).items():
                 rows.append([*(_key_text(row.key, d) for d in dims), md_text(value),
                              format_rate(group.mean if group is not None else None, unit), md_text(host),
-                             pct(cpu.mean_percent), pct(cpu.max_core_percent), str(cpu.runs)])  # fmt: skip
+                             pct(over.mean_percent), pct(over.max_core_percent), str(over.runs)])  # fmt: skip
     if rows:
         header = [d.capitalize() for d in dims] + [md_text(comparison.label), f"Throughput ({unit.name})", "Host",
                                                    "CPU mean %", "Max core %", "Runs"]  # fmt: skip

@@ -25,7 +25,8 @@ def _reading(busy: int, idle: int, uptime: float) -> dict[str, Any]:
     """A /proc/stat reading of a 2-CPU host: cpu1 busy ``busy`` and idle ``idle`` ticks since the first reading,
     cpu0 idle throughout (as many ticks as cpu1 in all)."""
     rest = 100 + busy + idle
-    cpu = f"cpu  {busy} 0 0 {rest + idle} 0 0 0 0 0 0\ncpu0 0 0 0 {rest} 0 0 0 0 0 0\ncpu1 {busy} 0 0 {idle} 0 0 0 0 0 0\n"
+    cpu = (f"cpu  {busy} 0 0 {rest + idle} 0 0 0 0 0 0\ncpu0 0 0 0 {rest} 0 0 0 0 0 0\n"
+           f"cpu1 {busy} 0 0 {idle} 0 0 0 0 0 0\n")  # fmt: skip
     return {"kind": "linux", "source": "/proc/stat", "stat": cpu, "uptime": uptime, "reason": None}
 
 
