@@ -299,9 +299,10 @@ def printed_text(output: str, task: str = "") -> list[list[str]]:
 def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: Any) -> Path:
     """Write the variables of :data:`PAIRED_TEST_PLAYBOOK` for the lab's inventory to ``tmp/vars.json``: ``tests``,
     the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``
-    without plots or history (plays do only what they check: a test of those sets ``report_plots`` /
-    ``report_history``), then ``settings`` (``paired_test_*``/``report_*`` variables) over them. Returns the
-    file's path."""
+    without plots, history or the hosts' CPU reads (plays do only what they check: a test of those sets
+    ``report_plots`` / ``report_history`` / ``paired_test_host_cpu``; the CPU reads cost about 1 s per run of
+    2 lab hosts), then ``settings`` (``paired_test_*``/``report_*`` variables) over them. Returns the file's
+    path."""
     (tmp / "remote").mkdir(exist_ok=True)
     variables = {
         "paired_test_tests": list(tests),
@@ -311,6 +312,7 @@ def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: 
         "paired_test_report_name": "report",
         "report_plots": False,
         "report_history": "none",
+        "paired_test_host_cpu": False,
         **settings,
     }
     path = tmp / "vars.json"

@@ -66,7 +66,7 @@ def _mean_of(before: str, after: str, name: str) -> float:
 def test_a_busy_loop_in_a_lab_host_shows_in_the_record_and_the_report(lab: Lab, tmp_path: Path) -> None:
     tests = [{"name": "busy", "pairs": [{"server": "h1", "client": "h2"}], "duration": 3}]
     variables = paired_test_vars(tmp_path, tests, paired_test_port_base=PORT_BASE, report_history="",
-                                 paired_test_nic_counters="none")  # fmt: skip
+                                 paired_test_nic_counters="none", paired_test_host_cpu=True)  # fmt: skip
     # one core kept busy in h1's namespace for the whole play (bounded: timeout), ended by its pid after
     busy = subprocess.Popen(
         [
