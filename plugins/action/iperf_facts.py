@@ -18,7 +18,9 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
    (``speed.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch);
 4. for each address of ``nic_counters_of``: the same, plus that interface's counters and driver
    (``ip -s -s -j link``, ``ethtool -i``; on ESXi ``esxcli network nic stats get`` / ``nic get`` of the
-   vSwitch uplinks), read by ``nic/counters.py`` into ``iperf_nic_counters``.
+   vSwitch uplinks), read by ``nic/counters.py`` into ``iperf_nic_counters``;
+5. with ``cpu_times``: ``/proc/uptime`` and the ``cpu`` lines of ``/proc/stat`` (none on ESXi), read by
+   ``cpu/reading.py`` into ``iperf_cpu_times``.
 
 The sections of its output are framed by marker lines carrying a random token (the host
 layer's framing, ``plugin_utils/host/framing.py``), so any file content passes through
@@ -43,6 +45,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.esxilab.iperf.plugins.modules.iperf_facts import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import CPU_SCRIPT, cpu_times_fact
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ESXI_IPERF_PATHS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.action import HostAction
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import HostError
@@ -226,6 +229,7 @@ def build_script(
     sources: Sequence[str] = (),
     link_speed_of: Sequence[str] = (),
     nic_counters_of: Sequence[str] = (),
+    cpu_times: bool = False,
 ) -> str:
     """The POSIX ``sh`` script run on the host (see the module docstring for its output)."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", marker):
@@ -233,6 +237,8 @@ def build_script(
     parts = [_SCRIPT_HEAD % {"marker": marker}]
     if nic_counters_of:
         parts.append(NIC_SCRIPT % {})
+    if cpu_times:
+        parts.append(CPU_SCRIPT % {} + "cputimes\n")  # first: the CPU reading as near the run as the call allows
     if gather_tools:
         parts.append(_SCRIPT_PATH_SCAN + " ".join(PATH_NAMES) + "\n")
         parts.extend(f"probe {shlex.quote(path)} 0\n" for path in ESXI_IPERF_PATHS)
@@ -292,6 +298,8 @@ class ProbeOutput:
     nic_interfaces: dict[str, str] = field(default_factory=dict)
     #: Linux: address -> {ipjson|iptext|ethtool: (output, exit status)}
     nic_outputs: dict[str, dict[str, tuple[str, int | None]]] = field(default_factory=dict)
+    #: CPU: ``CPUSTAT`` / ``CPUUPTIME`` -> (output, status word as printed)
+    cpu: dict[str, tuple[str, str]] = field(default_factory=dict)
     finished: bool = False
     tty: bool = False
 
@@ -352,6 +360,8 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
                 out.esxcli_nic[arg] = (body, _end_status(following.args.strip())[0])
             elif following.args.strip() == "0":
                 out.esxcli[arg] = body
+        elif kind in ("CPUSTAT", "CPUUPTIME") and following is not None and following.name == f"{kind}END":
+            out.cpu[kind] = (body, following.args.strip())
         elif kind == "NIC":
             address, _sep, interface = arg.partition(" ")
             out.nic_interfaces[address] = interface.strip()
@@ -553,6 +563,7 @@ class ActionModule(HostAction):
             and content is None
             and not args["link_speed_of"]
             and not args["nic_counters_of"]
+            and not args["cpu_times"]
         ):
             raise HostError(
                 f"{_NAME}: nothing to do: gather_tools is false and neither src nor content is set; "
@@ -567,7 +578,7 @@ class ActionModule(HostAction):
         warnings: list[str] = []
 
         probe = ProbeOutput(finished=True)
-        if args["gather_tools"] or sources or args["link_speed_of"] or args["nic_counters_of"]:
+        if args["gather_tools"] or sources or args["link_speed_of"] or args["nic_counters_of"] or args["cpu_times"]:
             marker = f"ESXILAB_IPERF_{uuid.uuid4().hex}"
             script = build_script(
                 marker,
@@ -576,6 +587,7 @@ class ActionModule(HostAction):
                 sources=sources,
                 link_speed_of=args["link_speed_of"],
                 nic_counters_of=args["nic_counters_of"],
+                cpu_times=args["cpu_times"],
             )
             res = self.execute(script)
             probe = parse_probe_output(res.stdout, marker)
@@ -603,6 +615,8 @@ class ActionModule(HostAction):
                 )
                 for address in args["nic_counters_of"]
             }
+        if args["cpu_times"]:
+            facts["iperf_cpu_times"] = cpu_times_fact(probe.cpu.get("CPUSTAT"), probe.cpu.get("CPUUPTIME"))
         if args["link_speed_of"]:
             facts["iperf_link_speeds"] = {
                 address: esxcli_speed(address, probe.esxcli)

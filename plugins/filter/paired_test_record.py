@@ -277,6 +277,18 @@ _value:
           firmware, counters); host -> C(error) (why) when the read failed."
         - The report (C(esxilab.iperf.report_write)) makes the deltas from them.
       type: dict
+    cpu:
+      description:
+        - The host CPU over this run (role variable C(paired_test_host_cpu), record version 2); C(null) when it read
+          none (and in version-1 records).
+        - "A dictionary host -> C(kind) (V(linux), or C(null) when not read), C(source) (C(/proc/stat)),
+          C(mean_percent) (the host's CPU use from the reading at the run's start to the one after its stop - 100 =
+          every CPU busy), C(max_core_percent) and C(max_core) (the busiest CPU, for example C(cpu1)), C(cores),
+          C(seconds) (the time between the readings, from C(/proc/uptime)), C(reason) (why a figure is C(null):
+          not read, an ESXi host, a counter that went backwards, CPUs that came or went between the readings) and
+          C(before) / C(after) (the C(cpu) lines of C(/proc/stat) as read)."
+        - In a network namespace C(/proc/stat) is the whole machine's.
+      type: dict
 """
 
 # Ansible's layout puts DOCUMENTATION, EXAMPLES and RETURN above the imports.

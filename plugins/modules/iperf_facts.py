@@ -121,6 +121,17 @@ options:
     type: list
     elements: str
     default: []
+  cpu_times:
+    description:
+      - Read the host's CPU time counters into RV(ansible_facts.iperf_cpu_times), in the same command - the C(cpu)
+        lines of C(/proc/stat) (the whole host and each CPU) and C(/proc/uptime). Read-only; the role
+        C(esxilab.iperf.paired_test) reads them at the start and after the stop of every run
+        (O(esxilab.iperf.paired_test#role:main:paired_test_host_cpu)) for the host CPU in its records and report.
+      - A host without a readable C(/proc/stat) and an ESXi host (C(uname -s) prints C(VMkernel); its CPU is read
+        through the vSphere API instead) give C(kind=null) and the reason - never a guess.
+      - In a network namespace C(/proc/stat) is the whole machine's.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.info_module
@@ -213,6 +224,22 @@ ansible_facts:
             - {name: eth0, driver: null, firmware: null, version: null, bus_info: null, speed_mbps: 10000,
                link_up: true, counters: {rx_packets: 37, tx_packets: 31, rx_dropped: 0, tx_dropped: 44},
                other: {}, problems: ["no ethtool on the host: driver and firmware not read"], raw: {}}
+    iperf_cpu_times:
+      description:
+        - The CPU time counters of the host when O(cpu_times=true) - C(kind) (C(linux), or C(null) when nothing was
+          read), C(source) (C(/proc/stat)), C(stat) (the C(cpu) lines of C(/proc/stat) as printed), C(uptime)
+          (seconds since boot, from C(/proc/uptime); C(null) when not read) and C(reason) (why nothing was read;
+          C(null) when read).
+        - Two readings give the CPU use between them (the run record's C(cpu)).
+      returned: when O(cpu_times=true)
+      type: dict
+      sample:
+        kind: linux
+        source: /proc/stat
+        stat: "cpu  4686823 228 1793367 3934008 11798 0 264903 2842 0 0\ncpu0 2338705 142 896674 1971510 6876 0 131595
+          1420 0 0\ncpu1 2348118 85 896693 1962498 4922 0 133307 1421 0 0\n"
+        uptime: 53649.16
+        reason: null
     iperf_tools:
       description: Every iperf binary found, in E(PATH) order, then the ESXi locations, then O(paths).
       returned: when O(gather_tools=true)

@@ -299,9 +299,9 @@ def printed_text(output: str, task: str = "") -> list[list[str]]:
 def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: Any) -> Path:
     """Write the variables of :data:`PAIRED_TEST_PLAYBOOK` for the lab's inventory to ``tmp/vars.json``: ``tests``,
     the address in ``lab_address``, the hosts' state in ``tmp/remote`` and the report ``report`` in ``tmp/reports``
-    without plots, HTML page or history (plays do only what they check: a test of those sets ``report_plots`` /
-    ``report_html`` / ``report_history``), then ``settings`` (``paired_test_*``/``report_*`` variables) over them.
-    Returns the file's path."""
+    without plots, HTML page, history or the hosts' CPU reads (plays do only what they check: a test of those sets
+    ``report_plots`` / ``report_html`` / ``report_history`` / ``paired_test_host_cpu``), then ``settings``
+    (``paired_test_*``/``report_*`` variables) over them. Returns the file's path."""
     (tmp / "remote").mkdir(exist_ok=True)
     variables = {
         "paired_test_tests": list(tests),
@@ -312,6 +312,7 @@ def paired_test_vars(tmp: Path, tests: Sequence[Mapping[str, Any]], **settings: 
         "report_plots": False,
         "report_html": False,
         "report_history": "none",
+        "paired_test_host_cpu": False,
         **settings,
     }
     path = tmp / "vars.json"

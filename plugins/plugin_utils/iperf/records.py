@@ -59,7 +59,7 @@ __all__ = [
 
 # The schema_version of a normalized result (docs/schema/iperf-result.schema.json) and of a run record.
 RESULT_VERSION = 1
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the host CPU of the run (``cpu``)
 # The test name of a run or result that names none.
 DEFAULT_TEST = "default"
 
@@ -282,3 +282,5 @@ class RunRecord(TypedDict):
     combine_swapped: bool
     stability: dict[str, object] | None  # paired.stability.assess() of the point so far; None for repeat: N
     nic: dict[str, Any] | None  # NIC readings of this run {mode, before, after} (paired_test_nic_counters); or None
+    # host CPU over the run (paired_test_host_cpu): {host: cpu.reading.host_cpu()}; None: not read (or version 1)
+    cpu: dict[str, Any] | None

@@ -265,7 +265,12 @@ def _record_0_to_1(item: MutableMapping[str, Any], where: str) -> None:
     _fill_unknown(item, RunRecord)
 
 
-RECORD_UPGRADES: dict[int, Step] = {0: _record_0_to_1}
+def _record_1_to_2(item: MutableMapping[str, Any], where: str) -> None:
+    """A version-1 run record: made before the host CPU was read around the runs (``cpu``: not read)."""
+    item.setdefault("cpu", None)
+
+
+RECORD_UPGRADES: dict[int, Step] = {0: _record_0_to_1, 1: _record_1_to_2}
 
 _RECORD_FIX = "pass paired_test_results as the role esxilab.iperf.paired_test published them"
 

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import split_reading
+
 __all__ = ["Part", "Step", "clients_part", "given", "start_part", "stop_part"]
 
 #: ``step(action, args)``: the result of the action ``esxilab.iperf.<action>`` run with ``args`` on the host.
@@ -48,18 +50,26 @@ def _lost(outcome: Mapping[str, Any]) -> bool:
     return bool(outcome.get("unreachable"))
 
 
-def nic_counters(step: Step, run: Mapping[str, Any], host: str) -> dict[str, Any] | None:
-    """The NIC counters of the host's test addresses in ``run`` (``iperf_facts``), or None when it has none."""
-    addresses = (run.get("nic_addresses") or {}).get(host)
-    if not addresses:
-        return None
-    return step("iperf_facts", {"gather_tools": False, "nic_counters_of": list(addresses)})
+def reads(step: Step, run: Mapping[str, Any], host: str, when: str) -> tuple[Any, Any]:
+    """The NIC counters and the host CPU, read ``before`` the run (start) or ``after`` it (stop) in one
+    ``iperf_facts``: ``(its result for the NIC, the CPU reading)``, each ``None`` when not read."""
+    addresses = list((run.get("nic_addresses") or {}).get(host) or ()) if run.get(f"nic_{when}") else []
+    cpu = host in (run.get("cpu_hosts") or ())
+    if not addresses and not cpu:
+        return None, None
+    args = {
+        "gather_tools": False,
+        **({"nic_counters_of": addresses} if addresses else {}),
+        **({"cpu_times": True} if cpu else {}),
+    }
+    return split_reading(step("iperf_facts", args), nic=bool(addresses), cpu=cpu)
 
 
 def start_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say) -> Part:
-    """Read the NIC counters before the run and start the host's servers (a failed start stops the loop: the ones
-    started are stopped by the stop part)."""
-    part = Part({"nic_before": nic_counters(step, run, host) if run.get("nic_before") else None})
+    """Read the NIC counters and the CPU before the run and start the host's servers (a failed start stops the loop:
+    the ones started are stopped by the stop part)."""
+    nic, cpu = reads(step, run, host, "before")
+    part = Part({"nic_before": nic, "cpu_before": cpu})
     for pair in _pairs(run):
         outside = pair.get("external_server")
         if pair.get("client") == host and isinstance(outside, Mapping):
@@ -150,7 +160,7 @@ def clients_part(
 
 
 def stop_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any]) -> Part:
-    """Stop the host's servers and read the NIC counters after the run."""
+    """Stop the host's servers and read the NIC counters and the CPU after the run."""
     part = Part({})
     items = []
     lost = False
@@ -166,5 +176,5 @@ def stop_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[st
         items.append({**outcome, "item": pair})
         lost = _lost(outcome)
     part.piece["stops"] = {"results": items}
-    part.piece["nic_after"] = nic_counters(step, run, host) if run.get("nic_after") and not lost else None
+    part.piece["nic_after"], part.piece["cpu_after"] = reads(step, run, host, "after") if not lost else (None, None)
     return part

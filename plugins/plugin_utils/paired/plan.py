@@ -807,6 +807,10 @@ def _make_run(
         "nic_before": False,
         "nic_after": False,
         "nic_addresses": _nic_addresses(pairs),
+        # host CPU (setting host_cpu): the inventory hosts of the run whose CPU is read at its start and after its stop
+        "cpu_hosts": sorted({h for p in run_pairs for h in (p["server"], p["client"]) if h})
+        if settings["host_cpu"]
+        else [],
         "server_hosts": sorted({p["server"] for p in run_pairs if p["server"] is not None}),
         "client_hosts": sorted({p["client"] for p in run_pairs if p["client"] is not None}),
     }

@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import host_cpu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RECORD_VERSION, PairRecord, RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import result_from
@@ -355,6 +356,8 @@ HOST_REPORT_VARS = {
     "collects": ("__paired_test_part", "collects"),
     "stops": ("__paired_test_end", "stops"),
     "nic_after": ("__paired_test_end", "nic_after"),
+    "cpu_before": ("__paired_test_start", "cpu_before"),
+    "cpu_after": ("__paired_test_end", "cpu_after"),
     "failure": ("__paired_test_failure", None),
 }
 
@@ -384,6 +387,18 @@ def _nic_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]
         "mode": run.get("nic_counters"),
         "before": _nic_readings(run, by_host, "nic_before") if run.get("nic_before") else None,
         "after": _nic_readings(run, by_host, "nic_after") if run.get("nic_after") else None,
+    }
+
+
+def _cpu_record(run: Mapping[str, Any], by_host: Mapping[str, Mapping[str, Any]]) -> dict[str, object] | None:
+    """The run record's ``cpu``: ``{host: cpu.reading.host_cpu(before, after)}`` of the run's ``cpu_hosts`` (``None``
+    where this run read no CPU)."""
+    hosts = run.get("cpu_hosts") or ()
+    if not hosts:
+        return None
+    return {
+        host: host_cpu((by_host.get(host) or {}).get("cpu_before"), (by_host.get(host) or {}).get("cpu_after"))
+        for host in sorted(hosts)
     }
 
 
@@ -534,4 +549,5 @@ def build_record(
         "combine_swapped": bool(run.get("combine_swapped")),
         "stability": stability,
         "nic": _nic_record(run, by_host),
+        "cpu": _cpu_record(run, by_host),
     }

@@ -35,6 +35,8 @@ REPORT_KEYS = {
     "collects": "clients",
     "stops": "stop",
     "nic_after": "stop",
+    "cpu_before": "start",
+    "cpu_after": "stop",
 }
 STATE_FILE = "series.json"
 _RECORD_FILE = re.compile(r"record([0-9]{1,9})\.json")
@@ -92,8 +94,9 @@ def _read_json(path: str) -> Any:
 
 
 def stop_hosts(run: Mapping[str, Any]) -> list[str]:
-    """The hosts that take part in the run's stop: its servers, and the hosts whose NIC counters are read after."""
-    hosts = set(run.get("server_hosts") or ())
+    """The hosts that take part in the run's stop: its servers, and the hosts whose NIC counters or CPU are read
+    after."""
+    hosts = set(run.get("server_hosts") or ()) | set(run.get("cpu_hosts") or ())
     if run.get("nic_after"):
         hosts |= set(run.get("nic_addresses") or {})
     return sorted(hosts)

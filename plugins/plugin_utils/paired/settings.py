@@ -358,6 +358,23 @@ SETTINGS: dict[str, Setting] = {
         True,
         description=("Clients send from their own address (C(-B) with C(client_address)) when it is known.",),
     ),
+    "host_cpu": Setting(
+        "bool",
+        True,
+        description=(
+            (
+                "Read the CPU of every host of a run at its start and after its stop (Linux - the C(cpu) lines of "
+                "C(/proc/stat), C(esxilab.iperf.iperf_facts) O(esxilab.iperf.iperf_facts#module:cpu_times), in the "
+                "session of the NIC read when there is one): the run record's C(cpu) (the host's mean CPU % and its "
+                "busiest core over the run, the raw readings beside them) and the report's host CPU beside throughput."
+            ),
+            (
+                "A host whose CPU cannot be read (an ESXi host, whose CPU is in the vSphere API and not in "
+                "C(/proc/stat)) gets null figures and the reason. In a network namespace C(/proc/stat) is the whole "
+                "machine's. V(false) - not read (one SSH session less per host and part)."
+            ),
+        ),
+    ),
     "nic_counters": Setting(
         "choice",
         "test",

@@ -18,10 +18,17 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import R
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.host_cpu import GroupHostCpu, HostCpu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
 
 # added in 1.2: the NIC counter deltas around the run / the group's runs ("n/a": not read; empty: unknown)
 NIC_COLUMNS = tuple(f"nic_{name}" for name in DELTA_COUNTERS)
+
+# added in 1.3: the CPU of the pair's server and client hosts over the run (paired_test_host_cpu; "n/a": not read,
+# empty: read but no figure - the run record's cpu says why)
+HOST_CPU_COLUMNS = tuple(
+    f"{end}_host_{figure}" for end in ("server", "client") for figure in ("cpu_percent", "max_core_percent")
+)
 
 RESULT_COLUMNS = (
     "run",
@@ -68,6 +75,7 @@ RESULT_COLUMNS = (
     "reverse_bits_per_second",
     "bidir_sum_bits_per_second",
     *NIC_COLUMNS,
+    *HOST_CPU_COLUMNS,
 )
 SUMMARY_COLUMNS = (
     "test",
@@ -93,6 +101,8 @@ SUMMARY_COLUMNS = (
     "flows",
     *FIGURE_NAMES,
     *NIC_COLUMNS,
+    # added in 1.3: host -> {mean_percent, max_core_percent, runs} over the group's runs ("n/a": not read)
+    "host_cpu",
     # with compare_by: this row's mean against the first compared value's, as summary.md's last columns
     "compared_with",
     "difference_percent",
@@ -108,6 +118,20 @@ def _nic_cells(counters: Mapping[str, int | None] | None) -> dict[str, object]:
     if counters is None:
         return dict.fromkeys(NIC_COLUMNS, "n/a")
     return {f"nic_{name}": counters.get(name) for name in DELTA_COUNTERS}
+
+
+def _host_cpu_cells(found: Mapping[str, HostCpu] | None, server: str | None, client: str | None) -> dict[str, object]:
+    """The ``*_host_*`` cells of a result: its server's and client's CPU over the run, ``n/a`` when not read."""
+    cells: dict[str, object] = {}
+    for end, host in (("server", server), ("client", client)):
+        entry = None if found is None or host is None else found.get(host)
+        cells[f"{end}_host_cpu_percent"] = "n/a" if entry is None else entry.mean_percent
+        cells[f"{end}_host_max_core_percent"] = "n/a" if entry is None else entry.max_core_percent
+    return cells
+
+
+def _group_host_cpu_cell(found: Mapping[str, GroupHostCpu] | None) -> object:
+    return "n/a" if found is None else {host: value.as_dict() for host, value in found.items()}
 
 
 def _cell(value: Any) -> Any:
@@ -158,6 +182,7 @@ def results_csv(report: Report) -> str:
                 **figures.as_dict(),
                 "retransmits": None if figures.retransmits is None else int(figures.retransmits),
                 **_nic_cells(None if run.nic is None else run.nic.counters),
+                **_host_cpu_cells(run.host_cpu, row.server, row.client),
             }
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])
@@ -212,6 +237,7 @@ def summary_csv(report: Report) -> str:
                 "flows": "; ".join(group.flows) or None,
                 **group.figures.as_dict(),
                 **_nic_cells(group.nic),
+                "host_cpu": _group_host_cpu_cell(group.host_cpu),
                 **differences.get(id(group), {}),
             }
         )

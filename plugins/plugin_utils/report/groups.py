@@ -18,6 +18,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import StatsError, knee, summarize
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import ReportError, as_number
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, group_figures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.host_cpu import GroupHostCpu, group_host_cpu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import sum_deltas
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import RunRow, direction_label, percent_of
@@ -71,6 +72,11 @@ class Group:
     def nic(self) -> dict[str, int | None] | None:
         """The NIC counter deltas summed over the group's runs; ``None`` when a run was not read around."""
         return sum_deltas([run.nic for run in self.runs])
+
+    @property
+    def host_cpu(self) -> dict[str, GroupHostCpu] | None:
+        """Each host's CPU over the group's runs (``host_cpu.group_host_cpu``); ``None`` when no run read it."""
+        return group_host_cpu([run.host_cpu for run in self.runs])
 
     @property
     def line_rate_source(self) -> str | None:

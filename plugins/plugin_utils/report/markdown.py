@@ -125,6 +125,62 @@ def _nic_md(report: Report) -> list[str]:
     return [*lines, ""] if warnings else lines
 
 
+def _core_text(percent: float | None, core: str | None) -> str:
+    return pct(percent) if percent is None or core is None else f"{pct(percent)} ({md_text(core)})"
+
+
+def _host_cpu_md(report: Report) -> list[str]:
+    """The hosts' CPU beside throughput: per run (each host of its pairs) and, with ``compare_by``, per compared
+    value (seed 001's CPU of e1000 vs vmxnet3); nothing when no run read it."""
+    runs = [run for run in report.runs if run.host_cpu is not None]
+    if not runs:
+        return []
+    unit = report.unit
+    lines = [
+        "## Host CPU",
+        "",
+        "The CPU of each host of a run, from its start to its stop (Linux: the `cpu` lines of `/proc/stat`; raw "
+        "readings in the run record's `cpu`): the host's mean over all its CPUs and its busiest core. A lab host "
+        "in a network namespace shares the machine's `/proc/stat`: its CPU is the whole machine's. "
+        f"{NA}: no figure (why: the last column).",
+        "",
+    ]
+    rows = []
+    for run in runs:
+        for host, cpu in (run.host_cpu or {}).items():
+            rows.append([str(run.run), md_text(run.test), *([md_text(run.compare or NA)] if report.compare_by else []),
+                         format_rate(run.bits_per_second, unit), md_text(host), pct(cpu.mean_percent),
+                         _core_text(cpu.max_core_percent, cpu.max_core), md_text(cpu.reason or "")])  # fmt: skip
+    compared = [md_text(report.compare_by)] if report.compare_by else []
+    header = ["Run", "Test", *compared, f"Throughput ({unit.name})", "Host", "CPU mean %", "Max core %", "Why n/a"]
+    lines += [*_table(header, "rl" + "l" * len(compared) + "rlrrl", rows), ""]
+    comparison = report.comparison
+    if comparison is None or not comparison.values or not comparison.rows:
+        return lines
+    dims = [k for k in ("test", "direction", "streams") if k in comparison.rows[0].key]
+    rows = []
+    for row in comparison.rows:
+        for value in comparison.values:
+            group = row.cells.get(value)
+            for host, over in ((group.host_cpu or {}) if group is not None else {}).items():
+                rows.append([*(_key_text(row.key, d) for d in dims), md_text(value),
+                             format_rate(group.mean if group is not None else None, unit), md_text(host),
+                             pct(over.mean_percent), pct(over.max_core_percent), str(over.runs)])  # fmt: skip
+    if rows:
+        header = [d.capitalize() for d in dims] + [md_text(comparison.label), f"Throughput ({unit.name})", "Host",
+                                                   "CPU mean %", "Max core %", "Runs"]  # fmt: skip
+        lines += [
+            f"### Host CPU by {md_code(comparison.label)}",
+            "",
+            f"Per {md_text(comparison.label)}: the mean throughput, and each host's CPU mean % (the mean over the "
+            "runs with the figure) and its busiest core (the largest over the runs).",
+            "",
+            *_table(header, "l" * (len(dims) + 1) + "rlrrr", rows),
+            "",
+        ]
+    return lines
+
+
 def _group_row(report: Report, group: Group, with_compare: bool, with_rate: bool) -> list[str]:
     unit = report.unit
     stats = group.stats
@@ -625,6 +681,7 @@ def to_markdown(
     for note in notes:
         lines += [f"{md_text(note[:1].upper() + note[1:])}.", ""]
     lines += _nic_md(report)
+    lines += _host_cpu_md(report)
     lines += _runs_md(report)
     lines += [
         "---",

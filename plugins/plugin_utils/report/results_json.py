@@ -21,6 +21,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import R
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.host_cpu import GroupHostCpu, HostCpu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow
 
 
@@ -52,7 +53,13 @@ def _group_doc(group: Group, with_part: bool) -> dict[str, object]:
         "line_rate_note": group.line_rate_note,
         "figures": group.figures.as_dict(),
         "nic": group.nic,
+        # host CPU over the group's runs (paired_test_host_cpu): host -> {mean_percent, max_core_percent, runs}
+        "host_cpu": _host_cpu_doc(group.host_cpu),
     }
+
+
+def _host_cpu_doc(found: Mapping[str, HostCpu | GroupHostCpu] | None) -> dict[str, object] | None:
+    return None if found is None else {host: value.as_dict() for host, value in found.items()}
 
 
 def _run_doc(run: RunRow) -> dict[str, object]:
@@ -75,6 +82,8 @@ def _run_doc(run: RunRow) -> dict[str, object]:
         "line_rate_note": run.line_rate_note,
         "figures": run.figures.as_dict(),
         "nic": None if run.nic is None else run.nic.as_dict(),
+        # host CPU over the run (paired_test_host_cpu): host -> {mean_percent, max_core_percent, max_core, reason}
+        "host_cpu": _host_cpu_doc(run.host_cpu),
         "record": None if run.record is None else {k: v for k, v in run.record.items() if k != "pairs"},
         # the compared values of its parts (top-level "parts"), only when its pairs differ in the compared label
         **({"parts": [part.compare for part in run.parts]} if run.parts else {}),

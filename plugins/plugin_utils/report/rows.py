@@ -31,6 +31,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
     field_of,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures, result_figures, run_figures
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.host_cpu import HostCpu, run_host_cpu
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import NicDelta, run_delta
 
 # The fields that name a run and place a result, in the order of results.json and results.csv.
@@ -139,6 +140,11 @@ class RunRow(_Rated):
     def identity(self) -> dict[str, Any]:
         """Which run this is (the ``RUN_IDENTITY`` fields), as results.json and results.csv name it."""
         return {name: getattr(self, name) for name in RUN_IDENTITY}
+
+    @property
+    def host_cpu(self) -> dict[str, HostCpu] | None:
+        """The CPU of its pairs' hosts over the run, as recorded (``host_cpu.run_host_cpu``); ``None``: not read."""
+        return run_host_cpu(self.record, [h for row in self.results for h in (row.server, row.client) if h])
 
     @property
     def figures(self) -> Figures:

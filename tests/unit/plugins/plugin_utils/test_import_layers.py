@@ -59,10 +59,11 @@ HOST_SIDE = ("esxi", "journal", "iperf_run", "nic")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "common": (),
     "iperf": (),
+    "cpu": (),
     "host": ("common", "iperf"),
     **{name: ("common", "iperf", "host", *HOST_SIDE) for name in HOST_SIDE},
     "report": ("common", "iperf"),
-    "paired": ("common", "iperf", "report"),
+    "paired": ("common", "iperf", "report", "cpu"),
 }
 
 

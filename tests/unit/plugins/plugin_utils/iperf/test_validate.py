@@ -134,7 +134,7 @@ def test_a_record_without_schema_version_is_read_as_the_report_always_read_it() 
     }
     record = run_record_from(old, position=4)
     assert (record["schema_version"], record["run"], record["test"], record["direction"]) == (
-        1,
+        RECORD_VERSION,
         5,
         "default",
         "forward",
@@ -153,7 +153,7 @@ def test_a_record_without_schema_version_is_read_as_the_report_always_read_it() 
         ({"labels": ["a"]}, "runs[3].labels: must be a dictionary, got a list"),
         ({"errors": "boom"}, "runs[3].errors: must be a list, got a string 'boom'"),
         ({"pairs": "none"}, "runs[3].pairs: must be a list, got a string 'none'"),
-        ({"schema_version": 9}, "runs[3].schema_version: 9 is not a version this collection reads (0 to 1)"),
+        ({"schema_version": 9}, "runs[3].schema_version: 9 is not a version this collection reads (0 to 2)"),
     ],
 )
 def test_a_bad_record_names_the_field_and_the_fix(change: dict[str, Any], message: str) -> None:

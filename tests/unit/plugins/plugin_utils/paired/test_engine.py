@@ -107,6 +107,26 @@ def test_start_reads_the_nic_then_starts_this_hosts_servers_with_the_runs_option
     assert [item["item"]["pair"] for item in part.piece["servers"]["results"]] == [1, 2] and not part.failed
 
 
+def test_the_cpu_is_read_with_the_nic_in_one_iperf_facts_at_the_start_and_after_the_stop() -> None:
+    """A host of ``cpu_hosts``: one iperf_facts with cpu_times (and nic_counters_of where the NIC is read too); the
+    CPU reading (or why it failed) is ``cpu_before`` / ``cpu_after``; a host outside ``cpu_hosts`` reads none."""
+    run = {**RUN, "cpu_hosts": ["h1", "h3"]}
+    steps = Steps()
+    part = start_part(steps, run, "h1", OPTIONS, _said()[1])
+    assert steps.made[0] == (
+        "iperf_facts",
+        {"gather_tools": False, "nic_counters_of": ["198.18.0.1"], "cpu_times": True},
+    )
+    assert part.piece["cpu_before"] == {"error": "ok"} and part.piece["nic_before"]["msg"] == "ok"
+    steps = Steps()
+    part = stop_part(steps, run, "h3", OPTIONS)
+    assert steps.made == [("iperf_facts", {"gather_tools": False, "cpu_times": True})]
+    assert part.piece["cpu_after"] == {"error": "ok"} and part.piece["nic_after"] is None
+    steps = Steps()
+    part = stop_part(steps, run, "h2", OPTIONS)
+    assert part.piece["cpu_after"] is None and all(step[0] == "iperf_run" for step in steps.made)
+
+
 def test_a_server_that_does_not_start_ends_the_part_failed() -> None:
     steps = Steps(fail="server")
     part = start_part(steps, RUN, "h1", OPTIONS, _said()[1])

@@ -648,6 +648,8 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
             "failure": None,
             "nic_before": None,
             "nic_after": None,
+            "cpu_before": None,
+            "cpu_after": None,
         },
         {
             "host": "h2",
@@ -658,6 +660,8 @@ def test_reports_from_host_vars_read_the_roles_registered_results() -> None:
             "failure": None,
             "nic_before": None,
             "nic_after": None,
+            "cpu_before": None,
+            "cpu_after": None,
         },
         None,
     ]
@@ -804,6 +808,11 @@ def test_summary_csv() -> None:
             "bidir_sum_bits_per_second": "",
             # added by issue 12: NIC counter deltas (these runs were not read around: n/a)
             "nic_rx_dropped": "n/a", "nic_tx_dropped": "n/a", "nic_rx_errors": "n/a", "nic_tx_errors": "n/a",
+            # added by issue 23: the hosts' CPU (read, but these reports hold no reading: no figure, 0 runs)
+            "host_cpu": '{"vm1":{"max_core_percent":null,"mean_percent":null,"runs":0},'
+                        '"vm2":{"max_core_percent":null,"mean_percent":null,"runs":0},'
+                        '"vm3":{"max_core_percent":null,"mean_percent":null,"runs":0},'
+                        '"vm4":{"max_core_percent":null,"mean_percent":null,"runs":0}}',
         }
     ]  # fmt: skip
 
