@@ -114,7 +114,9 @@ _value:
           ...), C(server_timeout), C(barrier) (whether the clients wait for a common start time; false for one pair),
           C(start_delay), C(server_hosts), C(client_hosts) and C(pairs).
         - C(point) names the run's point (test, direction, streams value, role order); C(stability) is the test's
-          C(repeat) dictionary (C({min, max, until_cv, ci_percent, max_failures})) when it has one, else C(null);
+          C(repeat) dictionary (C({min, max, until_cv, ci_percent, max_failures})) when it has one (with a run
+          layout and C(max_failures) - the point's own count as C(min) and C(max)),
+          else C(null); C(repeat) is the point's planned run count;
           C(order) and C(shuffle_seed) say how the test's runs were ordered (a V(shuffled) test without a seed gets
           a random one here); C(combine_swapped) whether the report combines swapped and unswapped runs.
         - With a C(repeat) dictionary the plan holds every point's C(max) runs; the role skips the runs of a point

@@ -113,7 +113,10 @@ options:
         (O(esxilab.iperf.paired_test#role:main:paired_test_nic_counters)) for the report's NIC columns.
       - Linux - the interface holding the address (as for O(link_speed_of)), C(ip -s -s -j link show dev <if>) (the
         text form where C(ip) has no C(-j)), C(ethtool -i <if>) and C(ethtool -S <if>) where C(ethtool) is installed,
-        and C(tc -s qdisc show dev <if>) where C(tc) is.
+        and C(tc -s qdisc show dev <if>) where C(tc) is; when that interface is a Linux bridge
+        (C(/sys/class/net/<if>/bridge)) or an Open vSwitch bridge's port (C(ovs-vsctl port-to-br), C(ovs-vsctl) on
+        the PATH), also each port of the bridge - C(ip -s -s -j link show dev <port>), C(ethtool -i <port>) and its
+        link speed.
       - ESXi - the uplinks whose link is up of the standard vSwitch behind the VMkernel adapter holding the address,
         each with C(esxcli network nic stats get -n <vmnic>) and C(esxcli network nic get -n <vmnic>).
       - A counter is a number the tool printed or absent; nothing is guessed. Neither C(ip) nor C(esxcli) prints
@@ -202,7 +205,9 @@ ansible_facts:
         - One item per address of O(nic_counters_of), keyed by the address - C(interface) (the Linux interface or the
           ESXi VMkernel adapter holding it, or C(null)), C(kind) (C(linux) or C(esxi)), C(source) (the commands read),
           C(reason) (why nothing was read; C(null) when counters were), C(speed_mbps) (the link speed, as
-          RV(ansible_facts.iperf_link_speeds) reads it) and C(nics).
+          RV(ansible_facts.iperf_link_speeds) reads it; for a bridge without a speed of its own, its slowest port's)
+          and C(nics); C(bridge) (Linux, only when the interface is a bridge) - C(kind) (C(linux) or C(ovs)), C(name)
+          and C(ports), each port a further item of C(nics) with C(bridge) set to the bridge's name.
         - C(nics) - one item per NIC read (Linux - the interface; ESXi - each active uplink) with C(name), C(driver),
           C(firmware), C(version), C(bus_info) (C(null) where not printed), C(speed_mbps), C(link_up), C(counters)
           (counter name as the Linux kernel names it - C(rx_dropped), C(tx_dropped), C(rx_errors), C(tx_errors),

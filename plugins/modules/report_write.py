@@ -343,7 +343,9 @@ report:
       description:
         - The stream sweeps - one item per test, direction, swap and compared value with more than one streams value
           (C(points) of C({streams, mean, ci95_half_width, count}), C(knee), C(best_streams), C(best_bits_per_second),
-          C(tolerance)).
+          C(tolerance)); C(plateau_streams) - the stream counts from the knee on whose mean is within the tolerance
+          of the best - and C(plateau_bits_per_second), the mean of their means (the level the sweep reaches; empty
+          and V(null) without a knee).
       type: list
       elements: dict
     summary:

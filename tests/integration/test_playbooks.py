@@ -105,6 +105,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # playbook -> the hosts of its play in inventories/example
 EXAMPLE_HOSTS = {
+    "bridge-host": ["ovs-host", "peer-multi"],
     "demo": [],
     "esxi-56g": ["esxi67", "peer56"],
     "esxi-multi-network": ["esxi70", "peer-multi"],
@@ -112,7 +113,7 @@ EXAMPLE_HOSTS = {
     "mesh": ["fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"],
     "mtu-compare": ["esxi70", "peer-multi"],
     "restore": [  # every host: ESXi and Linux hosts keep a journal
-        *("esxi67", "esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "peer-multi", "peer56"),
+        *("esxi67", "esxi70", "fwd-vm1", "fwd-vm2", "fwd-vm3", "fwd-vm4", "ovs-host", "peer-multi", "peer56"),
         *("vm-e1000", "vm-vmxnet3", "vnic-server"),
     ],
     "vnic-compare": ["vm-e1000", "vm-vmxnet3", "vnic-server"],
@@ -199,7 +200,7 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
     argv = [
         str(ANSIBLE_PLAYBOOK),
         *("-i", str(EXAMPLE), "--vault-password-file", str(vault_password_file), "--check"),
-        *("--skip-tags", "esxi_prepare,esxi_restore,esxi_network,path_mtu,peer_mtu"),
+        *("--skip-tags", "esxi_prepare,esxi_restore,esxi_network,path_mtu,peer_mtu,bridge_check"),
         *("-e", "ansible_connection=local", "-e", "ansible_become=false"),
         *("-e", f"ansible_python_interpreter={sys.executable}", "-e", f"esxilab_reports_dir={tmp_path}"),
         *(str(_playbook(n)) for n in names),
@@ -210,8 +211,8 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
     recaps = re.findall(r"^(\S+)\s+: ok=\d+ .*unreachable=(\d+)\s+failed=(\d+)", output, flags=re.MULTILINE)
     assert {host for host, *counts in recaps} == {h for n in names for h in EXAMPLE_HOSTS[n]}
     assert all(counts == ["0", "0"] for host, *counts in recaps), recaps
-    # the paired_test preflight checked the plan of each of the seven playbooks, run_once (mtu: twice)
-    assert output.count("TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report]") == 8
+    # the paired_test preflight checked the plan of each of the eight playbooks, run_once (mtu: twice)
+    assert output.count("TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report]") == 9
     assert not list(tmp_path.glob("*/results.json"))  # check mode writes no report
 
 

@@ -7,16 +7,20 @@
 
 * **Linux** - the interface holding the address (the same ``ip -o addr show to`` lookup as the link
   speed, ``speed.sysfs_speed``), ``ip -s -s -j link show dev X`` (the text form when ``ip`` has
-  no ``-j``) and ``ethtool -i X`` where ``ethtool`` is installed (``host/linux_nic.py``);
+  no ``-j``) and ``ethtool -i X`` where ``ethtool`` is installed (``host/linux_nic.py``); when X is a
+  Linux bridge (``/sys/class/net/X/bridge``) or an Open vSwitch bridge's internal port (``ovs-vsctl
+  port-to-br X``), also each port of that bridge (``brif`` / ``ovs-vsctl list-ports``): its counters,
+  driver and link speed, as further NICs of the reading with ``bridge`` set, and the reading's
+  ``bridge: {kind: linux|ovs, name, ports}`` (seed 003: a host with a bridge on the path as a pair end);
 * **ESXi** - the VMkernel adapter holding the address, its vSwitch and that vSwitch's uplinks whose
   link is up (``speed.esxcli_uplinks``, the path of the link speed), each read with
   ``esxcli network nic stats get`` and ``esxcli network nic get`` (``esxi/nic.py``).
 
 ``reading()`` returns one plain dictionary per address (``iperf_nic_counters`` in the facts)::
 
-    {address, interface, kind: linux|esxi|null, source, reason, speed_mbps,
+    {address, interface, kind: linux|esxi|null, source, reason, speed_mbps, bridge (Linux, when it is one),
      nics: [{name, driver, firmware, version, bus_info, speed_mbps, link_up, counters, driver_stats, qdisc, other,
-             problems, raw}]}
+             problems, raw, bridge (a bridge port: the bridge's name)}]}
 
 A counter is an ``int`` the tool printed, or absent; a NIC that could not be read has no
 ``counters`` and says why in ``problems``. ``driver_stats`` holds the driver's own statistics under the driver's
@@ -53,8 +57,10 @@ __all__ = ["NIC_SCRIPT", "Output", "esxi_reading", "linux_reading"]
 Output = tuple[str, int | None]
 
 # Shell functions of the iperf_facts script (its ``_ifof``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
-# the interface's counters and driver on Linux; ``nic_esxi``: nic get / nic stats get of every uplink of a
-# standard vSwitch (the controller keeps those of the test address's vSwitch).
+# the interface's counters and driver on Linux, and when the interface is a Linux bridge or an Open vSwitch
+# bridge's port (``lbridge``: ``/sys/class/net/X/bridge``, ``ovs-vsctl port-to-br``) the counters, driver and
+# speed of each of the bridge's ports; ``nic_esxi``: nic get / nic stats get of every uplink of a standard
+# vSwitch (the controller keeps those of the test address's vSwitch).
 NIC_SCRIPT = r"""_nx() {
   _k=$1; shift
   printf '\n%%s NICOUT %%s\n' "$M" "$_k"
@@ -71,7 +77,25 @@ lnic() {
     _nx "$1 ethtool" ethtool -i "$_i" || :
     _nx "$1 ethtoolS" ethtool -S "$_i" || :
     _nx "$1 tc" tc -s qdisc show dev "$_i" || :
+    lbridge "$1" "$_i"
   fi
+  return 0
+}
+lbridge() {
+  _bp=
+  if [ -d "/sys/class/net/$2/bridge" ]; then
+    _bp=$(ls "/sys/class/net/$2/brif" 2>/dev/null)
+    _nx "$1 bridge" printf 'linux %%s\n' "$2"
+  elif command -v ovs-vsctl >/dev/null 2>&1 && _bb=$(ovs-vsctl --timeout=5 port-to-br "$2" 2>/dev/null); then
+    _bp=$(ovs-vsctl --timeout=5 list-ports "$_bb" 2>/dev/null)
+    _nx "$1 bridge" printf 'ovs %%s\n' "$_bb"
+  fi
+  for _p in $_bp; do
+    case $_p in *[!A-Za-z0-9_.:@-]*) continue ;; esac
+    _nx "$1 port:$_p" ip -s -s -j link show dev "$_p" || :
+    _nx "$1 portinfo:$_p" ethtool -i "$_p" || :
+    _nx "$1 portspeed:$_p" cat "/sys/class/net/$_p/speed" || :
+  done
   return 0
 }
 nic_esxi() {
@@ -156,6 +180,15 @@ def linux_reading(
         nic["problems"].append("no ethtool on the host: driver and firmware not read")
     _linux_stats(nic, interface, outputs, sources)
     out["nics"] = [nic]
+    bridge = _bridge(outputs, interface)
+    if bridge is not None:
+        out["bridge"] = bridge
+        ports = [_port(name, str(bridge["name"]), outputs) for name in bridge["ports"]]
+        out["nics"].extend(ports)
+        sources.append(f"{bridge['kind']} bridge {bridge['name']}: ports {', '.join(bridge['ports']) or 'none'}")
+        speeds = [p["speed_mbps"] for p in ports if isinstance(p["speed_mbps"], int)]
+        if out["speed_mbps"] is None and speeds:  # a bridge has no speed of its own: its slowest port's
+            out["speed_mbps"] = min(speeds)
     out["source"] = "; ".join(sources) or None
     if not nic["counters"]:
         out["reason"] = f"no counters of {interface}: " + ("; ".join(nic["problems"]) or "ip printed none")
@@ -177,6 +210,46 @@ def _linux_stats(nic: dict[str, Any], interface: str, outputs: Mapping[str, Outp
                 nic["problems"].append(f"{command} {interface}: {exc}")
             continue
         sources.append(f"{command} {interface}")
+
+
+def _bridge(outputs: Mapping[str, Output], interface: str) -> dict[str, Any] | None:
+    """``{kind, name, ports}`` when the script found ``interface`` to be a bridge (``bridge``: ``linux NAME`` or
+    ``ovs NAME``), its ports those it read (``port:NAME`` outputs), in the order printed."""
+    text, rc = outputs.get("bridge", ("", None))
+    kind, _sep, name = text.strip().partition(" ")
+    if rc != 0 or kind not in ("linux", "ovs") or not name.strip():
+        return None
+    ports = [key.partition(":")[2] for key in outputs if key.startswith("port:")]
+    return {"kind": kind, "name": name.strip() or interface, "ports": ports}
+
+
+def _port(name: str, bridge: str, outputs: Mapping[str, Output]) -> dict[str, Any]:
+    """One port of the bridge: its counters (``ip -s -s -j link``), driver (``ethtool -i``) and link speed."""
+    nic = _nic_item(name)
+    nic["bridge"] = bridge
+    text, rc = outputs[f"port:{name}"]
+    nic["raw"]["stats"] = text
+    try:
+        if rc != 0:
+            raise NicParseError(f"failed (exit status {rc}): {_shown(text)}")
+        parsed = parse_ip_link_json(text)
+        nic["counters"], nic["other"] = parsed["counters"], parsed["other"]
+        nic["link_up"] = parsed["operstate"] == "UP" if parsed["operstate"] not in (None, "UNKNOWN") else None
+    except NicParseError as exc:
+        nic["problems"].append(f"ip -s -s -j link show dev {name}: {exc}")
+    info_text, info_rc = outputs.get(f"portinfo:{name}", ("", 127))
+    if info_rc == 0:
+        try:
+            info = parse_ethtool_info(info_text)
+            nic.update({k: info[k] for k in ("driver", "version", "firmware", "bus_info")})
+        except NicParseError as exc:
+            nic["problems"].append(f"ethtool -i {name}: {exc}")
+    elif info_rc != 127:
+        nic["problems"].append(f"ethtool -i {name} failed (exit status {info_rc}): {_shown(info_text)}")
+    speed_text, speed_rc = outputs.get(f"portspeed:{name}", ("", None))
+    if speed_rc == 0:
+        nic["speed_mbps"] = sysfs_speed(name, speed_text, name)["speed_mbps"]
+    return nic
 
 
 def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str, Output]) -> dict[str, Any]:

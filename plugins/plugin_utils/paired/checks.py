@@ -158,8 +158,9 @@ def _coerce(kind: str, value: Any) -> Any:
     return value
 
 
-def _check_setting(name: str, value: Any, where: str) -> Any:
-    """Validate one setting value; return it normalized (streams as a tuple, floats as float)."""
+def _check_setting(name: str, value: Any, where: str, path: str | None = None) -> Any:
+    """Validate one setting value; return it normalized (streams as a tuple, floats as float). ``path``: the
+    setting's full path (``paired_test_tests[0].repeat``, ``paired_test_repeat``) for the messages that give it."""
     spec = SETTINGS[name]
     if value is None or (spec.nullable and isinstance(value, str) and not value.strip()):
         if spec.nullable:
@@ -171,7 +172,8 @@ def _check_setting(name: str, value: Any, where: str) -> Any:
         return _check_streams(value, where)
     if kind == "repeat":
         try:
-            return read_repeat(value, where)
+            role_variable = path is not None and not path.startswith("paired_test_tests")
+            return read_repeat(value, "the role variable" if role_variable else where, path or name)
         except StabilityError as exc:
             raise PairedTestError(str(exc)) from exc
     if kind == "int" or kind == "float":

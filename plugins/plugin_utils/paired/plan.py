@@ -50,6 +50,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
+    StabilityError,
+    check_layout,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import (
     START_DELAY_BASE,
@@ -249,7 +251,7 @@ def _read_test(
         except PairedTestError as exc:
             errors.extend(_messages(exc))
     try:
-        settings = _resolve_settings(test, defaults, where)
+        settings = _resolve_settings(test, defaults, where, f"paired_test_tests[{position - 1}]")
     except PairedTestError as exc:
         errors.extend(_messages(exc))
     if not errors:
@@ -262,21 +264,34 @@ def _read_test(
     return pairs, settings
 
 
-def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _resolve_settings(test: Mapping[str, Any], defaults: Mapping[str, Any], where: str, path: str) -> dict[str, Any]:
+    """The test's settings (``path``: its place in paired_test_tests), each from the test, the role or the default."""
     settings: dict[str, Any] = {}
     errors: list[str] = []
     for name in SETTINGS:
         try:
             if name in test:
-                settings[name] = _check_setting(name, test[name], where)
+                settings[name] = _check_setting(name, test[name], where, f"{path}.{name}")
             elif name in defaults:
-                settings[name] = _check_setting(name, defaults[name], f"role variable paired_test_{name}")
+                settings[name] = _check_setting(
+                    name, defaults[name], f"role variable paired_test_{name}", f"paired_test_{name}"
+                )
             else:
                 settings[name] = _check_setting(name, BUILTIN_DEFAULTS[name], where)
         except PairedTestError as exc:
             errors.append(str(exc))
     if errors:
         raise PlanErrors(errors)
+    try:
+        check_layout(
+            settings["repeat"],
+            _directions(settings["direction"]),
+            settings["swap_roles"],
+            where,
+            f"{path}.repeat" if "repeat" in test else "paired_test_repeat",
+        )
+    except StabilityError as exc:
+        raise PairedTestError(str(exc)) from exc
     bandwidth = settings["bandwidth"]
     if bandwidth is not None:
         if settings["tool"] == "iperf3" and bandwidth.endswith("pps"):
@@ -301,7 +316,8 @@ def _check_external_test(
 ) -> None:
     """A test with external peers. Servers outside the inventory: no swapped roles, no settings of a server this
     role would start (``given``: the settings the test itself sets). External clients: every pair external, forward
-    only, one stream count, no swapped roles, and a server guard that outlives the wait."""
+    only, no swapped roles, and a server guard that outlives the wait. A streams list is a guided sweep: one run per
+    stream count, each printing its own command (``-P``) and collecting that step's client test(s)."""
     outside = [p.index for p in pairs if p.external_server]
     unused = [name for name in SERVER_ONLY_SETTINGS if name in given]
     if outside and len(outside) == len(pairs) and unused:
@@ -341,10 +357,6 @@ def _check_external_test(
         "swap_roles": (
             bool(settings["swap_roles"]),
             "an external client cannot run a server here; leave swap_roles false",
-        ),
-        "streams": (
-            isinstance(settings["streams"], tuple),
-            "the external client chooses its streams (-P); give one number, the -P it is asked to use",
         ),
     }
     for name, (wrong, fix) in fixes.items():
@@ -514,21 +526,22 @@ def build_plan(
                 "name": name,
                 "pairs": resolved,
                 **settings,
-                "repeat": repeat.max if not repeat.adaptive and repeat.max_failures is None else repeat.as_dict(),
+                "repeat": repeat.shown(),
                 "streams": list(streams) if sweep else streams,
             }
         )
         swaps = (False, True) if settings["swap_roles"] else (False,)
-        count = len(stream_values) * len(_directions(settings["direction"])) * len(swaps) * repeat.max
+        points = [(s, d, w) for s in stream_values for d in _directions(settings["direction"]) for w in swaps]
+        count = sum(repeat.runs_of(d, w) for _, d, w in points)
         counts.append(
             f"{where}: {len(stream_values)} streams value(s) x {len(_directions(settings['direction']))} "
-            f"direction(s) x {len(swaps)} role order(s) x repeat {repeat.max} = {count}"
+            f"direction(s) x {len(swaps)} role order(s) {_repeat_text(repeat)} = {count}"
         )
         planned += count
         if planned > max_runs:
             continue  # counted, not made: the error below gives the whole count
-        points = [(s, d, w) for s in stream_values for d in _directions(settings["direction"]) for w in swaps]
-        for stream_count, direction, swapped, repetition in run_order(points, repeat.max, settings["order"], seed):
+        per_point = [repeat.runs_of(d, w) for _, d, w in points]
+        for stream_count, direction, swapped, repetition in run_order(points, per_point, settings["order"], seed):
             runs.append(
                 _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction, swapped, repetition)
             )
@@ -668,24 +681,33 @@ def _join(items: Sequence[Any]) -> str:
 
 
 def run_order(
-    points: Sequence[tuple[int, str, bool]], repeat: int, order: str, seed: int | None
+    points: Sequence[tuple[int, str, bool]], repeat: int | Sequence[int], order: str, seed: int | None
 ) -> list[tuple[int, str, bool, int]]:
     """The runs of one test as ``(streams, direction, swapped, repetition)``, in the order they run.
 
-    ``interleaved``: round robin, repetition 1 of every point, then repetition 2, ...; ``sequential``: the
-    repetitions of each point back to back; ``shuffled``: round robin, each round in a random order drawn
-    from ``random.Random(seed)`` (the same seed gives the same order).
+    ``repeat``: the runs of every point, or of each point in turn (a run layout such as ``{forward: 3,
+    swapped: 1}``). ``interleaved``: round robin, repetition 1 of every point, then repetition 2 of the points
+    that have one, ...; ``sequential``: the repetitions of each point back to back; ``shuffled``: round robin,
+    each round in a random order drawn from ``random.Random(seed)`` (the same seed gives the same order).
     """
+    counts = [repeat] * len(points) if isinstance(repeat, int) else list(repeat)
     if order == "sequential":
-        return [(*point, rep) for point in points for rep in range(1, repeat + 1)]
+        return [(*point, rep) for point, runs in zip(points, counts, strict=True) for rep in range(1, runs + 1)]
     rng = random.Random(seed) if order == "shuffled" else None
     runs: list[tuple[int, str, bool, int]] = []
-    for rep in range(1, repeat + 1):
-        round_points = list(points)
+    for rep in range(1, max(counts, default=0) + 1):
+        round_points = [point for point, times in zip(points, counts, strict=True) if times >= rep]
         if rng is not None:
             rng.shuffle(round_points)
         runs.extend((*point, rep) for point in round_points)
     return runs
+
+
+def _repeat_text(repeat: RepeatSpec) -> str:
+    """``x repeat 3``, or a layout as ``with repeat {forward: 3, swapped: 1} runs each`` (the run count message)."""
+    if not repeat.layout:
+        return f"x repeat {repeat.max}"
+    return "with repeat {" + ", ".join(f"{kind}: {runs}" for kind, runs in repeat.layout) + "} runs each"
 
 
 def point_key(test: str, direction: str, streams: int, swapped: bool) -> str:
@@ -704,6 +726,7 @@ def _make_run(
     swapped: bool,
     repetition: int,
 ) -> dict[str, Any]:
+    spec: RepeatSpec = settings["repeat"].for_point(direction, swapped)
     run_pairs = []
     for pair in pairs:
         if swapped:
@@ -775,12 +798,10 @@ def _make_run(
         "reverse": direction == "reverse",
         "swapped": swapped,
         "repetition": repetition,
-        "repeat": settings["repeat"].max,
+        "repeat": spec.max,
         "point": point_key(test, direction, streams, swapped),
-        # None for a plain repeat: N (every run is made); else what assess() decides with
-        "stability": settings["repeat"].as_dict()
-        if settings["repeat"].adaptive or settings["repeat"].max_failures is not None
-        else None,
+        # None for a plain repeat: N or a layout's count (every run is made); else what assess() decides with
+        "stability": spec.as_dict() if spec.adaptive or spec.max_failures is not None else None,
         "order": settings["order"],
         "shuffle_seed": settings["shuffle_seed"],
         "combine_swapped": settings["combine_swapped"] and settings["swap_roles"],

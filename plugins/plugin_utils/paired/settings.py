@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import LAYOUT_KEYS
+
 __all__ = ["KINDS", "PAIR_OPTIONS", "SETTINGS", "PairOption", "Setting"]
 
 #: The kinds of setting, with the role argument spec type and elements each is documented as.
@@ -46,7 +48,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "dict": ("dict", None),
     "list_str": ("list", "str"),
     "streams": ("raw", None),  # a stream count or a list of them to sweep
-    "repeat": ("raw", None),  # a run count or {min, max, until_cv, ci_percent, max_failures}
+    "repeat": ("raw", None),  # a run count, {min, max, until_cv, ci_percent, max_failures} or {forward, swapped, ...}
 }
 
 
@@ -113,7 +115,17 @@ SETTINGS: dict[str, Setting] = {
                 "failed run stops the play (or, with O(paired_test_continue_on_error), is recorded and the point goes "
                 "on)."
             ),
-            "The whole plan (every point's C(max)) is capped by O(paired_test_max_runs).",
+            (
+                "Or a run layout - the runs per kind of point, for example V({forward: 3, swapped: 1}) (seed 002 - "
+                "3 runs, then 1 with the roles swapped; with O(paired_test_combine_swapped) the report adds the mean "
+                "of the 4): "
+                + ", ".join(f"C({key})" for key in LAYOUT_KEYS)
+                + " - C(forward) and C(reverse) the runs of that direction with the roles as given, C(swapped) the "
+                "runs with the roles swapped (each direction); each at least 1. It names exactly the kinds the test "
+                "plans (its C(direction), and C(swapped) with O(paired_test_swap_roles)); C(max_failures) goes with "
+                "it, C(min), C(max), C(until_cv) and C(ci_percent) do not."
+            ),
+            "The whole plan (every point's C(max), or its layout count) is capped by O(paired_test_max_runs).",
         ),
     ),
     "order": Setting(
@@ -484,9 +496,11 @@ PAIR_OPTIONS: dict[str, PairOption] = {
                 "tests from other addresses are not counted, a warning names them; unset - any address counts)."
             ),
             (
-                "Every pair of the test must be external; the test's C(direction) stays V(forward), C(swap_roles) "
-                "V(false) and C(streams) one number (the C(-P) the person is asked to use; the server's own stream "
-                "count is recorded and a difference warned about)."
+                "Every pair of the test must be external; the test's C(direction) stays V(forward) and C(swap_roles) "
+                "V(false). C(streams) is the C(-P) the person is asked to use (the server's own stream count is "
+                "recorded and a difference warned about); a list, for example V([1, 2, 3, 4, 5]), is a guided sweep - "
+                "one run per stream count, each printing its own command, waiting for its client test(s) and moving "
+                "on; the report has the sweep with its knee and plateau."
             ),
             (
                 "iperf3 serves one test at a time (the clients come one after the other, and then the run has no "

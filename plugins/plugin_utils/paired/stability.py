@@ -10,6 +10,12 @@ the coefficient of variation is at most ``until_cv`` % and (when given) the half
 95 % confidence interval of the mean at most ``ci_percent`` % of the mean. ``max_failures``
 failed runs of a point are tolerated (the play goes on); one more ends the point.
 
+Or a run layout ``{forward: 3, swapped: 1}`` (``LAYOUT_KEYS``, with ``max_failures``): a count per kind
+of point - ``forward`` / ``reverse`` the runs of that direction with the roles as given, ``swapped`` the
+runs with the roles swapped (each direction) - for procedures such as seed 002's "3 runs, then 1 with
+the roles swapped, and the mean of the 4". ``check_layout()`` checks it against the test's direction and
+``swap_roles``; ``RepeatSpec.runs_of()`` / ``for_point()`` give each point its count and spec.
+
 ``read_repeat()`` checks the option; ``assess()`` decides, from a point's samples so far, whether
 it is stable and whether its remaining runs are skipped. The statistics are ``iperf.stats``'s.
 
@@ -23,12 +29,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import closest, unknown_keys_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import closest
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import summarize
 
-__all__ = ["REPEAT_KEYS", "RepeatSpec", "StabilityError", "assess", "read_repeat"]
+__all__ = ["LAYOUT_KEYS", "REPEAT_KEYS", "RepeatSpec", "StabilityError", "assess", "check_layout", "read_repeat"]
 
 REPEAT_KEYS = ("min", "max", "until_cv", "ci_percent", "max_failures")
+# A run layout: runs per kind of point - the direction with the roles as given, or the swapped role order.
+LAYOUT_KEYS = ("forward", "reverse", "swapped")
+# The keys of the adaptive form that a run layout does not go with (max_failures does).
+_ADAPTIVE_KEYS = ("min", "max", "until_cv", "ci_percent")
 # The largest until_cv / ci_percent: a spread as large as the mean itself.
 MAX_PERCENT = 100.0
 
@@ -46,6 +56,8 @@ class RepeatSpec:
     until_cv: float | None = None  # coefficient of variation limit, in % of the mean
     ci_percent: float | None = None  # half-width limit of the 95 % interval, in % of the mean
     max_failures: int | None = None  # failed runs a point tolerates (None: a failed run is not tolerated)
+    #: A run layout ``((kind, runs), ...)`` in ``LAYOUT_KEYS`` order; empty: every point runs ``max`` times.
+    layout: tuple[tuple[str, int], ...] = ()
 
     @property
     def adaptive(self) -> bool:
@@ -53,7 +65,30 @@ class RepeatSpec:
         return self.until_cv is not None or self.ci_percent is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The spec ``assess()`` is given again from a run of the plan (``RepeatSpec(**spec)``): without a layout."""
+        return {key: value for key, value in asdict(self).items() if key != "layout"}
+
+    def runs_of(self, direction: str, swapped: bool) -> int:
+        """How many times a point of this direction and role order runs."""
+        if not self.layout:
+            return self.max
+        return dict(self.layout)["swapped" if swapped else direction]
+
+    def for_point(self, direction: str, swapped: bool) -> RepeatSpec:
+        """The spec of one point: its own count for a layout (``min = max``, ``max_failures`` kept), else this."""
+        if not self.layout:
+            return self
+        runs = self.runs_of(direction, swapped)
+        return RepeatSpec(runs, runs, max_failures=self.max_failures)
+
+    def shown(self) -> int | dict[str, Any]:
+        """The option as the normalized plan shows it: the count, the layout or the dictionary form."""
+        if self.layout:
+            extra = {} if self.max_failures is None else {"max_failures": self.max_failures}
+            return {**dict(self.layout), **extra}
+        if not self.adaptive and self.max_failures is None:
+            return self.max
+        return self.as_dict()
 
 
 def _whole(value: Any) -> int | None:
@@ -66,7 +101,7 @@ def _whole(value: Any) -> int | None:
     return None
 
 
-def _percent(value: Any, key: str, where: str) -> float:
+def _percent(value: Any, key: str, where: str, path: str) -> float:
     number: Any = value
     if isinstance(value, str):
         try:
@@ -75,68 +110,138 @@ def _percent(value: Any, key: str, where: str) -> float:
             number = None
     if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number) or number <= 0:
         raise StabilityError(
-            f"{where}: repeat.{key} must be a percentage above 0 (for example 5 for 5 % of the mean), got {value!r}"
+            f"{path}.{key} ({where}) must be a percentage above 0 (for example 5 for 5 % of the mean), got {value!r}"
         )
     if number > MAX_PERCENT:
         # a spread of more than the mean itself: every point would count as stable after min runs
         raise StabilityError(
-            f"{where}: repeat.{key} must be at most {MAX_PERCENT:g} (% of the mean), got {value!r}; a limit that "
-            f"large stops every point after repeat.min runs - give a limit such as 5, or repeat: <runs>"
+            f"{path}.{key} ({where}) must be at most {MAX_PERCENT:g} (% of the mean), got {value!r}; a limit that "
+            f"large stops every point after {path}.min runs - give a limit such as 5, or repeat: <runs>"
         )
     return float(number)
 
 
-def read_repeat(value: Any, where: str) -> RepeatSpec:
-    """``repeat`` as a ``RepeatSpec``: a whole number N (min = max = N) or the dictionary form."""
+def read_repeat(value: Any, where: str, path: str = "repeat") -> RepeatSpec:
+    """``repeat`` as a ``RepeatSpec``: a whole number N (min = max = N), the dictionary form or a run layout.
+    ``path`` is the option's full path (``paired_test_tests[0].repeat``, ``paired_test_repeat``), ``where`` the
+    test it is read for; every message starts with the path of the key at fault."""
     number = _whole(value)
     if number is not None:
         if number < 1:
-            raise StabilityError(f"{where}: repeat must be at least 1, got {value!r}")
+            raise StabilityError(f"{path} ({where}) must be at least 1, got {value!r}")
         return RepeatSpec(number, number)
     if not isinstance(value, Mapping):
         raise StabilityError(
-            f"{where}: repeat must be a whole number or a dictionary such as {{min: 3, max: 10, until_cv: 5}}, "
-            f"got {type(value).__name__} {value!r}"
+            f"{path} ({where}) must be a whole number or a dictionary such as {{min: 3, max: 10, until_cv: 5}} or "
+            f"{{forward: 3, swapped: 1}}, got {type(value).__name__} {value!r}"
         )
-    unknown = sorted(str(k) for k in value if k not in REPEAT_KEYS)
+    allowed = (*REPEAT_KEYS, *LAYOUT_KEYS)
+    unknown = sorted(str(k) for k in value if k not in allowed)
     if unknown:
-        known = ", ".join(REPEAT_KEYS)
-        shown = unknown_keys_text(unknown, REPEAT_KEYS)
-        listed = "" if all(closest(key, REPEAT_KEYS) for key in unknown) else f"; known: {known}"
-        raise StabilityError(f"{where}: repeat has unknown key(s) {shown}{listed}")
+        found = []
+        for key in unknown:
+            near = closest(key, allowed)
+            found.append(f"{path}.{key} ({where}): unknown key" + (f" - did you mean {near}?" if near else ""))
+        raise StabilityError(
+            f"{'; '.join(found)}; repeat takes {{{', '.join(REPEAT_KEYS)}}} (runs until stable) or "
+            f"{{{', '.join(LAYOUT_KEYS)}, max_failures}} (runs per kind of point)"
+        )
+    if any(key in value for key in LAYOUT_KEYS):
+        return _read_layout(value, where, path)
     counts: dict[str, int] = {}
     for key in ("min", "max"):
         if key not in value:
-            raise StabilityError(f"{where}: repeat.{key} is missing; the dictionary form needs min and max")
+            raise StabilityError(
+                f"{path}.{key} ({where}) is missing; the dictionary form needs min and max (or give a run layout "
+                "such as {forward: 3, swapped: 1})"
+            )
         count = _whole(value[key])
         if count is None or count < 1:
-            raise StabilityError(f"{where}: repeat.{key} must be a whole number of at least 1, got {value[key]!r}")
+            raise StabilityError(f"{path}.{key} ({where}) must be a whole number of at least 1, got {value[key]!r}")
         counts[key] = count
     if counts["min"] > counts["max"]:
         raise StabilityError(
-            f"{where}: repeat.min ({counts['min']}) is more than repeat.max ({counts['max']}); min <= max"
+            f"{path}.min ({where}) is {counts['min']}, more than {path}.max ({counts['max']}); min <= max"
         )
-    until_cv = _percent(value["until_cv"], "until_cv", where) if value.get("until_cv") is not None else None
-    ci_percent = _percent(value["ci_percent"], "ci_percent", where) if value.get("ci_percent") is not None else None
-    max_failures: int | None = None
-    if value.get("max_failures") is not None:
-        max_failures = _whole(value["max_failures"])
-        if max_failures is None or max_failures < 0:
-            raise StabilityError(
-                f"{where}: repeat.max_failures must be a whole number of at least 0, got {value['max_failures']!r}"
-            )
-    spec = RepeatSpec(counts["min"], counts["max"], until_cv, ci_percent, max_failures)
+    until_cv = _percent(value["until_cv"], "until_cv", where, path) if value.get("until_cv") is not None else None
+    ci_percent = (
+        _percent(value["ci_percent"], "ci_percent", where, path) if value.get("ci_percent") is not None else None
+    )
+    spec = RepeatSpec(
+        counts["min"], counts["max"], until_cv, ci_percent, _max_failures(value.get("max_failures"), where, path)
+    )
     if counts["min"] < counts["max"] and not spec.adaptive:
         raise StabilityError(
-            f"{where}: repeat has min {counts['min']} < max {counts['max']} but neither until_cv nor ci_percent, so "
-            f"every point would run {counts['max']} times; set until_cv (for example 5) or ci_percent, or give "
+            f"{path} ({where}) has min {counts['min']} < max {counts['max']} but neither until_cv nor ci_percent, so "
+            f"every point would run {counts['max']} times; set {path}.until_cv (for example 5) or ci_percent, or give "
             f"repeat: {counts['max']}"
         )
     if spec.adaptive and counts["max"] < 2:
         raise StabilityError(
-            f"{where}: repeat.max must be at least 2 with until_cv or ci_percent (one sample has no spread)"
+            f"{path}.max ({where}) must be at least 2 with until_cv or ci_percent (one sample has no spread)"
         )
     return spec
+
+
+def _max_failures(value: Any, where: str, path: str) -> int | None:
+    if value is None:
+        return None
+    count = _whole(value)
+    if count is None or count < 0:
+        raise StabilityError(f"{path}.max_failures ({where}) must be a whole number of at least 0, got {value!r}")
+    return count
+
+
+def _read_layout(value: Mapping[str, Any], where: str, path: str) -> RepeatSpec:
+    """A run layout ``{forward: 3, swapped: 1}``: a count of at least 1 per kind given, no adaptive key."""
+    mixed = [key for key in _ADAPTIVE_KEYS if key in value]
+    if mixed:
+        given = ", ".join(key for key in LAYOUT_KEYS if key in value)
+        raise StabilityError(
+            f"{path}.{mixed[0]} ({where}): {path} has {given} (runs per kind of point) and {', '.join(mixed)} (runs "
+            "until stable), which do not go together - give either a layout such as {forward: 3, swapped: 1} or "
+            "{min: 3, max: 10, until_cv: 5}"
+        )
+    layout: list[tuple[str, int]] = []
+    for key in LAYOUT_KEYS:
+        if key not in value:
+            continue
+        count = _whole(value[key])
+        if count is None or count < 1:
+            raise StabilityError(
+                f"{path}.{key} ({where}) must be a whole number of at least 1 (the runs of that kind of point), got "
+                f"{value[key]!r}; to run none, leave the kind out of the test (direction, swap_roles) and of {path}"
+            )
+        layout.append((key, count))
+    counts = [count for _, count in layout]
+    failures = _max_failures(value.get("max_failures"), where, path)
+    return RepeatSpec(min(counts), max(counts), max_failures=failures, layout=tuple(layout))
+
+
+def check_layout(spec: RepeatSpec, directions: Sequence[str], swap_roles: bool, where: str, path: str) -> None:
+    """A run layout names exactly the kinds of point the test plans: each unswapped direction (``forward``,
+    ``reverse``) and ``swapped`` when the roles are swapped; nothing for a count or the dictionary form."""
+    if not spec.layout:
+        return
+    planned = [*directions, *(["swapped"] if swap_roles else [])]
+    given = [key for key, _ in spec.layout]
+    for key in planned:
+        if key not in given:
+            why = (
+                "swap_roles is true, so swapped runs are planned"
+                if key == "swapped"
+                else f"the test's direction plans {key} runs"
+            )
+            raise StabilityError(f"{path}.{key} ({where}) is missing: {why} - give {path}.{key}: <runs>")
+    for key in given:
+        if key not in planned:
+            why = (
+                "swap_roles is false, so no swapped run is planned - set swap_roles: true or remove it"
+                if key == "swapped"
+                else f"the test's direction plans only {' and '.join(directions)} runs - set direction: both or "
+                "remove it"
+            )
+            raise StabilityError(f"{path}.{key} ({where}) is set but {why}")
 
 
 def _pct(value: float | None) -> str:

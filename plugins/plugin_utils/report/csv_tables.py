@@ -213,13 +213,16 @@ def _differences(report: Report) -> dict[int, dict[str, object]]:
 
 
 def summary_csv(report: Report) -> str:
-    """``summary.csv``: one row per test, direction, swap, streams value and compared label value."""
+    """``summary.csv``: one row per test, direction, swap, streams value and compared label value; with
+    ``combine_swapped`` also one per point over its swapped and unswapped runs (column ``combined``)."""
     rows = []
     differences = _differences(report)
-    for group in report.groups:
+    # combine_swapped: after the rows of each role order, one row over both (seed 002's "mean of the 4")
+    for group in [*report.groups, *report.combined]:
         ci95 = group.stats.get("ci95") or {}
         rows.append(
             {
+                "combined": group.combined,
                 "test": group.test,
                 "direction": group.direction,
                 "swapped": group.swapped,
@@ -247,4 +250,6 @@ def summary_csv(report: Report) -> str:
         columns = [c for c in columns if c not in COMPARISON_COLUMNS]
     if report.parts:  # runs split by the compared label: say which rows sum only a value's pairs of each run
         columns.append("part")
+    if report.combined:  # combine_swapped: say which rows are over the swapped and unswapped runs together
+        columns.append("combined")
     return csv_text(columns, rows, _cell)

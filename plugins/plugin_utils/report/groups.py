@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Grouping, statistics and knees: the runs of one test, direction, swap, streams value and compared label value
 make a ``Group`` (its statistics from ``iperf.stats.summarize``); a family of groups over several stream counts makes a
-``Sweep`` with its knee (``iperf.stats.knee``). ``combine_swapped()`` adds, for the tests whose runs ask for it
-(``combine_swapped`` in the paired_test record), one group over the swapped and unswapped runs of each point.
+``Sweep`` with its knee (``iperf.stats.knee``) and plateau. ``combine_swapped()`` adds, for the tests whose runs ask
+for it (``combine_swapped`` in the paired_test record), one group over the swapped and unswapped runs of each point.
 
 Private module: not part of the collection's public API.
 """
@@ -144,6 +144,30 @@ class Sweep:
     @property
     def direction_text(self) -> str:
         return direction_label(self.direction, self.swapped, next((g.flows for g in self.groups if g.flows), []))
+
+    @property
+    def plateau_groups(self) -> list[Group]:
+        """Where the sweep levels off: the stream counts from the knee on whose mean is within the tolerance of the
+        best (a count above the knee that falls below it - congestion - is not on the plateau)."""
+        best = self.best_bits_per_second
+        if self.knee is None or best is None:
+            return []
+        threshold = best - self.tolerance * abs(best)
+        return [
+            g
+            for g in self.groups
+            if g.streams is not None and g.streams >= self.knee and g.mean is not None and g.mean >= threshold
+        ]
+
+    @property
+    def plateau_streams(self) -> list[int]:
+        return [g.streams for g in self.plateau_groups if g.streams is not None]
+
+    @property
+    def plateau_bits_per_second(self) -> float | None:
+        """The level of the plateau: the mean of its stream counts' means (``None`` without a knee)."""
+        means = [g.mean for g in self.plateau_groups if g.mean is not None]
+        return sum(means) / len(means) if means else None
 
 
 def in_order(values: Iterable[Any]) -> list[Any]:

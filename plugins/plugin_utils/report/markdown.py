@@ -304,7 +304,10 @@ def _tests_md(report: Report) -> list[str]:
                     f"Knee ({where}): **{sweep.knee} stream{'s' if sweep.knee != 1 else ''}** - the smallest stream "
                     f"count whose mean is within {sweep.tolerance * 100:g} % of the best mean "
                     f"({rate_with_unit(sweep.best_bits_per_second)} at {sweep.best_streams} "
-                    f"stream{'s' if sweep.best_streams != 1 else ''})."
+                    f"stream{'s' if sweep.best_streams != 1 else ''}). Plateau: "
+                    f"{rate_with_unit(sweep.plateau_bits_per_second)}, the mean over "
+                    f"{', '.join(str(n) for n in sweep.plateau_streams)} streams (from the knee on, within the "
+                    "tolerance of the best)."
                 )
             lines.append("")
     return lines

@@ -15,8 +15,8 @@ The paired_test records carry NIC readings (``record["nic"]``: ``{mode, before, 
   test of one run): that run's delta.
 * ``deltas_by_test()`` - per test, the before-reading of its first record and the after-reading of its
   last (``test`` mode): the whole test's delta.
-* ``nic_environment()`` - driver, firmware, version, bus and link speed of every NIC read, for the
-  report's environment section.
+* ``nic_environment()`` - driver, firmware, version, bus and link speed of every NIC read (with ``bridge`` for
+  the ports of a bridge that holds a test address), for the report's environment section.
 
 A NIC's deltas also cover its driver's own statistics (``driver.<key>``, Linux ``ethtool -S``) and its queueing
 disciplines (``qdisc.<key>``, Linux ``tc -s qdisc``); each NIC's ``losses`` (``report/losses.py``) say which deltas
@@ -228,5 +228,7 @@ def nic_environment(records: Iterable[Mapping[str, Any] | None]) -> list[dict[st
                             "interface": reading.get("interface"),
                             "nic": key[2],
                             **{k: item.get(k) for k in ("driver", "firmware", "version", "bus_info", "speed_mbps")},
+                            # a port of the bridge holding the address (a Linux bridge or OVS host, seed 003)
+                            **({"bridge": item["bridge"]} if item.get("bridge") else {}),
                         }
     return list(seen.values())

@@ -158,6 +158,9 @@ def _sweep_doc(sweep: Sweep) -> dict[str, object]:
         "knee": sweep.knee,
         "best_streams": sweep.best_streams,
         "best_bits_per_second": sweep.best_bits_per_second,
+        # where the sweep levels off: the stream counts from the knee on within the tolerance of the best, their level
+        "plateau_streams": sweep.plateau_streams,
+        "plateau_bits_per_second": sweep.plateau_bits_per_second,
         "tolerance": sweep.tolerance,
     }
 

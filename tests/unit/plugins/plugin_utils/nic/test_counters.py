@@ -299,3 +299,56 @@ def test_the_report_files_carry_the_deltas() -> None:
     assert "## NIC counters" not in to_markdown(plain) and json.loads(to_json(plain))["nic"] is None
     (row,) = csv.DictReader(io.StringIO(results_csv(plain)))
     assert row["nic_rx_dropped"] == "n/a"
+
+
+# --------------------------------------------------------------------------------------------
+# A bridge on the path (seed 003): the ports of the bridge that holds the test address
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_linux_bridge_reading_has_its_ports() -> None:
+    port = fx(f"{LAB}ip-s-s-j-link-show__veth-drops.txt")
+    reading = linux_reading("198.19.62.11", "br0", "cat: /sys/class/net/br0/speed: Invalid argument\n", {
+        "ipjson": (port.replace('"ifname":"eth0"', '"ifname":"br0"'), 0),
+        "ethtool": ("sh: ethtool: not found\n", 127),
+        "bridge": ("linux br0\n", 0),
+        "port:eth0": (port, 0),
+        "portinfo:eth0": ("sh: ethtool: not found\n", 127),
+        "portspeed:eth0": ("10000\n", 0),
+    })  # fmt: skip
+    assert reading["bridge"] == {"kind": "linux", "name": "br0", "ports": ["eth0"]}
+    bridge, member = reading["nics"]
+    assert bridge["name"] == "br0" and "bridge" not in bridge
+    assert member["name"] == "eth0" and member["bridge"] == "br0" and member["counters"]["tx_dropped"] == 44
+    assert member["speed_mbps"] == 10000 and member["problems"] == []
+    # the bridge itself has no link speed: the reading's is its slowest port's
+    assert bridge["speed_mbps"] is None and reading["speed_mbps"] == 10000
+    assert reading["source"] == "ip -s -s -j link show dev br0; linux bridge br0: ports eth0"
+    # the ports' drops count in the deltas and the ports are named in the environment
+    after = copy.deepcopy(reading)
+    after["nics"][1]["counters"]["rx_dropped"] += 7
+    delta = span_delta({"h1": {"198.19.62.11": reading}}, {"h1": {"198.19.62.11": after}})
+    assert delta.counters["rx_dropped"] == 7
+    record = {"nic": {"before": {"h1": {"198.19.62.11": reading}}}}
+    assert [(n["nic"], n.get("bridge")) for n in nic_environment([record])] == [("br0", None), ("eth0", "br0")]
+
+
+def test_an_ovs_bridge_reading_and_a_port_that_could_not_be_read() -> None:
+    port = fx(f"{LAB}ip-s-s-j-link-show__veth-drops.txt")
+    reading = linux_reading("198.19.62.11", "br-int", "", {
+        "ipjson": (port, 0),
+        "bridge": ("ovs br-int\n", 0),
+        "port:eth1": (port, 0),
+        "portinfo:eth1": (fx("linux-unknown__ethtool-i__be2net.txt").split("\n", 1)[1], 0),
+        "portspeed:eth1": ("25000\n", 0),
+        "port:eth2": ('Device "eth2" does not exist.\n', 1),
+    })  # fmt: skip
+    assert reading["bridge"] == {"kind": "ovs", "name": "br-int", "ports": ["eth1", "eth2"]}
+    _own, first, second = reading["nics"]
+    assert first["driver"] == "be2net" and first["speed_mbps"] == 25000 and reading["speed_mbps"] == 25000
+    assert second["counters"] == {} and second["problems"] == [
+        'ip -s -s -j link show dev eth2: failed (exit status 1): Device "eth2" does not exist.'
+    ]
+    # no bridge line (not a bridge, or ovs-vsctl missing): the interface alone, as before
+    plain = linux_reading("198.19.62.11", "eth0", "10000\n", {"ipjson": (port, 0)})
+    assert "bridge" not in plain and len(plain["nics"]) == 1

@@ -137,7 +137,6 @@ def test_ordinary_pairs_are_unchanged() -> None:
         ([external(), {"server": "esx1", "client": "h2"}], {}, "pair(s) 2 have a client in the inventory"),
         ([external()], {"direction": "both"}, "direction='both' cannot be used with external clients"),
         ([external()], {"swap_roles": True}, "swap_roles=True cannot be used with external clients"),
-        ([external()], {"streams": [1, 4]}, "streams=[1, 4] cannot be used with external clients: the external"),
         ([external()], {"server_timeout": 100}, "server_timeout=100 is not longer than external.deadline=120"),
     ],
 )

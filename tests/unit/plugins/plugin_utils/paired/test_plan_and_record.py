@@ -281,7 +281,7 @@ def test_wrong_input_is_an_error_naming_the_item(tests: Any, message: str) -> No
 
 
 def test_wrong_role_default_names_the_role_variable() -> None:
-    with pytest.raises(PairedTestError, match="role variable paired_test_repeat: repeat must be at least 1, got 0"):
+    with pytest.raises(PairedTestError, match=r"paired_test_repeat \(the role variable\) must be at least 1, got 0"):
         build_plan([{"name": "t", "pairs": _ring()}], {"repeat": 0})
     with pytest.raises(PairedTestError, match="unknown default setting"):
         build_plan([{"name": "t", "pairs": _ring()}], {"repeats": 2})

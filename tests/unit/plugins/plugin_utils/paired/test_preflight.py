@@ -79,7 +79,7 @@ def test_every_problem_is_listed_at_once_with_its_path_and_a_did_you_mean(tmp_pa
         "paired_test_tests[0]: test 'a': unknown key(s) strams (did you mean streams?)",
         "paired_test_tests[0]: test 'a': duration must be at least 1, got 0",
         "paired_test_tests[1].pairs[0]: test 'b' pair 1: unknown key(s) adress (did you mean address?)",
-        "paired_test_tests[1]: test 'b': repeat has unknown key(s) mn (did you mean min?)",
+        "paired_test_tests[1].repeat.mn (test 'b'): unknown key - did you mean min?",
         "paired_test_tests[2]: test 'c': streams must be a whole number from 1 to 128",
         f"report_baseline={tmp_path / 'nothing.json'}: {tmp_path / 'nothing.json'} does not exist",
         'report_max_drop_percent="-3" must be a number of at least 0',

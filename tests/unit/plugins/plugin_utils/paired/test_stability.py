@@ -34,33 +34,42 @@ def test_repeat_forms() -> None:
     assert not RepeatSpec(3, 3).adaptive
 
 
+R = r"paired_test_tests\[0\]\.repeat"  # the option's full path in every message
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        (0, "test 't': repeat must be at least 1, got 0"),
-        ({"min": 5, "max": 3, "until_cv": 5}, r"repeat.min \(5\) is more than repeat.max \(3\)"),
-        ({"min": 3, "max": 6, "until_cv": -1}, r"repeat.until_cv must be a percentage above 0 .*got -1"),
-        ({"min": 3, "max": 6, "until_cv": 0}, "repeat.until_cv must be a percentage above 0"),
-        ({"min": 3, "max": 6, "ci_percent": "x"}, "repeat.ci_percent must be a percentage above 0"),
-        ({"min": 3, "max": 6, "until_cv": 500}, r"repeat.until_cv must be at most 100 \(% of the mean\), got 500"),
-        ({"min": 3, "max": 6, "until_cv": 1e9}, "repeat.until_cv must be at most 100 .* give a limit such as 5"),
-        ({"min": 3, "max": 6, "ci_percent": 1e9}, "repeat.ci_percent must be at most 100"),
-        ({"min": 3, "max": 6, "until_cv": 5, "stddev": 5}, "repeat has unknown key.s. stddev; known: min, max"),
-        ({"max": 6, "until_cv": 5}, "repeat.min is missing"),
-        ({"min": 0, "max": 6, "until_cv": 5}, "repeat.min must be a whole number of at least 1, got 0"),
+        (0, rf"{R} \(test 't'\) must be at least 1, got 0"),
+        ({"min": 5, "max": 3, "until_cv": 5}, rf"{R}.min \(test 't'\) is 5, more than {R}.max \(3\)"),
+        ({"min": 3, "max": 6, "until_cv": -1}, rf"{R}.until_cv \(test 't'\) must be a percentage above 0 .*got -1"),
+        ({"min": 3, "max": 6, "until_cv": 0}, rf"{R}.until_cv \(test 't'\) must be a percentage above 0"),
+        ({"min": 3, "max": 6, "ci_percent": "x"}, rf"{R}.ci_percent \(test 't'\) must be a percentage above 0"),
+        ({"min": 3, "max": 6, "until_cv": 500}, rf"{R}.until_cv \(test 't'\) must be at most 100 \(% of the mean\)"),
+        ({"min": 3, "max": 6, "until_cv": 1e9}, rf"{R}.until_cv .* must be at most 100 .* give a limit such as 5"),
+        ({"min": 3, "max": 6, "ci_percent": 1e9}, rf"{R}.ci_percent \(test 't'\) must be at most 100"),
+        ({"min": 3, "max": 6, "until_cv": 5, "stddev": 5}, rf"{R}.stddev \(test 't'\): unknown key; repeat takes"),
+        ({"max": 6, "until_cv": 5}, rf"{R}.min \(test 't'\) is missing"),
+        ({"min": 0, "max": 6, "until_cv": 5}, rf"{R}.min \(test 't'\) must be a whole number of at least 1, got 0"),
         ({"min": 3, "max": 6}, "neither until_cv nor ci_percent, so every point would run 6 times"),
-        ({"min": 1, "max": 1, "until_cv": 5}, "repeat.max must be at least 2 with until_cv"),
-        ({"min": 2, "max": 4, "until_cv": 5, "max_failures": -1}, "repeat.max_failures must be a whole number"),
-        ([3, 6], "repeat must be a whole number or a dictionary"),
-        (True, "repeat must be a whole number or a dictionary"),
+        ({"min": 1, "max": 1, "until_cv": 5}, rf"{R}.max \(test 't'\) must be at least 2 with until_cv"),
+        ({"min": 2, "max": 4, "until_cv": 5, "max_failures": -1}, rf"{R}.max_failures \(test 't'\) must be a whole"),
+        ([3, 6], rf"{R} \(test 't'\) must be a whole number or a dictionary"),
+        (True, rf"{R} \(test 't'\) must be a whole number or a dictionary"),
+        # the run layout: runs per kind of point (seed 002's 3 + 1)
+        ({"forwrd": 3}, rf"{R}.forwrd \(test 't'\): unknown key - did you mean forward\?"),
+        ({"forward": 0}, rf"{R}.forward \(test 't'\) must be a whole number of at least 1 .* leave the kind out"),
+        ({"forward": "three"}, rf"{R}.forward \(test 't'\) must be a whole number of at least 1"),
+        ({"forward": 3, "min": 2}, rf"{R}.min \(test 't'\): {R} has forward .* do not go together"),
+        ({"forward": 3, "max_failures": -2}, rf"{R}.max_failures \(test 't'\) must be a whole number"),
     ],
 )
 def test_bad_repeat_names_the_option(value: Any, message: str) -> None:
     with pytest.raises(StabilityError, match=message):
-        read_repeat(value, "test 't'")
-    # the plan says the same, naming the test (and changes nothing: it raises before any run)
-    with pytest.raises(PairedTestError, match=message.replace("test 't'", "test 'x'")):
-        build_plan([{"name": "x" if "test 't'" in message else "t", "pairs": PAIR, "repeat": value}])
+        read_repeat(value, "test 't'", "paired_test_tests[0].repeat")
+    # the plan says the same (and changes nothing: it raises before any run)
+    with pytest.raises(PairedTestError, match=message):
+        build_plan([{"name": "t", "pairs": PAIR, "repeat": value}])
 
 
 def test_bad_order_and_seed_name_the_option() -> None:
