@@ -50,8 +50,8 @@ ADDRESS = {"h1": f"{TESTNET}.1/24", "h2": f"{TESTNET}.2/24"}
 def vnics() -> dict[str, list[dict[str, Any]]]:
     """``esxi_guests_vnics`` as the role esxi_guests sets it: guest -> its vNICs on the test port group."""
     return {
-        host: [{"mac_address": MAC[host], "type": "vmxnet3", "portgroup": "iperf-isolated", "label": "Network adapter 2",
-                "connected": True}]
+        host: [{"mac_address": MAC[host], "type": "vmxnet3", "portgroup": "iperf-isolated",
+                "label": "Network adapter 2", "connected": True}]
         for host in HOSTS
     }  # fmt: skip
 
