@@ -15,7 +15,12 @@ namespaces. Everything the test asserts about the hosts it reads itself with ``i
   anything changed; a don't-fragment ping of 9000 bytes crosses the new link; the rerun changes nothing;
 * a killed run (no restore of its own) is put back by ``playbooks/restore.yml``: no address, MTU 1500, down, journal
   empty;
-* the management interface (``eth0``, the SSH session's address) is refused, naming the option; nothing changes.
+* the management interface (``eth0``, the SSH session's address) is refused, naming the option; nothing changes;
+* ``vswitch-forwarding.yml`` with the guests' ``esxi_guests_vnics`` and ``esxilab_guest_address``: check mode changes
+  nothing; the run addresses the guests, tests over the new addresses, writes the report and puts the guests back.
+
+Times (2-core machine, unloaded): lab up/down 2 s, the playbook test 9 s, the refusal 2 s (``make test``); the
+check/apply/rerun/restore test 25 s (``@pytest.mark.full``).
 """
 
 from __future__ import annotations
@@ -126,6 +131,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                 )
 
 
+@pytest.mark.full  # 4 plays, about 25 s: make test-full; the playbook test below is the one make test runs
 def test_check_apply_rerun_and_a_killed_run_put_back_by_restore(setup: Setup, tmp_path: Path) -> None:
     before = {host: eth1(host) for host in HOSTS}
     assert before == {host: {"mtu": 1500, "up": False, "addresses": []} for host in HOSTS}
@@ -176,3 +182,56 @@ def test_the_management_interface_is_refused_naming_the_option(setup: Setup, tmp
     assert "interface eth0" in out and "guest_network_allow_management: true" in out, out[-3000:]
     assert "the address the controller's SSH session reached" in out
     assert ip_json("-n", f"{PREFIX}-h1", "addr", "show") == before
+
+
+def _overlay(tmp: Path) -> Path:
+    """vswitch-forwarding.yml on the two lab hosts as its guests: h1 serves h2, both SSH-reachable Linux guests."""
+    hosts = {
+        host: {"esxilab_guest_address": ADDRESS[host], "esxilab_guest_mtu": 9000}
+        for host in HOSTS
+    }  # fmt: skip
+    overlay = {
+        "all": {
+            "vars": {
+                "paired_test_address_var": "lab_address",
+                "paired_test_state_dir": "{{ ansible_ssh_private_key_file | dirname }}/hosts/{{ inventory_hostname }}",
+                "esxilab_skip_esxi_network": "the local lab has no vSphere API",
+                "esxilab_vswitch_networks": [],
+                "esxilab_vswitch_duration": 1,
+                "esxilab_vswitch_repeat": 1,
+                "esxilab_vswitch_combine_swapped": False,
+            },
+            "children": {
+                "esxi": {"hosts": {}},
+                "vswitch_forwarding": {"children": {"vswitch_guests": {"hosts": hosts}}},
+            },
+        }
+    }
+    path = tmp / "overlay.yml"
+    path.write_text(json.dumps(overlay))
+    return path
+
+
+def test_vswitch_forwarding_addresses_its_guests_tests_over_them_and_puts_them_back(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """From VMs that exist to a report with no manual step: esxi_guests' vNICs -> guest_network -> runs -> back."""
+    playbook = REPO / "playbooks" / "vswitch-forwarding.yml"
+    before = {host: eth1(host) for host in HOSTS}
+    overlay = ("-i", str(_overlay(tmp_path)))
+
+    rc, out = setup.play(tmp_path, *overlay, "--check", playbook=playbook)
+    assert rc == 0, out[-4000:]
+    assert "Guests' test interfaces: h1, h2 (esxilab.iperf.guest_network)." in out
+    assert {host: eth1(host) for host in HOSTS} == before
+    assert setup.journal("h1") == {} and setup.journal("h2") == {}
+
+    rc, out = setup.play(tmp_path, *overlay, playbook=playbook)
+    assert rc == 0, out[-4000:]
+    (results,) = (tmp_path / "reports").glob("vswitch-forwarding-*/vswitch-forwarding/results.json")
+    doc = json.loads(results.read_text())
+    # the runs went over the guests' test addresses (the new vNICs), not over the lab's management network
+    assert {(r["server"], r["address"]) for r in doc["results"]} == {("h1", f"{TESTNET}.1"), ("h2", f"{TESTNET}.2")}
+    assert all(r["result"]["bits_per_second"] > 0 for r in doc["results"]), doc["results"]
+    assert {host: eth1(host) for host in HOSTS} == before  # put back in the playbook's always:
+    assert setup.journal("h1") == {} and setup.journal("h2") == {}
