@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: guest_network
 short_description: Give a Linux guest's test vNIC its address and MTU, found by the MAC esxi_guests reported
-version_added: "1.1.0"
+version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
