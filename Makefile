@@ -21,7 +21,7 @@ DEMO_APT_PACKAGES := iperf3 iperf openssh-server openssh-client iproute2 procps 
 # make test adds fuser, shellcheck (hacking/check-docs.sh), git, busybox (ESXi stand-in),
 # Go with govmomi's simulator (vcsim) for the vSphere tests, and the PostgreSQL server the history
 # tests start (a throw-away cluster).
-APT_PACKAGES := $(DEMO_APT_PACKAGES) psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev postgresql ethtool chromium
+APT_PACKAGES := $(DEMO_APT_PACKAGES) psmisc shellcheck git busybox golang-go golang-github-vmware-govmomi-dev postgresql ethtool chromium netplan.io
 export PIP_CACHE_DIR := $(abspath build/pip-cache)
 export MPLCONFIGDIR := $(abspath build/matplotlib)
 PYTEST_ARGS ?=

@@ -17,7 +17,9 @@ description:
     C(appDom) value, the copies made, the VIB installed. The earliest recorded value wins. This module reads that
     journal, puts back what it records, or drops it.
   - On a Linux host O(mode=record) journals the MTU of O(links) as it is now, before a playbook changes it
-    (C(playbooks/mtu-compare.yml)); O(mode=restore) puts it back with C(ip link).
+    (C(playbooks/mtu-compare.yml)); O(mode=restore) puts it back with C(ip link). M(esxilab.iperf.guest_network)
+    also journals the address it adds, that the interface was down and the persistent setting it creates;
+    O(mode=restore) removes them (setting, address, then MTU and state).
   - O(mode=restore) puts back everything the journal records for O(scope) (exec policy and copies, then rulesets,
     default action and the firewall's enabled state, then interface MTUs), verifies it, clears those entries and,
     when nothing is pending any more, stops the dead-man timer. Nothing pending - nothing is run and the task reports
@@ -43,7 +45,8 @@ options:
     default: read
   scope:
     description:
-      - V(firewall) - the firewall entries; V(install) - exec policy, copies and VIB; V(link) - Linux interface MTUs.
+      - V(firewall) - the firewall entries; V(install) - exec policy, copies and VIB; V(link) - Linux interface MTUs,
+        and the address, state and persistent setting M(esxilab.iperf.guest_network) changed.
     type: list
     elements: str
     choices: [firewall, install, link]
@@ -141,9 +144,12 @@ journal:
       type: dict
       sample: {"running": true, "pid": 12345, "deadline": 1796170000}
     link:
-      description: The recorded interface MTUs (key C(mtu), a mapping of interface name to MTU).
+      description: >-
+        The recorded interface MTUs (key C(mtu), a mapping of interface name to MTU) and the other interface settings
+        (key C(config), interface name to C(addr) - the address added, C(down) - it was down, C(persist) - the
+        persistent setting created).
       type: dict
-      sample: {"mtu": {"eth1": 9000}}
+      sample: {"mtu": {"eth1": 1500}, "config": {"eth1": {"addr": "198.18.60.12/24", "down": "true"}}}
     rejected:
       description: Entries that are not what the collection writes (never applied, kept), with the reason.
       type: dict

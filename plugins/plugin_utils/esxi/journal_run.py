@@ -5,9 +5,10 @@
 
 ``restore`` puts back what the journal records through the backends that wrote it
 (``firewall_run.run`` with ``restore``, ``install_run.restore``, ``journal.link`` for a Linux
-interface's MTU): best effort -- every scope and every entry is tried, what cannot be put back is
-kept in the journal and named when the task fails at the end. A window another live run holds
-is refused (naming it) unless ``takeover``; a dead-man that fired is reported, then acknowledged.
+interface's MTU, address, state and persistent setting): best effort -- every scope and every entry
+is tried, what cannot be put back is kept in the journal and named when the task fails at the end.
+A window another live run holds is refused (naming it) unless ``takeover``; a dead-man that fired
+is reported, then acknowledged.
 The host is reached through the ``execute`` callable the action plugin lends (no Python on ESXi).
 
 Private module: not part of the collection's public API.
@@ -46,8 +47,8 @@ def _selected(state: JournalState, scopes: Sequence[str], *, vib: bool = True) -
         out["firewall"] = state.firewall
     if "install" in scopes and install:
         out["install"] = install
-    if "link" in scopes and state.link:
-        out["link"] = {"mtu": state.link}
+    if "link" in scopes and state.link_scope():
+        out["link"] = state.link_scope()
     return out
 
 
@@ -177,16 +178,14 @@ def _restore(
             done["install"] = pending["install"]
     if "link" in pending:
         try:
-            back, commands, link_left = journal_link.restore_mtus(
-                execute, journal, pending["link"]["mtu"], check_mode=False
-            )
+            back, commands, link_left = journal_link.restore_links(execute, journal, pending["link"], check_mode=False)
         except JournalError as exc:
             left["link"] = exc.message
         else:
             result["commands"] += commands
             left.update(link_left)
             if back:
-                done["link"] = {"mtu": back}
+                done["link"] = back
     result["restored"] = done
     result["left"] = left
     if done:

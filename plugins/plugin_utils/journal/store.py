@@ -19,6 +19,9 @@ file                       content
 ``files``                  the copies made, one path a line (only :data:`REMOVABLE`)
 ``vib``                    the VIB installed (only :data:`COLLECTION_VIB`)
 ``link.IF.mtu``            a Linux interface's MTU before the change (68-65535)
+``link.IF.addr``           an address the collection added to a Linux interface (``guest_network``)
+``link.IF.down``           ``true``: the interface was down before the collection set it up
+``link.IF.persist``        the persistent setting the collection created (:func:`persist_value`)
 ``owner``                  the run holding the window (``journal.owner.owner_line``)
 ``deadline``               epoch second at which the dead-man restores
 ``deadman.sh``             the dead-man script; ``deadman.pid`` its pid; ``deadman.log`` what it did
@@ -50,6 +53,7 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -88,8 +92,10 @@ __all__ = [
     "firewall_entries",
     "install_entries",
     "journal_from_args",
+    "link_config_entries",
     "link_entries",
     "parse_output",
+    "persist_value",
 ]
 
 #: On ESXi ``/scratch`` points at persistent storage (the OSDATA volume or a datastore), so the
@@ -109,6 +115,14 @@ REMOVABLE = COPIES
 #: The only VIB the collection installs (and so the only one a restore may remove).
 COLLECTION_VIB = InstallOptions().vib_name
 _BOOL = ("true", "false")
+#: The link settings besides the MTU (``guest_network``): key suffix -> how its value is checked.
+LINK_CONFIG = ("addr", "down", "persist")
+#: The persistent settings the collection creates for interface IF (``{}`` is the interface name).
+PERSIST_FORMS = (
+    "nm:esxilab-iperf-{}",
+    "file:/etc/netplan/60-esxilab-iperf-{}.yaml",
+    "file:/etc/network/interfaces.d/esxilab-iperf-{}",
+)
 
 
 class JournalError(HostError):
@@ -124,6 +138,8 @@ class JournalState:
     firewall: dict[str, Any] = field(default_factory=dict)
     install: dict[str, Any] = field(default_factory=dict)
     link: dict[str, int] = field(default_factory=dict)
+    #: a Linux interface's settings besides its MTU: ifname -> {addr, down, persist}
+    link_config: dict[str, dict[str, str]] = field(default_factory=dict)
     #: entries that are not what the collection writes: key -> why (never applied, kept)
     rejected: dict[str, str] = field(default_factory=dict)
     owner: RunId | None = None
@@ -137,7 +153,16 @@ class JournalState:
     @property
     def pending(self) -> bool:
         """Something a window left to put back; a kept VIB (``vib``, removed only on request) is not."""
-        return bool(self.firewall or set(self.install) - {"installed_vib"} or self.link)
+        return bool(self.firewall or set(self.install) - {"installed_vib"} or self.link or self.link_config)
+
+    def link_scope(self) -> dict[str, Any]:
+        """The ``link`` scope: ``{mtu: {IF: MTU}, config: {IF: {addr, down, persist}}}``, the empty parts left out."""
+        out: dict[str, Any] = {}
+        if self.link:
+            out["mtu"] = self.link
+        if self.link_config:
+            out["config"] = self.link_config
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -146,7 +171,7 @@ class JournalState:
             "pending": self.pending,
             "firewall": self.firewall,
             "install": self.install,
-            "link": {"mtu": self.link} if self.link else {},
+            "link": self.link_scope(),
             "rejected": self.rejected,
             "owner": None if self.owner is None else owner_line(self.owner),
             "fired": self.fired,
@@ -221,6 +246,42 @@ def link_entries(mtu: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def persist_value(kind: str, name: str) -> str:
+    """The ``link.IF.persist`` value of the persistent setting ``kind`` (networkmanager, netplan, ifupdown)."""
+    forms = dict(zip(("networkmanager", "netplan", "ifupdown"), PERSIST_FORMS, strict=True))
+    return forms[kind].format(name)
+
+
+def _link_config_error(name: str, kind: str, value: str) -> str | None:
+    """Why ``value`` is not a ``link.NAME.KIND`` value the collection writes, or ``None``."""
+    if kind == "addr":
+        try:
+            ipaddress.ip_interface(value)
+        except ValueError:
+            return f"{value!r} is not an address/prefix"
+        return None if "/" in value else f"{value!r} has no prefix length"
+    if kind == "down":
+        return None if value == "true" else f"{value!r} is not true"
+    return None if value in {form.format(name) for form in PERSIST_FORMS} else f"{value!r} is not a setting it creates"
+
+
+def link_config_entries(config: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
+    """Journal keys of Linux interface settings besides the MTU (``{ifname: {addr, down, persist}}``)."""
+    out: list[tuple[str, str]] = []
+    for name, values in sorted(config.items()):
+        if not _IFNAME_RE.match(str(name)):
+            raise JournalError(
+                f"journal: interface name {name!r} cannot be journaled (1-15 letters, digits, . _ - only)"
+            )
+        for kind, value in sorted(values.items()):
+            why = f"{kind!r} is not one of {', '.join(LINK_CONFIG)}" if kind not in LINK_CONFIG else None
+            why = why or _link_config_error(str(name), kind, str(value))
+            if why:
+                raise JournalError(f"journal: link.{name}.{kind}: {why}")
+            out.append((f"link.{name}.{kind}", str(value)))
+    return out
+
+
 def _accept(key: str, value: str, state: dict[str, Any]) -> str | None:
     """File ``key`` holding ``value`` (its one line) into ``state``; why not, or ``None``."""
     firewall, install, link = state["firewall"], state["install"], state["link"]
@@ -263,6 +324,15 @@ def _accept(key: str, value: str, state: dict[str, Any]) -> str | None:
             return f"{value!r} is not an MTU (68-65535)"
         link[name] = int(value)
         return None
+    kind = key.rpartition(".")[2]
+    if key.startswith("link.") and kind in LINK_CONFIG:
+        name = key[len("link.") : -len(kind) - 1]
+        if not _IFNAME_RE.match(name):
+            return "not an interface name the collection writes"
+        why = _link_config_error(name, kind, value)
+        if why is None:
+            state["link_config"].setdefault(name, {})[kind] = value
+        return why
     return "not a key the collection writes"
 
 
@@ -280,7 +350,7 @@ def _int(text: str) -> int | None:
 
 def parse_output(directory: str, text: str, tag: str) -> JournalState:
     """The state printed by a journal script with marker ``tag`` (raises :class:`JournalError` on a refusal)."""
-    state: dict[str, Any] = {"firewall": {}, "install": {}, "link": {}}
+    state: dict[str, Any] = {"firewall": {}, "install": {}, "link": {}, "link_config": {}}
     rejected: dict[str, str] = {}
     files: list[str] = []
     fields: dict[str, str] = {}
@@ -340,6 +410,7 @@ def parse_output(directory: str, text: str, tag: str) -> JournalState:
         firewall=state["firewall"],
         install=state["install"],
         link=dict(sorted(state["link"].items())),
+        link_config=dict(sorted(state["link_config"].items())),
         rejected=rejected,
         owner=owner,
         deadline=_int(fields.get("deadline", "")),
@@ -714,10 +785,11 @@ class Journal:
         firewall: Mapping[str, Any] | None = None,
         install: Mapping[str, Any] | None = None,
         link_mtu: Mapping[str, Any] | None = None,
+        link_config: Mapping[str, Mapping[str, str]] | None = None,
     ) -> JournalState:
         entries = firewall_entries(firewall or {})
         install_keys, files = install_entries(install or {})
-        entries += install_keys + link_entries(link_mtu or {})
+        entries += install_keys + link_entries(link_mtu or {}) + link_config_entries(link_config or {})
         before = self.read()
         if not entries and not files:
             return before

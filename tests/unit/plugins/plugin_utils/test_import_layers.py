@@ -55,7 +55,7 @@ def test_the_checks_see_imports() -> None:
 
 #: What each package of plugin_utils/ may import of the collection (docs/architecture.md, "What each layer may
 #: import"): a package sees only those below it; the host-side concerns see each other.
-HOST_SIDE = ("esxi", "journal", "iperf_run", "nic")
+HOST_SIDE = ("esxi", "journal", "iperf_run", "nic", "guest")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "common": (),
     "iperf": (),

@@ -137,6 +137,16 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "knee_tolerance": {"type": "raw", "required": True},
         "settings": {"type": "dict", "default": {}},
     },
+    "guest_network": {  # new since: its documented spec, as a check that it derives as meant
+        "address": {"type": "str", "required": True},
+        "vnics": {"type": "list", "elements": "dict", "default": []},
+        "persist_with": {
+            "type": "str",
+            "choices": ["auto", "networkmanager", "netplan", "ifupdown"],
+            "default": "auto",
+        },
+        "journal_dir": {"type": "str", "default": "/var/lib/esxilab-iperf"},
+    },
     "role_vars_check": {
         "role_path": {"type": "path", "required": True},
         "prefix": {"type": "str"},
@@ -159,6 +169,7 @@ SPEC_HOME = {
     "report_gate": f"{_ACTION}.report_gate",
     "report_check": f"{_ACTION}.report_check",
     "role_vars_check": f"{_ACTION}.role_vars_check",
+    "guest_network": f"{_ACTION}.guest_network",
 }
 READERS = {
     "esxi_firewall": ["action/esxi_firewall.py", "plugin_utils/esxi/firewall_run.py", "plugin_utils/journal/store.py"],
@@ -180,6 +191,12 @@ READERS = {
     "report_gate": ["action/report_gate.py"],
     "report_check": ["action/report_check.py", "plugin_utils/report/settings_check.py"],
     "role_vars_check": ["action/role_vars_check.py"],
+    "guest_network": [
+        "action/guest_network.py",
+        "plugin_utils/guest/run.py",
+        "plugin_utils/guest/request.py",
+        "plugin_utils/journal/store.py",
+    ],
 }
 ACTIONS = sorted(p.stem for p in (REPO / "plugins" / "action").glob("*.py"))
 

@@ -30,6 +30,7 @@ PREFIX = {
     "esxi_network": "esxi_network_",
     "esxi_guests": "esxi_guests_",
     "path_mtu": "path_mtu_",
+    "guest_network": "guest_network_",
 }
 
 # What each role publishes: valid although no option of its argument spec.
@@ -53,6 +54,7 @@ OUTPUTS = {
     "esxi_network": {"esxi_network_vmknics"},
     "esxi_guests": {"esxi_guests_plan", "esxi_guests_vnics"},
     "path_mtu": {"path_mtu_results"},
+    "guest_network": {"guest_network_result", "guest_network_restored"},
 }
 
 
