@@ -22,6 +22,7 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.option import with_interface
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
@@ -232,8 +233,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 if pair.get("client") != host:
                     continue
                 peer = pair.get("server")
+                address = [pair.get("client_bind"), *(run.get("nic_addresses") or {}).get(host, [])]
                 step = {
                     **(run.get("iperf_client") or {}),
+                    **with_interface(run.get("iperf_client"), variables.get("iperf_link_speeds"), address),
                     "mode": "client",
                     "server": pair["address"],
                     "port": pair["port"],

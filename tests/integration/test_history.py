@@ -70,7 +70,7 @@ def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
     assert history.migrate(conn, NOW, upto=1) == [1]
     first = record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")
     record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")  # recorded twice before schema 3
-    assert history.migrate(conn, NOW) == [2, 3, 4] and history.migrate(conn, NOW) == []
+    assert history.migrate(conn, NOW) == [2, 3, 4, 5] and history.migrate(conn, NOW) == []
     assert history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1") == (first, False)
     history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")
     second, _new = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
@@ -121,7 +121,7 @@ def test_postgresql_eight_concurrent_first_writers_make_one_schema_and_eight_rec
         results.append(out.split())
     assert [new for _id, new in results] == ["True"] * 8
     conn = history_pg.connect(url, url, pg_cluster.PASSWORD)
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4]
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4, 5]
     assert conn.execute("SELECT count(*) FROM history_runs")[0][0] == 8
     assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 8
     conn.close()

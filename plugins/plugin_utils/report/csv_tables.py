@@ -18,6 +18,11 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import R
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency import (
+    LATENCY_COLUMNS,
+    latency_cells,
+    result_latency,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
 
 # added in 1.2: the NIC counter deltas around the run / the group's runs ("n/a": not read; empty: unknown)
@@ -68,6 +73,8 @@ RESULT_COLUMNS = (
     "reverse_bits_per_second",
     "bidir_sum_bits_per_second",
     *NIC_COLUMNS,
+    # added in 1.2: latency under load, the pair's pings idle vs during the transfer (report/latency.py)
+    *LATENCY_COLUMNS,
 )
 SUMMARY_COLUMNS = (
     "test",
@@ -158,6 +165,7 @@ def results_csv(report: Report) -> str:
                 **figures.as_dict(),
                 "retransmits": None if figures.retransmits is None else int(figures.retransmits),
                 **_nic_cells(None if run.nic is None else run.nic.counters),
+                **latency_cells(result_latency(row.record)),
             }
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])
