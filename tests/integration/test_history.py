@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, history, history_pg, report_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
@@ -44,6 +44,9 @@ from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
 from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1, run_concurrently
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import LOSS, OK
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import _latency as latency_of
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import _record as latency_record
 
 NOW = "2026-12-02T00:00:00Z"
 G = 1e9
@@ -85,6 +88,31 @@ def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
         )
     )
     assert (types["swapped"], types["mean_bps"], types["id"]) == ("boolean", "double precision", "bigint")
+    conn.close()
+
+
+def test_postgresql_migration_5_and_the_latency_columns(pg_url: str) -> None:
+    """Latency under load (issue 25): migration 5 adds the columns as DOUBLE PRECISION and fills them from the
+    reports recorded before; a new report writes them."""
+    conn = _connect(pg_url, "t_latency")
+    history.migrate(conn, NOW, upto=4)
+    with_latency = report_doc(build_report([latency_record(latency_of(OK, LOSS))], name="lat"))
+    record_as_release_1(conn, json.loads(json.dumps(with_latency)), "/r/old")
+    assert history.migrate(conn, NOW) == [5]
+    columns = ", ".join(history.LATENCY_COLUMNS)
+    query = f"SELECT {columns} FROM history_entries ORDER BY id"
+    assert conn.execute(query) == [(0.04, None, None, 0.049, 0.031, None, None, 0.037)]
+    newer = report_doc(
+        build_report([latency_record(latency_of(LOSS, OK))], name="lat", generated_at="2026-12-07T00:00:00Z")
+    )
+    assert history.record(conn, newer, now=NOW, report_dir="/r/new")[1] is True
+    assert conn.execute(query)[1] == (0.031, None, None, 0.037, 0.04, None, None, 0.049)
+    types = dict(
+        conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'history_entries'"
+        )
+    )
+    assert {types[c] for c in history.LATENCY_COLUMNS} == {"double precision"}
     conn.close()
 
 

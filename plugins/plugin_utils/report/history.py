@@ -62,6 +62,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency impor
 
 __all__ = [
     "KEY_FIELDS",
+    "LATENCY_COLUMNS",
     "LATEST",
     "MIGRATIONS",
     "PLACE_LABELS",
