@@ -347,6 +347,10 @@ def _check_external_test(
             isinstance(settings["streams"], tuple),
             "the external client chooses its streams (-P); give one number, the -P it is asked to use",
         ),
+        "latency": (
+            settings["latency"] is not None,
+            "the pings run on the client host, which is outside the inventory here; remove latency from the test",
+        ),
     }
     for name, (wrong, fix) in fixes.items():
         if wrong:

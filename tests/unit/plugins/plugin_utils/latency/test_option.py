@@ -151,3 +151,11 @@ def test_a_paired_client_gets_the_vmkernel_adapter_of_its_address() -> None:
     assert with_interface(None, speeds, []) == {}
     weird = {"198.18.0.2": {"interface": "vmk1; reboot"}}
     assert "interface" not in with_interface(client, weird, ["198.18.0.2"])["latency"]
+
+
+def test_external_clients_cannot_ping() -> None:
+    pair = {"server": "h1", "external": {"count": 1, "deadline": 30}}
+    with pytest.raises(PairedTestError) as info:
+        build_plan([{"name": "t", "pairs": [pair], "latency": True}], {})
+    assert "test 't': latency={'interval': 0.2, 'idle': None} cannot be used with external clients" in str(info.value)
+    assert "remove latency from the test" in str(info.value)
