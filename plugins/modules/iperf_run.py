@@ -454,6 +454,22 @@ EXAMPLES = r"""
   vars:
     barrier_time: "{{ lookup('ansible.builtin.pipe', 'date +%s') | int + 10 }}"
 
+- name: Latency under load - ping the server while idle for 5 s, then during a 10 s transfer (ESXi - vmkping -I vmk1)
+  esxilab.iperf.iperf_run:
+    mode: client
+    server: 192.168.50.11
+    duration: 10
+    latency:
+      interval: 0.2
+      idle: 5
+      interface: vmk1
+  register: loaded
+  delegate_to: esx2
+
+- name: Show the idle and loaded median round-trip times
+  ansible.builtin.debug:
+    msg: "idle p50 {{ loaded.latency.idle.p50_ms }} ms, loaded p50 {{ loaded.latency.loaded.p50_ms }} ms"
+
 - name: Stop the server started above
   esxilab.iperf.iperf_run:
     mode: stop
