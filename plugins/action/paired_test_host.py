@@ -87,6 +87,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         hosts = recorder.run_hosts(run)
         steps: dict[str, Step] = {}
         options: dict[str, dict[str, Any]] = {}
+        speeds: dict[str, Any] = {}
         for host in hosts:
             try:
                 own = link(self, task_vars, host)
@@ -95,6 +96,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 continue
             steps[host] = _steps(self, own)
             options[host] = _host_options(own, args["host_options"])
+            speeds[host] = own.value("iperf_link_speeds")
         outcome = drive(
             run,
             steps,
@@ -105,6 +107,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             probe_dispatch=args["probe_dispatch"],
             continue_on_error=bool(args["continue_on_error"]),
             say=_display.display,
+            link_speeds=speeds,
         )
         try:
             recorder.write_record(spool, outcome.record)

@@ -225,6 +225,14 @@ _value:
               C(receiver) V(external <address>), C(server_pid) and C(server_stop) null (nothing was started).
           type: dict
           returned: for a pair with an end outside the inventory
+        latency:
+          description:
+            - Latency under load (the setting C(latency)) - the client's pings to its server address idle before the
+              transfer and during it, as M(esxilab.iperf.iperf_run) returns them in its C(latency) (C(tool),
+              C(target), C(interface), C(interval), C(idle) and C(loaded) with C(p50_ms), C(p90_ms), C(p99_ms),
+              C(max_ms), C(samples), C(lost), C(raw) and more, C(p50_increase_ms)). See C(docs/latency.md).
+          type: dict
+          returned: for a pair whose client ran with the setting C(latency)
     total_bits_per_second:
       description:
         - Sum of the pairs' headline rates; C(null) when a pair failed (never a partial sum).

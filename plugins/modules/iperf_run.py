@@ -320,6 +320,22 @@ options:
         from the output (C(system_info) says C(VMkernel)) without this option.
     type: bool
     default: false
+  latency:
+    description:
+      - 'O(mode=client) - latency under load: ping the server address (O(server)) while the client idles before the
+        transfer and during it (iputils C(ping -n) on Linux, C(vmkping) on ESXi), and return the round-trip times of
+        both windows in RV(latency) (p50, p90, p99, max; see C(docs/latency.md)).'
+      - V(true) - one probe every 0.2 s, an idle window as long as the transfer. A dictionary sets C(interval)
+        (seconds between probes, 0.01 to 10; Linux ping allows an unprivileged user 0.002 s or more, iputils before
+        20210202 0.2 s or more), C(idle) (seconds of the idle window, 0 to 3600; 0 - none; unset - the transfer's
+        O(duration) + O(omit)) and C(interface) (ESXi - the VMkernel adapter for C(vmkping -I), for example V(vmk1);
+        Linux - C(ping -I), default the O(bind) address).
+      - The idle ping starts when the script reaches the host and runs before O(start_at) in the background, so the
+        start time is never delayed; a ping still running at O(start_at) is stopped there (RV(latency.idle.cut)).
+        Without O(start_at) the client waits for the idle window to end, then starts iperf. The role
+        C(esxilab.iperf.paired_test) plans the idle window into the start delay (setting C(latency)).
+      - Each ping is stopped only by the process id the script started it with, before that child is reaped.
+    type: raw
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
@@ -437,6 +453,22 @@ EXAMPLES = r"""
     start_at: "{{ barrier_time }}"
   vars:
     barrier_time: "{{ lookup('ansible.builtin.pipe', 'date +%s') | int + 10 }}"
+
+- name: Latency under load - ping the server while idle for 5 s, then during a 10 s transfer (ESXi - vmkping -I vmk1)
+  esxilab.iperf.iperf_run:
+    mode: client
+    server: 192.168.50.11
+    duration: 10
+    latency:
+      interval: 0.2
+      idle: 5
+      interface: vmk1
+  register: loaded
+  delegate_to: esx2
+
+- name: Show the idle and loaded median round-trip times
+  ansible.builtin.debug:
+    msg: "idle p50 {{ loaded.latency.idle.p50_ms }} ms, loaded p50 {{ loaded.latency.loaded.p50_ms }} ms"
 
 - name: Stop the server started above
   esxilab.iperf.iperf_run:
@@ -617,6 +649,86 @@ barrier:
       description: How the host waited, in words.
       type: str
       sample: whole-second sleep, then usleep to the target (clock EPOCHREALTIME)
+latency:
+  description:
+    - Latency under load (O(latency)) - the round-trip times to O(server) while idle before the transfer and during
+      it. Every figure is read from the ping's output or null.
+  returned: mode is client, O(latency) is set and the client ran
+  type: dict
+  contains:
+    tool:
+      description: C(ping) (Linux) or C(vmkping) (ESXi).
+      type: str
+    target:
+      description: The address pinged (O(server)).
+      type: str
+    interface:
+      description: The interface or address given to C(-I); null when none was.
+      type: str
+    interval:
+      description: Seconds between probes.
+      type: float
+    idle:
+      description: The idle window before the transfer; null when O(latency) has C(idle=0).
+      type: dict
+      contains:
+        command:
+          description: The ping command line.
+          type: str
+        seconds:
+          description: The window planned, in seconds (the idle window; the transfer's length).
+          type: float
+        rc:
+          description: The ping's exit status.
+          type: int
+        transmitted:
+          description: Probes sent, from the ping's summary; null when it printed none (RV(latency.idle.cut)).
+          type: int
+        received:
+          description: Probes answered (one per sequence number).
+          type: int
+        duplicates:
+          description: Replies beyond the first of a probe (C(DUP!)); no samples.
+          type: int
+        lost:
+          description: RV(latency.idle.transmitted) minus RV(latency.idle.received); null without a summary.
+          type: int
+        lost_percent:
+          description: The loss in percent of the probes sent; null without a summary.
+          type: float
+        cut:
+          description: The ping was stopped before it printed its summary (the start time came, or iperf failed).
+          type: bool
+        samples:
+          description: Round-trip times read (one per answered probe).
+          type: int
+        min_ms:
+          description: The smallest round-trip time in ms; null without a reply.
+          type: float
+        p50_ms:
+          description: Nearest-rank median in ms; null with fewer than 2 samples.
+          type: float
+        p90_ms:
+          description: Nearest-rank 90th percentile in ms; null with fewer than 10 samples.
+          type: float
+        p99_ms:
+          description: Nearest-rank 99th percentile in ms; null with fewer than 100 samples.
+          type: float
+        max_ms:
+          description: The largest round-trip time in ms; null without a reply.
+          type: float
+        error:
+          description: Why the window has no figure (no reply, the tool is missing); null otherwise.
+          type: str
+        raw:
+          description: The ping's own output.
+          type: str
+    loaded:
+      description: The window during the transfer (the same keys as RV(latency.idle)).
+      type: dict
+    p50_increase_ms:
+      description: The loaded p50 minus the idle p50, in ms; null when either is null.
+      type: float
 result:
   description:
     - The normalized result (C(schema_version=1)) parsed from RV(raw), as P(esxilab.iperf.iperf_parse#filter)

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history, history_pg
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, history, history_pg, report_doc
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
@@ -44,6 +44,9 @@ from tests.collection_path import REPO, ensure_collection_path
 from tests.integration import pg_cluster
 from tests.integration.labkit import Lab, lab_unavailable, paired_test_vars, run_playbook, skip_if
 from tests.unit.plugins.plugin_utils.history_docs import doc_of, record_as_release_1, run_concurrently
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import LOSS, OK
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import _latency as latency_of
+from tests.unit.plugins.plugin_utils.latency.test_record_report_history import _record as latency_record
 
 NOW = "2026-12-02T00:00:00Z"
 G = 1e9
@@ -70,7 +73,7 @@ def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
     assert history.migrate(conn, NOW, upto=1) == [1]
     first = record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")
     record_as_release_1(conn, doc_of([0.94 * G, 0.95 * G]), "/r/1")  # recorded twice before schema 3
-    assert history.migrate(conn, NOW) == [2, 3, 4] and history.migrate(conn, NOW) == []
+    assert history.migrate(conn, NOW) == [2, 3, 4, 5] and history.migrate(conn, NOW) == []
     assert history.record(conn, doc_of([0.94 * G, 0.95 * G]), now=NOW, report_dir="/r/1") == (first, False)
     history.record(conn, doc_of([0.5 * G, 0.5 * G], nic="e1000"), now=NOW, report_dir="/r/x")
     second, _new = history.record(conn, doc_of([0.75 * G, 0.76 * G]), now=NOW, report_dir="/r/2")
@@ -85,6 +88,31 @@ def test_postgresql_migrations_record_and_previous(pg_url: str) -> None:
         )
     )
     assert (types["swapped"], types["mean_bps"], types["id"]) == ("boolean", "double precision", "bigint")
+    conn.close()
+
+
+def test_postgresql_migration_5_and_the_latency_columns(pg_url: str) -> None:
+    """Latency under load (issue 25): migration 5 adds the columns as DOUBLE PRECISION and fills them from the
+    reports recorded before; a new report writes them."""
+    conn = _connect(pg_url, "t_latency")
+    history.migrate(conn, NOW, upto=4)
+    with_latency = report_doc(build_report([latency_record(latency_of(OK, LOSS))], name="lat"))
+    record_as_release_1(conn, json.loads(json.dumps(with_latency)), "/r/old")
+    assert history.migrate(conn, NOW) == [5]
+    columns = ", ".join(history.LATENCY_COLUMNS)
+    query = f"SELECT {columns} FROM history_entries ORDER BY id"
+    assert conn.execute(query) == [(0.04, None, None, 0.049, 0.031, None, None, 0.037)]
+    newer = report_doc(
+        build_report([latency_record(latency_of(LOSS, OK))], name="lat", generated_at="2026-12-07T00:00:00Z")
+    )
+    assert history.record(conn, newer, now=NOW, report_dir="/r/new")[1] is True
+    assert conn.execute(query)[1] == (0.031, None, None, 0.037, 0.04, None, None, 0.049)
+    types = dict(
+        conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'history_entries'"
+        )
+    )
+    assert {types[c] for c in history.LATENCY_COLUMNS} == {"double precision"}
     conn.close()
 
 
@@ -121,7 +149,7 @@ def test_postgresql_eight_concurrent_first_writers_make_one_schema_and_eight_rec
         results.append(out.split())
     assert [new for _id, new in results] == ["True"] * 8
     conn = history_pg.connect(url, url, pg_cluster.PASSWORD)
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4]
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4, 5]
     assert conn.execute("SELECT count(*) FROM history_runs")[0][0] == 8
     assert conn.execute("SELECT count(*) FROM history_entries")[0][0] == 8
     conn.close()

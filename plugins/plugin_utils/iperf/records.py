@@ -45,6 +45,8 @@ __all__ = [
     "Format",
     "Interval",
     "IperfResult",
+    "LatencyFigures",
+    "LatencyWindow",
     "PairRecord",
     "Protocol",
     "RttFigures",
@@ -219,6 +221,40 @@ SCHEMA_OPTIONAL_KEYS = frozenset({"rtt"})
 EXTRA_RESULT_KEYS = frozenset(IperfResult.__optional_keys__) - SCHEMA_OPTIONAL_KEYS
 
 
+class LatencyWindow(TypedDict):
+    """One ping window of a client (idle before the transfer, or loaded during it): ``latency/figures.py``."""
+
+    command: str | None
+    seconds: float  # the window planned: idle seconds, or the transfer's
+    rc: int | None  # the ping's exit status
+    transmitted: int | None  # from the ping's summary; None when it has none (cut)
+    received: int
+    duplicates: int
+    lost: int | None
+    lost_percent: float | None
+    cut: bool  # stopped before its summary (the start time came, or iperf failed)
+    samples: int
+    min_ms: float | None
+    p50_ms: float | None  # nearest-rank; None when too few samples (latency/samples.py)
+    p90_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+    error: str | None
+    raw: str  # the ping's own output
+
+
+class LatencyFigures(TypedDict):
+    """Latency under load of one client (``iperf_run`` option ``latency``; ``paired_test`` setting ``latency``)."""
+
+    tool: str  # ping | vmkping
+    target: str
+    interface: str | None
+    interval: float
+    idle: LatencyWindow | None  # None: no idle window (idle 0)
+    loaded: LatencyWindow
+    p50_increase_ms: float | None  # loaded p50 - idle p50
+
+
 class _PairRecordRequired(TypedDict):
     pair: int
     server: str
@@ -247,6 +283,7 @@ class PairRecord(_PairRecordRequired, total=False):
     # external clients (a pair's ``external``): the result is the server's own (``server``), one record per client test
     measured_by: str
     external: dict[str, object]  # {count, deadline, from, command, came, reason, index, peer, group}
+    latency: LatencyFigures | None  # the client's pings idle vs during the transfer (setting latency)
 
 
 class RunRecord(TypedDict):

@@ -31,6 +31,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.diagnosis import Context, Diagnosis, diagnose
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.interpret import interpret_client
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.latency import client_latency, client_pings
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.leftover import (
     RunId,
     holder_state,
@@ -337,7 +338,10 @@ def _run_client(
             "msg": "check mode: the iperf client was not run",
         }
     state_dir = params.get("state_dir") or "/tmp"
-    script = build_client_script(token, argv, caps=probe.caps, timeout=timeout, start_at=start_at, state_dir=state_dir)
+    pings = client_pings(params, esxi=probe.caps.esxi, timeout=timeout)
+    script = build_client_script(
+        token, argv, caps=probe.caps, timeout=timeout, start_at=start_at, state_dir=state_dir, latency=pings
+    )
     out = execute(script)
     sections = parse_sections(out.stdout, token)
     raise_state_error(first(sections, "state"), state_dir, base)
@@ -367,6 +371,8 @@ def _run_client(
         peer_is_esxi=bool(params.get("peer_is_esxi")),
     )
     result = base | info | {"changed": False}
+    if pings is not None:
+        result["latency"] = client_latency(pings, sections, esxi=probe.caps.esxi, target=params["server"])
     if diagnosis is not None:
         raise IperfRunError(diagnosis.message, result | {"error_kind": diagnosis.kind})
     return result

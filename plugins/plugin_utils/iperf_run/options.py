@@ -30,6 +30,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
     IperfRunError,
     Mode,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.latency import check_latency
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import Binary
 
 MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir"]]
@@ -65,6 +66,7 @@ APPLIES: dict[Mode, set[str]] = {
         "state_dir",
         "peer_is_esxi",
         "probe",
+        "latency",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
@@ -204,6 +206,7 @@ def validate_params(params: Mapping[str, Any], spec: Mapping[str, Mapping[str, A
             "plain path of the iperf binary on the host"
         )
     check_extra_args(params.get("extra_args"))
+    check_latency(params)
     state_dir = params.get("state_dir")
     if state_dir is not None and not _SAFE_DIR_RE.match(state_dir):
         raise IperfRunError(

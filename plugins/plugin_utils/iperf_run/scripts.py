@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state impo
     cmdline_function,
     state_snippet,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency import shell as ping
 
 # --------------------------------------------------------------------------------------------
 # Shell snippets: clock, naps, barrier
@@ -353,8 +354,13 @@ def build_client_script(
     timeout: float,
     start_at: float | None = None,
     state_dir: str = "/tmp",
+    latency: Mapping[str, Any] | None = None,
 ) -> str:
     """Run the client: optional barrier, clock reading, iperf bounded by ``timeout``.
+
+    With ``latency`` (``latency.shell.plan()``) the idle ping starts on arrival, before the barrier, and the loaded
+    ping right after iperf; their outputs follow in the sections ``latency_idle`` / ``latency_loaded``
+    (``latency/shell.py`` says how they are bounded and stopped).
 
     Its files (``esxilab-iperf-<shell pid>.out/.err/.timedout``) are in the private directory
     of ``state_dir`` (:func:`state_snippet`, created when missing), removed first and created
@@ -373,33 +379,42 @@ def build_client_script(
         state_snippet(token, state_dir, create=True),
         'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
         '_o="$_pd/esxilab-iperf-$$.out"; _e="$_pd/esxilab-iperf-$$.err"',
-        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=',
-        'rm -f "$_o" "$_e" "$_k"',
+        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=; _ip=; _lp=; _irc=; _lrc=',
+        f'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}',
         "set -C",
         # An interrupted run (hang-up, play stopped) leaves no files and no iperf behind. Long
         # waits are `cmd & wait`, so a signal is handled at once (a trap waits for a foreground
         # command to end).
-        '_stop() { for _x in $_p $_w $_g; do kill "$_x" 2>/dev/null; done; }',
-        """trap 'rm -f "$_o" "$_e" "$_k"' EXIT""",
+        '_stop() { for _x in $_p $_w $_g $_ip $_lp; do kill "$_x" 2>/dev/null; done; }',
+        f"""trap 'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}' EXIT""",
         "trap '_stop; exit 129' HUP",
         "trap '_stop; exit 143' TERM",
         "trap '_stop; exit 130' INT",
     ]
+    idle = latency is not None and latency["idle_argv"] is not None
+    if latency is not None and latency["idle_argv"] is not None:
+        lines.append(ping.idle_start(latency["idle_argv"]))
     if start_at is not None:
         lines.append(build_barrier(token, caps, start_at))
+    if idle:
+        lines.append(ping.idle_end(barrier=start_at is not None))
+    loaded = [ping.loaded_start(latency["loaded_argv"])] if latency is not None else []
     lines.append(started_at_capture(caps))
     lines.append(marker(token, "started_at", "$_sa"))
     command = shlex.join(argv)
     if caps.gnu_timeout:
         lines += [
             f'timeout -k {KILL_GRACE} {seconds} {command} >"$_o" 2>"$_e" </dev/null &',
-            '_p=$!; wait "$_p"; _rc=$?',
+            "_p=$!",
+            *loaded,
+            'wait "$_p"; _rc=$?',
             'if [ "$_rc" -eq 124 ] || [ "$_rc" -eq 137 ]; then : >"$_k"; fi',
         ]
     else:
         lines += [
             f'{command} >"$_o" 2>"$_e" </dev/null &',
             "_p=$!",
+            *loaded,
             "( trap 'kill $_w 2>/dev/null; exit 0' TERM; "
             f"sleep {seconds} & _w=$!; wait $_w; "
             # the marker first: once iperf dies, the main shell ends this watchdog at once
@@ -412,6 +427,7 @@ def build_client_script(
         ]
     lines += [
         'if [ -f "$_k" ] && [ ! -L "$_k" ]; then _to=1; else _to=0; fi',
+        *([ping.loaded_end()] if latency is not None else []),
         marker(token, "exit", "rc=$_rc timedout=$_to"),
         marker(token, "stdout"),
         # only what iperf wrote: never through a link (a shell that could not create the file
@@ -419,7 +435,8 @@ def build_client_script(
         'if [ -f "$_o" ] && [ ! -L "$_o" ]; then cat "$_o"; fi',
         marker(token, "stderr"),
         'if [ -f "$_e" ] && [ ! -L "$_e" ]; then cat "$_e"; fi',
+        *(ping.output(lambda name, args: marker(token, name, args)) if latency is not None else []),
         marker(token, "done"),
-        'rm -f "$_o" "$_e" "$_k"',
+        f'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}',
     ]
     return "\n".join(lines)

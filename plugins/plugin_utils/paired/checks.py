@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import closest, unknown_keys_text
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.option import LatencyOptionError, read_latency
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import PAIR_OPTIONS, SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     StabilityError,
@@ -175,6 +176,11 @@ def _check_setting(name: str, value: Any, where: str, path: str | None = None) -
             role_variable = path is not None and not path.startswith("paired_test_tests")
             return read_repeat(value, "the role variable" if role_variable else where, path or name)
         except StabilityError as exc:
+            raise PairedTestError(str(exc)) from exc
+    if kind == "latency":
+        try:
+            return read_latency(value, f"{where}: {name}")
+        except LatencyOptionError as exc:
             raise PairedTestError(str(exc)) from exc
     if kind == "int" or kind == "float":
         ok = _is_int(value) or (kind == "float" and isinstance(value, float))

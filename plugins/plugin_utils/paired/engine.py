@@ -87,11 +87,13 @@ def drive(
     probe_dispatch: float | None,
     continue_on_error: bool,
     say: Say,
+    link_speeds: Mapping[str, Any] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Outcome:
     """Make ``run`` on its hosts (``steps[host]``; ``options[host]``: the state directory and the tool options every
-    ``iperf_run`` step of the host gets) and record it. ``state`` is the series' state before the run, ``previous``
-    the records so far; the outcome carries the state after it."""
+    ``iperf_run`` step of the host gets; ``link_speeds[host]``: its fact ``iperf_link_speeds``) and record it.
+    ``state`` is the series' state before the run, ``previous`` the records so far; the outcome carries the state
+    after it."""
     number = int(run["run"])
     pieces: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in recorder.KINDS}
     failures: dict[str, dict[str, object]] = {}
@@ -125,7 +127,10 @@ def drive(
         barrier = {"run": number, "start_at": start_at, "start_delay": delay}
 
     def clients(host: str) -> Part:
-        return clients_part(steps[host], run, host, options[host], say, start_at=start_at, esxi_hosts=esxi_hosts)
+        speeds = (link_speeds or {}).get(host)
+        return clients_part(
+            steps[host], run, host, options[host], say, start_at=start_at, esxi_hosts=esxi_hosts, link_speeds=speeds
+        )
 
     note("clients", _each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
     note("stop", _each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import split_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.option import with_interface
 
 __all__ = ["Part", "Step", "clients_part", "given", "start_part", "stop_part"]
 
@@ -110,17 +111,21 @@ def clients_part(
     *,
     start_at: float | None,
     esxi_hosts: frozenset[str],
+    link_speeds: Any = None,
 ) -> Part:
     """Run the host's clients (at ``start_at`` when the run has a barrier), then wait for the external clients of
-    the host's servers."""
+    the host's servers. ``link_speeds`` - the host's fact ``iperf_link_speeds`` (an ESXi client's pings of latency
+    under load go out of the VMkernel adapter of its test address)."""
     part = Part({})
     items = []
     for pair in _pairs(run):
         if pair.get("client") != host:
             continue
         peer = pair.get("server")
+        address = [pair.get("client_bind"), *(run.get("nic_addresses") or {}).get(host, [])]
         args = {
             **(run.get("iperf_client") or {}),
+            **with_interface(run.get("iperf_client"), link_speeds, address),
             "mode": "client",
             "server": pair["address"],
             "port": pair["port"],

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.option import idle_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import (
     ADDRESS_VAR_HINT,
     BUILTIN_DEFAULTS,
@@ -357,6 +358,10 @@ def _check_external_test(
         "swap_roles": (
             bool(settings["swap_roles"]),
             "an external client cannot run a server here; leave swap_roles false",
+        ),
+        "latency": (
+            settings["latency"] is not None,
+            "the pings run on the client host, which is outside the inventory here; remove latency from the test",
         ),
     }
     for name, (wrong, fix) in fixes.items():
@@ -777,6 +782,7 @@ def _make_run(
             }
         )
     clients = len({p["client"] for p in run_pairs if p["client"] is not None})
+    client_pairs = any(p["client"] is not None for p in run_pairs)
     auto_delay = settings["start_delay"] is None
     start_delay = START_DELAY_BASE + START_DELAY_PER_CLIENT * clients if auto_delay else settings["start_delay"]
     omit = settings["omit"] or 0
@@ -786,8 +792,14 @@ def _make_run(
         if p["external"] is not None:
             waits[p["server"]] = waits.get(p["server"], 0.0) + p["external"]["deadline"]
     wait = max(waits.values(), default=None)
+    # latency under load: the clients ping for this long before the transfer (in the start delay of a barrier)
+    latency_idle = idle_seconds(settings["latency"], settings["duration"] + omit) if client_pairs else 0.0
     server_timeout = settings["server_timeout"] or int(
-        (math.ceil(wait) if wait is not None else settings["duration"] + omit + math.ceil(start_delay))
+        (
+            math.ceil(wait)
+            if wait is not None
+            else settings["duration"] + omit + math.ceil(start_delay) + math.ceil(latency_idle)
+        )
         + SERVER_TIMEOUT_MARGIN
     )
     run: dict[str, Any] = {
@@ -820,6 +832,7 @@ def _make_run(
         "external_servers": any(p["external_server"] is not None for p in run_pairs),
         "start_delay": round(start_delay, 3),
         "start_delay_auto": auto_delay,
+        "latency_idle": latency_idle,
         "pairs": run_pairs,
         # NIC counters (setting nic_counters): read before / after this run (set by _mark_nic_reads), and the
         # addresses each host of the run reads them for (its test addresses in this run; the client's own
@@ -914,7 +927,8 @@ def run_seconds(run: Mapping[str, Any]) -> float:
     starting and stopping the servers and collecting the results come on top."""
     if run.get("external_wait") is not None:
         return float(run["external_wait"])
-    return float(run["duration"]) + float(run.get("omit") or 0) + float(run.get("start_delay") or 0)
+    planned = float(run["duration"]) + float(run.get("omit") or 0) + float(run.get("start_delay") or 0)
+    return planned + float(run.get("latency_idle") or 0)
 
 
 def _iperf_arguments(run: Mapping[str, Any], mode: str) -> dict[str, Any]:

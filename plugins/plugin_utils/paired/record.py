@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import host_cpu
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RECORD_VERSION, PairRecord, RunRecord
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import (
+    RECORD_VERSION,
+    LatencyFigures,
+    PairRecord,
+    RunRecord,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate import result_from
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import EXTERNAL_CLIENT, EXTERNAL_SERVER
@@ -165,6 +170,8 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
         record["result"] = result_from(
             client_item.get("result"), f"pair {pair['pair']}: the result of the client on {pair['client']}"
         )
+        if isinstance(client_item.get("latency"), Mapping):  # setting latency: the pings idle vs loaded
+            record["latency"] = cast("LatencyFigures", dict(client_item["latency"]))
 
     error = None if outside else _server_start_error(pair, server_report, server_item, endpoint, run)
     if error is not None:

@@ -49,6 +49,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "list_str": ("list", "str"),
     "streams": ("raw", None),  # a stream count or a list of them to sweep
     "repeat": ("raw", None),  # a run count, {min, max, until_cv, ci_percent, max_failures} or {forward, swapped, ...}
+    "latency": ("raw", None),  # true/false or {interval, idle}: latency/option.py
 }
 
 
@@ -358,6 +359,30 @@ SETTINGS: dict[str, Setting] = {
             ),
             "A late client starts at once; it shows in C(start_spread), C(barrier_margin) and the run's warnings.",
             "A run with one pair has no barrier; its client starts as soon as the server is up.",
+        ),
+    ),
+    "latency": Setting(
+        "latency",
+        None,
+        nullable=True,
+        client="latency",
+        description=(
+            (
+                "Latency under load - each client pings its server address (Linux C(ping), ESXi C(vmkping -I vmkN)) "
+                "for a window before the transfer (idle) and during it (loaded); the run records and the report give "
+                "the round-trip times p50, p90, p99 and max of both windows per pair and direction (see "
+                "C(docs/latency.md))."
+            ),
+            (
+                "V(true) - a probe every 0.2 s, an idle window as long as the transfer (C(duration) + C(omit)). A "
+                "dictionary C({interval, idle}) - seconds between probes (0.01 to 10) and of the idle window (0 to "
+                "3600; 0 - none). Unset or V(false) - no ping."
+            ),
+            (
+                "The idle window is added to the start delay of a run with a barrier (the clients ping while they wait "
+                "for the common start time) and to a one-pair run before its client starts: each run takes that much "
+                "longer."
+            ),
         ),
     ),
     "server_bind": Setting(

@@ -56,7 +56,13 @@ def auto_start_delay(run: Mapping[str, Any], records: Sequence[Any], probe_dispa
     their maximum times ``DISPATCH_FACTOR`` plus ``DISPATCH_MARGIN``; when there is none yet, from
     ``probe_dispatch`` (seconds Ansible took to hand the preflight's probe to every host of the
     tests; see ``FIRST_RUN_MARGIN``), else the plan's delay. A late client shows as a long dispatch
-    time, so the next delay grows; a quick series shrinks it."""
+    time, so the next delay grows; a quick series shrinks it.
+
+    A run with ``latency`` waits its idle window longer (``latency_idle``): the clients ping while they wait."""
+    return round(_dispatch_delay(run, records, probe_dispatch) + float(run.get("latency_idle") or 0), 3)
+
+
+def _dispatch_delay(run: Mapping[str, Any], records: Sequence[Any], probe_dispatch: Any) -> float:
     if not run.get("start_delay_auto"):
         return float(run["start_delay"])
     clients = len(run.get("client_hosts") or ())

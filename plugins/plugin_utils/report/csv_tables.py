@@ -19,6 +19,11 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import FIGURE_NAMES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import in_order
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.host_cpu import GroupHostCpu, HostCpu
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency import (
+    LATENCY_COLUMNS,
+    latency_cells,
+    result_latency,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
 
 # added in 1.2: the NIC counter deltas around the run / the group's runs ("n/a": not read; empty: unknown)
@@ -76,6 +81,8 @@ RESULT_COLUMNS = (
     "bidir_sum_bits_per_second",
     *NIC_COLUMNS,
     *HOST_CPU_COLUMNS,
+    # added in 1.2: latency under load, the pair's pings idle vs during the transfer (report/latency.py)
+    *LATENCY_COLUMNS,
 )
 SUMMARY_COLUMNS = (
     "test",
@@ -183,6 +190,7 @@ def results_csv(report: Report) -> str:
                 "retransmits": None if figures.retransmits is None else int(figures.retransmits),
                 **_nic_cells(None if run.nic is None else run.nic.counters),
                 **_host_cpu_cells(run.host_cpu, row.server, row.client),
+                **latency_cells(result_latency(row.record)),
             }
             for column in label_columns:
                 item[column] = row.labels.get(column[len("label.") :])

@@ -49,12 +49,20 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import LatencyFigures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import RUN_LABELS
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency import (
+    LATENCY_FIGURES,
+    WINDOWS,
+    result_latency,
+    worst_latency,
+)
 
 __all__ = [
     "KEY_FIELDS",
+    "LATENCY_COLUMNS",
     "LATEST",
     "MIGRATIONS",
     "PLACE_LABELS",
@@ -111,6 +119,8 @@ class Entry:
     max_lost_percent: float | None = None
     percent_of_line_rate: float | None = None  # of the mean, when every run has the same line rate
     line_rate_bps: float | None = None
+    # latency under load (migration 5): the largest ping RTT figure of the entry's pairs and runs, idle and loaded
+    latency: dict[str, float | None] = field(default_factory=lambda: worst_latency(()))
 
     @property
     def key(self) -> str:
@@ -157,6 +167,7 @@ class Entry:
             "max_lost_percent": self.max_lost_percent,
             "percent_of_line_rate": self.percent_of_line_rate,
             "line_rate_bps": self.line_rate_bps,
+            "latency": self.latency,
         }
 
 
@@ -245,12 +256,20 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
             if isinstance(udp, Mapping):
                 entry.max_lost_percent = _larger(entry.max_lost_percent, _number(udp.get("lost_percent")))
         rates.setdefault(entry.key, set()).add(_number(run.get("line_rate_bps")))
+        measured = [result_latency(r.get("record")) for r in results_of_run]
+        entry.latency = worst_latency([*_stored_latency(entry.latency), *measured])
     for key, entry in entries.items():
         (rate,) = rates[key] if len(rates[key]) == 1 else (None,)
         entry.line_rate_bps = rate
         mean = entry.mean
         entry.percent_of_line_rate = None if rate is None or mean is None else 100.0 * mean / rate
     return list(entries.values())
+
+
+def _stored_latency(worst: Mapping[str, float | None]) -> list[LatencyFigures]:
+    """An entry's worst figures so far as one latency item, to fold the next run's pairs into them."""
+    windows = {window: {name: worst.get(f"{window}_{name}") for name in LATENCY_FIGURES} for window in WINDOWS}
+    return [cast("LatencyFigures", windows)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,6 +297,27 @@ _ID = {
 }
 
 
+#: The history_entries columns of latency under load (migration 5), in the order of ``Entry.latency``.
+LATENCY_COLUMNS = tuple(f"{window}_{name}" for window in WINDOWS for name in LATENCY_FIGURES)
+
+
+def _latency_of_entries(conn: Connection) -> None:
+    """Migration 5: the latency columns of the entries recorded before, from their stored ``results.json`` (reports
+    written before latency under load have none: their columns stay NULL)."""
+    for run_id, document in conn.execute("SELECT id, document FROM history_runs ORDER BY id"):
+        try:
+            entries = entries_of(strict_json(document), source=f"history run {run_id}")
+        except (ValueError, TypeError, HistoryError):
+            continue
+        for entry in entries:
+            if any(value is not None for value in entry.latency.values()):
+                conn.execute(
+                    f"UPDATE history_entries SET {', '.join(f'{c} = ?' for c in LATENCY_COLUMNS)} "
+                    "WHERE run_id = ? AND comparable_key = ?",
+                    (*(entry.latency[c] for c in LATENCY_COLUMNS), run_id, entry.key),
+                )
+
+
 def _rekey_entries(conn: Connection) -> None:
     """Migration 4: the entries of every recorded report again, from its stored ``results.json`` (the same data,
     the keys as ``comparable_key`` makes them now). A report whose document cannot be read keeps its entries."""
@@ -288,7 +328,7 @@ def _rekey_entries(conn: Connection) -> None:
             continue
         conn.execute("DELETE FROM history_entries WHERE run_id = ?", (run_id,))
         for entry in entries:
-            _insert_entry(conn, int(run_id), entry)
+            _insert_entry(conn, int(run_id), entry, latency=False)
 
 
 # Ordered migrations: (version, what it does, SQL statements or a function of the connection). Never edit a released
@@ -349,6 +389,14 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[Connection], None], ...]
         4,
         "comparable keys with the number of pairs, without line_rate_source: every entry again from its report",
         (_rekey_entries,),
+    ),
+    (
+        5,
+        "latency under load: the largest ping RTT p50/p90/p99/max (ms) of an entry, idle and loaded",
+        (
+            *(f"ALTER TABLE history_entries ADD COLUMN {column} DOUBLE PRECISION" for column in LATENCY_COLUMNS),
+            _latency_of_entries,
+        ),
     ),
 )
 
@@ -425,11 +473,14 @@ def migrate(conn: Connection, now: str, *, upto: int | None = None) -> list[int]
     return applied
 
 
-def _insert_entry(conn: Connection, run_id: int, entry: Entry) -> None:
+def _insert_entry(conn: Connection, run_id: int, entry: Entry, *, latency: bool = True) -> None:
+    """One entry's row; ``latency``: with the columns of migration 5 (migration 4 runs before they exist)."""
+    columns = "".join(f", {c}" for c in LATENCY_COLUMNS) if latency else ""
     conn.execute(
         "INSERT INTO history_entries (run_id, comparable_key, test, direction, swapped, streams, tool, protocol, "
         "labels, samples, count, mean_bps, stdev_bps, max_retransmits, max_lost_percent, line_rate_bps, "
-        "percent_of_line_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"percent_of_line_rate{columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+        f"{', ?' * len(LATENCY_COLUMNS) if latency else ''})",
         (
             run_id,
             entry.key,
@@ -448,6 +499,7 @@ def _insert_entry(conn: Connection, run_id: int, entry: Entry) -> None:
             entry.max_lost_percent,
             entry.line_rate_bps,
             entry.percent_of_line_rate,
+            *((entry.latency[c] for c in LATENCY_COLUMNS) if latency else ()),
         ),
     )
 

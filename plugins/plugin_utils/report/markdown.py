@@ -28,6 +28,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.figures import Figures
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, common_value, in_order
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency import LATENCY_FIGURES, result_latency
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.nic import DELTA_COUNTERS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.parts import ALL_PAIRS, NO_VALUE
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec
@@ -567,6 +568,61 @@ def _parts_md(report: Report) -> list[str]:
     return lines
 
 
+def _ms(value: Any) -> str:
+    number = as_number(value)
+    return NA if number is None else f"{number:.3f}"
+
+
+def _latency_md(report: Report) -> list[str]:
+    """Latency under load: per run and pair (so per direction), the ping RTT percentiles idle and loaded."""
+    rows = []
+    for run in report.runs:
+        for row in run.results:
+            latency = result_latency(row.record)
+            if latency is None:
+                continue
+            idle: Mapping[str, Any] = latency["idle"] or {}
+            loaded = latency["loaded"]
+            lost = loaded.get("lost")
+            rows.append(
+                [
+                    str(run.run),
+                    run.test,
+                    run.direction + (", swapped" if run.swapped else ""),
+                    str(row.pair) if row.pair is not None else NA,
+                    row.flow or NA,
+                    f"{row.client or NA} → {latency['target']}",
+                    *(_ms(idle.get(name)) for name in LATENCY_FIGURES),
+                    *(_ms(loaded.get(name)) for name in LATENCY_FIGURES),
+                    _ms(latency["p50_increase_ms"]),
+                    f"{loaded['samples']} / {NA if lost is None else lost}",
+                ]
+            )
+    if not rows:
+        return []
+    header = [
+        "Run",
+        "Test",
+        "Direction",
+        "Pair",
+        "Flow",
+        "Ping",
+        *(f"idle {name[:-3]} ms" for name in LATENCY_FIGURES),
+        *(f"loaded {name[:-3]} ms" for name in LATENCY_FIGURES),
+        "p50 increase ms",
+        "loaded replies / lost",
+    ]
+    return [
+        "## Latency under load",
+        "",
+        "Round-trip times of the client's pings to its server address, idle before the transfer and during it "
+        "(nearest-rank percentiles; n/a - too few replies: p50 needs 2, p90 10, p99 100; see docs/latency.md).",
+        "",
+        *_table(header, "rllrll" + "r" * 10, rows),
+        "",
+    ]
+
+
 def _runs_md(report: Report) -> list[str]:
     unit = report.unit
     with_compare = report.compare_by is not None
@@ -685,6 +741,7 @@ def to_markdown(
         lines += [f"{md_text(note[:1].upper() + note[1:])}.", ""]
     lines += _nic_md(report)
     lines += _host_cpu_md(report)
+    lines += _latency_md(report)
     lines += _runs_md(report)
     lines += [
         "---",

@@ -54,7 +54,8 @@ def doc_of(
 
 
 def record_as_release_1(conn: history.Connection, document: dict[str, Any], report_dir: str) -> int:
-    """What a collection of schema 1 or 2 wrote for a report: no report_key (and a report could be written twice)."""
+    """What a collection of schema 1 or 2 wrote for a report: no report_key (and a report could be written twice),
+    no latency columns (migration 5)."""
     rows = conn.execute(
         "INSERT INTO history_runs (name, title, generated_at, recorded_at, report_dir, document) "
         "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
@@ -68,7 +69,7 @@ def record_as_release_1(conn: history.Connection, document: dict[str, Any], repo
         ),
     )
     for entry in history.entries_of(document):
-        history._insert_entry(conn, int(rows[0][0]), entry)  # pylint: disable=protected-access
+        history._insert_entry(conn, int(rows[0][0]), entry, latency=False)  # pylint: disable=protected-access
     return int(rows[0][0])
 
 

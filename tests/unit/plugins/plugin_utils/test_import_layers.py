@@ -61,9 +61,11 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "iperf": (),
     "cpu": (),
     "host": ("common", "iperf"),
-    **{name: ("common", "iperf", "host", *HOST_SIDE) for name in HOST_SIDE},
+    # the ping figures of latency under load: parsed like the iperf output, read by the client and the plan
+    "latency": ("common", "iperf"),
+    **{name: ("common", "iperf", "host", "latency", *HOST_SIDE) for name in HOST_SIDE},
     "report": ("common", "iperf"),
-    "paired": ("common", "iperf", "report", "cpu"),
+    "paired": ("common", "iperf", "report", "cpu", "latency"),
 }
 
 

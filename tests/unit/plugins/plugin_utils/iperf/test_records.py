@@ -142,5 +142,6 @@ def test_run_and_pair_records_are_what_paired_test_record_documents() -> None:
     value = yaml.safe_load(record_plugin.RETURN)["_value"]["contains"]
     assert _documented(value) == _keys(RunRecord)[1]
     assert _documented(value["pairs"]["contains"]) == _keys(PairRecord)[1]
-    # raw: returned only when the pair failed; measured_by, external: only for a pair with external clients
-    assert _keys(PairRecord)[1] - _keys(PairRecord)[0] == {"raw", "measured_by", "external"}
+    # raw: returned only when the pair failed; measured_by, external: only for a pair with external clients;
+    # latency: only with the setting latency
+    assert _keys(PairRecord)[1] - _keys(PairRecord)[0] == {"raw", "measured_by", "external", "latency"}
