@@ -23,8 +23,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec impor
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.links import HostLink, LinkError, link
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import drive
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import drive, each
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
 
 _NAME = "esxilab.iperf.paired_test_host"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
@@ -36,36 +36,61 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     TRANSFERS_FILES = False
 
+    def _links(
+        self, hosts: list[str], names: Mapping[str, Any], task_vars: dict[str, Any]
+    ) -> tuple[dict[str, Step], dict[str, dict[str, Any]], dict[str, str]]:
+        """Each host's steps and the options of its steps from its own variables (``host_options``); a host whose
+        connection cannot be set up gets steps that say why (its part fails), and the reason."""
+        steps: dict[str, Step] = {}
+        options: dict[str, dict[str, Any]] = {}
+        unlinked: dict[str, str] = {}
+        for host in hosts:
+            try:
+                own = link(self, task_vars, host)
+            except LinkError as exc:
+                unlinked[host] = f"{exc}"
+                steps[host], options[host] = _unreachable(unlinked[host]), {}
+                continue
+            steps[host] = _steps(self, own)
+            options[host] = _host_options(own, names)
+        return steps, options, unlinked
+
     def _probe(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        """The one probe of a host of the tests (``iperf_run mode=probe``, its result as it returns it), then the link
-        speed of the host's test addresses (``iperf_facts``: the fact ``iperf_link_speeds``) - one task."""
-        own = HostLink(
-            str(task_vars.get("inventory_hostname")), self._connection, self._play_context, self._templar, task_vars
+        """The one probe of every host of the tests at once (``paired.parts.probe_part``: ``iperf_run mode=probe``,
+        then the link speed of the host's test addresses) - one task; every host's problem at once."""
+        hosts = [str(h) for h in args["hosts"]]
+        steps, options, _unlinked = self._links(hosts, args["host_options"], task_vars)
+        require: Mapping[str, Any] = args["require"]
+        speed_of: Mapping[str, Any] = args["link_speed_of"]
+        parts = each(
+            hosts,
+            lambda h: probe_part(
+                steps[h], list(require.get(h) or ()), list(speed_of.get(h) or ()), options[h].get("binary")
+            ),
         )
-        probe = own.step(
-            self,
-            "iperf_run",
-            {"mode": "probe", "require": list(args["require"]), **given(binary=args["binary"])},
+        probes = {h: part.piece.get("probe") for h, part in parts.items()}
+        esxi = []
+        for host in hosts:
+            found = probes[host]
+            caps = found.get("caps") if isinstance(found, Mapping) else None
+            if isinstance(caps, Mapping) and caps.get("esxi"):
+                esxi.append(host)
+        result.update(
+            changed=False,
+            probes=probes,
+            link_speeds={h: part.piece.get("link_speeds") or {} for h, part in parts.items()},
+            esxi_hosts=esxi,
         )
-        result.update(probe)
-        if probe.get("failed") or own.lost:
-            return result
-        if args["link_speed_of"]:
-            speeds = own.step(
-                self, "iperf_facts", {"gather_tools": False, "link_speed_of": list(args["link_speed_of"])}
+        warnings = [f"{h}: {w}" for h, part in parts.items() for w in part.warnings]
+        if warnings:
+            result["warnings"] = warnings
+        failed = [f"{h}: {'; '.join(part.failed)}" for h, part in parts.items() if part.failed]
+        if failed:
+            result.update(
+                failed=True, msg=f"{_NAME}: the probe failed on {len(failed)} host(s) - " + " | ".join(failed)
             )
-            if speeds.get("failed") or own.lost:
-                result.update(
-                    failed=not own.lost,
-                    unreachable=bool(own.lost),
-                    msg=f"{_NAME}: the link speed of {', '.join(args['link_speed_of'])} could not be read: "
-                    f"{speeds.get('msg', 'no message')}",
-                )
-                return result
-            facts = speeds.get("ansible_facts")
-            if isinstance(facts, Mapping):
-                result["ansible_facts"] = dict(facts)
-            result["warnings"] = [*(result.get("warnings") or []), *(speeds.get("warnings") or [])]
+        else:
+            result["msg"] = f"probed {len(hosts)} host(s)"
         return result
 
     def _run(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
@@ -84,19 +109,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if skipped:
             result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
             return result
-        hosts = recorder.run_hosts(run)
-        steps: dict[str, Step] = {}
-        options: dict[str, dict[str, Any]] = {}
-        speeds: dict[str, Any] = {}
-        for host in hosts:
-            try:
-                own = link(self, task_vars, host)
-            except LinkError as exc:
-                steps[host], options[host] = _unreachable(f"{exc}"), {}
-                continue
-            steps[host] = _steps(self, own)
-            options[host] = _host_options(own, args["host_options"])
-            speeds[host] = own.value("iperf_link_speeds")
+        steps, options, _unlinked = self._links(recorder.run_hosts(run), args["host_options"], task_vars)
+        for host in options:
+            options[host] = given(**options[host], probe=(args["probes"] or {}).get(host))
         outcome = drive(
             run,
             steps,
@@ -104,10 +119,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             state=state,
             previous=previous,
             esxi_hosts=frozenset(args["esxi_hosts"]),
-            probe_dispatch=args["probe_dispatch"],
             continue_on_error=bool(args["continue_on_error"]),
             say=_display.display,
-            link_speeds=speeds,
+            link_speeds=args["link_speeds"],
         )
         try:
             recorder.write_record(spool, outcome.record)
@@ -150,10 +164,7 @@ def _steps(action: ActionModule, own: HostLink) -> Step:
 
 def _host_options(own: HostLink, names: Mapping[str, Any]) -> dict[str, Any]:
     """The options of the host's steps from its own variables (``host_options``: option -> variable name)."""
-    found = {option: own.value(str(name)) for option, name in names.items() if name}
-    probe = found.get("probe")
-    found["probe"] = probe.get("probe") if isinstance(probe, Mapping) else None
-    return given(**found)
+    return given(**{option: own.value(str(name)) for option, name in names.items() if name})
 
 
 def _unreachable(why: str) -> Step:

@@ -37,10 +37,10 @@ options:
     required: true
   probe_dispatch:
     description:
-      - Seconds Ansible took to hand the preflight's probe to every host of the tests (from the end of the preflight
-        to the last probe's start, on the controller). For the first run with a number of clients - 3 x that +
-        0.5 s (handing the clients' task over costs more than the probe), at least 1 s and at most the plan's delay -
-        so a one-run play does not wait the planned 1 s + 0.4 s per client. Unset - the plan's delay.
+      - Seconds it took to hand a first command to every host of the run (the role - its start, from the beginning
+        to the last host ready). For the first run with a number of clients - 1.5 x that + 0.2 s, at least 0.3 s and
+        at most the plan's delay - so a one-run play does not wait the planned 1 s + 0.4 s per client. Unset - the
+        plan's delay.
     type: float
 seealso:
   - plugin: esxilab.iperf.paired_test_record

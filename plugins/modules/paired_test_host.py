@@ -12,22 +12,25 @@ version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
-  - Used by the role C(esxilab.iperf.paired_test) - once per host of the tests for the probe, then once per run, on one
-    host, for the whole run (O(part=run)), so that a run is one task however many hosts it has. Each host's part is
-    done by the same actions a hand-written play would use - M(esxilab.iperf.iperf_run) for servers and clients and
-    M(esxilab.iperf.iperf_facts) for the NIC counters - over that host's own connection.
-  - O(part=probe) - the host's one probe before the runs (M(esxilab.iperf.iperf_run)
-    O(esxilab.iperf.iperf_run#module:mode=probe), returned as it returns it), then the link speed of its test
-    addresses (M(esxilab.iperf.iperf_facts), the fact C(iperf_link_speeds)), in one task.
-  - 'O(part=run) - the whole run O(run), from the controller, on every host of the run (O(hosts)), as a task
-    delegated to each would run there (the host''s variables, connection, become): first every host''s start at the
-    same time - the NIC counters before the run (when the run reads them), then the servers of its pairs (a server that
-    fails to start fails the host''s part, and its clients are not run); then every host''s clients at the same time,
-    at the run''s common start time when the run has a barrier, and, for pairs with clients outside the inventory
-    (C(external)), what to run there and the wait for them (M(esxilab.iperf.iperf_run)
-    O(esxilab.iperf.iperf_run#module:mode=collect)); then, always, every host''s stop - its servers stopped, the NIC
-    counters after the run. The common start time is when the last host of the run was ready plus the start delay
-    (P(esxilab.iperf.paired_test_start_delay#filter), learnt from the runs so far and O(probe_dispatch)).'
+  - Used by the role C(esxilab.iperf.paired_test) - once for the probe of the hosts of the tests, then once per run
+    (an item of a loop), each time on the controller (C(run_once)), so that the probe is one task and a run is one
+    task however many hosts they have. Each host's part is done by the same actions a hand-written play would use -
+    M(esxilab.iperf.iperf_run) and M(esxilab.iperf.iperf_facts) - over that host's own connection, as a task
+    delegated to the host would run there (the host''s variables, connection and become settings); the hosts of a
+    step work at the same time.
+  - O(part=probe) - the one probe of every host of O(hosts) (M(esxilab.iperf.iperf_run)
+    O(esxilab.iperf.iperf_run#module:mode=probe) with the host's O(require)), then the link speed of the host's
+    test addresses (O(link_speed_of); M(esxilab.iperf.iperf_facts)
+    O(esxilab.iperf.iperf_facts#module:link_speed_of)). Every host's problem is reported at once.
+  - O(part=run) - the whole run O(run) on every host of it - first every host's start, the NIC counters and the host
+    CPU before the run (when the run reads them), then the servers of its pairs (a server that fails to start fails
+    the host's part, and its clients are not run); then every host's clients, at the run's common start time when
+    the run has a barrier, and, for pairs with clients outside the inventory (C(external)), what to run there and
+    the wait for them (M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=collect)); then, always,
+    every host's stop - its servers stopped, the NIC counters and the host CPU after the run.
+  - The common start time is when the last host of the run was ready plus the start delay
+    (P(esxilab.iperf.paired_test_start_delay#filter), learnt from the runs so far; for the first run with as many
+    clients, from how long the run's start took).
   - O(part=run) then builds the record of the run (P(esxilab.iperf.paired_test_record#filter)), writes it and the state
     of the series to O(spool), and returns the records so far as facts. It first reads the state of the series - a run
     the series does not make (it stopped after a failed run, or the run's C(repeat) point is done) does nothing and is
@@ -36,7 +39,7 @@ description:
     such), not the task; the series goes on or stops as O(continue_on_error) says.
 options:
   part:
-    description: Which part (V(probe) - the host's one probe, before the runs; V(run) - a whole run).
+    description: Which part (V(probe) - the probe of the hosts of the tests, before the runs; V(run) - a whole run).
     type: str
     required: true
     choices: [probe, run]
@@ -44,38 +47,42 @@ options:
     description:
       - O(part=run) - the run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs).
     type: dict
+  hosts:
+    description: O(part=probe) - the hosts to probe (the hosts of the tests).
+    type: list
+    elements: str
+    default: []
   host_options:
     description:
-      - O(part=run) - the options of each host's steps that come from the host's own variables - C(state_dir)
-        (O(esxilab.iperf.iperf_run#module:state_dir)), C(binary) (O(esxilab.iperf.iperf_run#module:binary); unset or
-        empty - the probe's choice) and C(probe) (the registered result of the host's O(part=probe) task; its
-        C(probe) is handed to every start and client, so each needs one session) - each the name of the variable,
-        templated for each host as a task on that host would template it.
+      - The options of each host's steps that come from the host's own variables - C(state_dir)
+        (O(esxilab.iperf.iperf_run#module:state_dir)) and C(binary) (O(esxilab.iperf.iperf_run#module:binary); unset
+        or empty - the probe's choice) - each the name of the variable, templated for each host as a task on that host
+        would template it.
     type: dict
     default: {}
   require:
     description:
-      - O(part=probe) - the iperf families the host's runs use (O(esxilab.iperf.iperf_run#module:require)).
-    type: list
-    elements: str
-    default: []
+      - O(part=probe) - per host, the iperf families its runs use (O(esxilab.iperf.iperf_run#module:require)).
+    type: dict
+    default: {}
   link_speed_of:
     description:
-      - O(part=probe) - the host's test addresses whose link speed is read after the probe
-        (M(esxilab.iperf.iperf_facts) O(esxilab.iperf.iperf_facts#module:link_speed_of) - the fact
-        C(iperf_link_speeds)); empty - none is read.
-    type: list
-    elements: str
-    default: []
-  binary:
-    description: O(part=probe) - O(esxilab.iperf.iperf_run#module:binary); unset - the probe's choice.
-    type: str
-  probe_dispatch:
+      - O(part=probe) - per host, its test addresses whose link speed is read after the probe; a host without any -
+        none is read.
+    type: dict
+    default: {}
+  probes:
     description:
-      - O(part=run) - seconds Ansible took to hand the preflight's probe to every host of the tests; the first
-        run with a number of clients learns its start delay from it (P(esxilab.iperf.paired_test_start_delay#filter)
-        O(esxilab.iperf.paired_test_start_delay#filter:probe_dispatch)).
-    type: float
+      - O(part=run) - what the probe found on each host (RV(probes) of O(part=probe)), handed to every start and
+        client so that each needs one session.
+    type: dict
+    default: {}
+  link_speeds:
+    description:
+      - O(part=run) - the link speeds the probe read on each host (RV(link_speeds) of O(part=probe)); an ESXi client
+        pings out of the VMkernel adapter of its test address (latency under load).
+    type: dict
+    default: {}
   spool:
     description:
       - O(part=run) - the private directory on the controller where the records and the state of the series are kept
@@ -118,22 +125,24 @@ seealso:
 
 EXAMPLES = r"""
 ---
-- name: Probe this host for iperf3
+- name: Probe the hosts of the tests for iperf3
   esxilab.iperf.paired_test_host:
     part: probe
-    require: [iperf3]
+    hosts: [h1, h2]
+    require: {h1: [iperf3], h2: [iperf3]}
+  run_once: true
   register: probed
 
 - name: Make each run of a plan, one after the other (the role esxilab.iperf.paired_test does this)
   esxilab.iperf.paired_test_host:
     part: run
     run: "{{ item }}"
-    host_options: {state_dir: iperf_state_dir, probe: probed}  # each host's own variables of these names
+    host_options: {state_dir: iperf_state_dir}  # each host's own variable of this name
+    probes: "{{ probed.probes }}"
     spool: "{{ preflight.spool }}"
-  loop: "{{ plan.runs }}"
+  loop: "{{ preflight.plan.runs }}"
   run_once: true
   vars:
-    plan: "{{ preflight.plan }}"
     iperf_state_dir: /tmp
 """
 
@@ -142,10 +151,21 @@ run:
   description: O(part=run) - the run's number.
   returned: part is run
   type: int
-probe:
-  description: O(part=probe) - what M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=probe) found.
+probes:
+  description: O(part=probe) - per host, what M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=probe)
+    found (C(null) where it failed).
   returned: part is probe
   type: dict
+link_speeds:
+  description: O(part=probe) - per host, the link speeds of its test addresses (the fact C(iperf_link_speeds) of
+    M(esxilab.iperf.iperf_facts)); C({}) where none was read.
+  returned: part is probe
+  type: dict
+esxi_hosts:
+  description: O(part=probe) - the hosts the probe found to be ESXi.
+  returned: part is probe
+  type: list
+  elements: str
 skip_reason:
   description: O(part=run) - why the run was not made - the series stopped after a failed run, or the run's point is
     done.
@@ -166,8 +186,7 @@ failed_hosts:
 ansible_facts:
   description:
     - O(part=run) - the records of the series so far and whether it stops.
-    - O(part=probe) with O(link_speed_of) - C(iperf_link_speeds), as M(esxilab.iperf.iperf_facts) sets it.
-  returned: part is run and the run was made, or part is probe
+  returned: part is run and the run was made
   type: dict
   contains:
     __paired_test_recorded:

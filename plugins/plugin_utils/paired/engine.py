@@ -12,7 +12,8 @@ contacted after the probe.
 
 The barrier: when the last host of the run has started its servers, the clients' common start time is set to that
 moment plus the start delay (``paired.start_delay``: learnt from how long the clients of earlier runs took to reach
-it); every client waits for it on its own host.
+it; for the first run with as many clients, from how long this run's start took); every client waits for it on its
+own host.
 
 Private module: not part of the collection's public API.
 """
@@ -38,7 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
-__all__ = ["Outcome", "drive"]
+__all__ = ["Outcome", "drive", "each"]
 
 #: The most hosts of a part worked on at once (each is a thread waiting on its SSH session).
 MAX_THREADS = 64
@@ -59,7 +60,7 @@ class Outcome:
     failed_hosts: dict[str, str] = field(default_factory=dict)
 
 
-def _each(hosts: Sequence[str], work: Callable[[str], Part]) -> dict[str, Part]:
+def each(hosts: Sequence[str], work: Callable[[str], Part]) -> dict[str, Part]:
     """``work(host)`` for every host at the same time; an exception is the host's failed part."""
 
     def guarded(host: str) -> Part:
@@ -84,7 +85,6 @@ def drive(
     state: Mapping[str, Any],
     previous: Sequence[Any],
     esxi_hosts: frozenset[str],
-    probe_dispatch: float | None,
     continue_on_error: bool,
     say: Say,
     link_speeds: Mapping[str, Any] | None = None,
@@ -117,12 +117,15 @@ def drive(
         return part
 
     starting = sorted(set(run.get("server_hosts") or ()) | set(run.get("client_hosts") or ()))
-    note("start", _each(starting, start))
+    began = clock()
+    note("start", each(starting, start))
+    ready = [p["ready_at"] for p in pieces["start"].values() if isinstance(p.get("ready_at"), int | float)]
+    start_took = max(ready) - began if ready else None  # the first run with as many clients learns from it
 
     barrier: dict[str, object] | None = None
     start_at: float | None = None
     if run.get("barrier"):
-        delay = auto_start_delay(run, state.get("dispatch") or (), probe_dispatch)
+        delay = auto_start_delay(run, state.get("dispatch") or (), start_took)
         start_at = recorder.start_at(pieces["start"], delay, clock())
         barrier = {"run": number, "start_at": start_at, "start_delay": delay}
 
@@ -132,8 +135,8 @@ def drive(
             steps[host], run, host, options[host], say, start_at=start_at, esxi_hosts=esxi_hosts, link_speeds=speeds
         )
 
-    note("clients", _each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
-    note("stop", _each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))
+    note("clients", each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
+    note("stop", each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))
 
     missing = "its stop did not run"
     record = build_record(

@@ -21,7 +21,7 @@ from typing import Any
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.reading import split_reading
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.option import with_interface
 
-__all__ = ["Part", "Step", "clients_part", "given", "start_part", "stop_part"]
+__all__ = ["Part", "Step", "clients_part", "given", "probe_part", "start_part", "stop_part"]
 
 #: ``step(action, args)``: the result of the action ``esxilab.iperf.<action>`` run with ``args`` on the host.
 Step = Callable[[str, Mapping[str, Any]], dict[str, Any]]
@@ -182,4 +182,28 @@ def stop_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[st
         lost = _lost(outcome)
     part.piece["stops"] = {"results": items}
     part.piece["nic_after"], part.piece["cpu_after"] = reads(step, run, host, "after") if not lost else (None, None)
+    return part
+
+
+def probe_part(step: Step, require: list[str], link_speed_of: list[str], binary: Any = None) -> Part:
+    """The host's one probe before the runs (``iperf_run mode=probe``: binaries, versions, the shell's clock and
+    sleep tools; it fails on a host that cannot run an iperf family its runs use), then the link speed of its test
+    addresses (``iperf_facts link_speed_of``). The piece: ``probe`` (what the probe found) and ``link_speeds`` (the
+    fact ``iperf_link_speeds``, when read)."""
+    probe = step("iperf_run", {"mode": "probe", "require": list(require), **given(binary=binary)})
+    part = Part({"probe": probe.get("probe"), "link_speeds": None})
+    part.warnings += list(probe.get("warnings") or [])
+    if probe.get("failed") or _lost(probe):
+        part.failed.append(str(probe.get("msg") or "the probe failed"))
+        return part
+    if link_speed_of:
+        speeds = step("iperf_facts", {"gather_tools": False, "link_speed_of": list(link_speed_of)})
+        facts = speeds.get("ansible_facts")
+        if speeds.get("failed") or _lost(speeds) or not isinstance(facts, Mapping):
+            part.failed.append(
+                f"the link speed of {', '.join(link_speed_of)} could not be read: {speeds.get('msg', 'no message')}"
+            )
+            return part
+        part.piece["link_speeds"] = facts.get("iperf_link_speeds")
+        part.warnings += list(speeds.get("warnings") or [])
     return part

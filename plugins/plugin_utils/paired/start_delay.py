@@ -39,22 +39,22 @@ START_DELAY_PER_CLIENT = 0.4
 DISPATCH_WINDOW = 3
 DISPATCH_FACTOR = 1.5
 DISPATCH_MARGIN = 0.1
-# The first run with a number of clients, when the preflight measured how long Ansible took to hand the probe to
-# every host of the tests (``probe_dispatch``): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least
-# FIRST_RUN_MINIMUM, and never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. The
-# clients' task costs more to hand over than the probe (16 pairs on the 2-core lab, 32-host lab: 1.5 x the probe made
-# the clients 0.5 s late; with 2 x they reached the barrier 1.3 s early but started 38 ms apart - the last clients'
-# sessions still busy the CPUs; 3 x: 2.2 s early, 18 ms apart, 3 s less wall than 4 x), hence the factor.
-FIRST_RUN_FACTOR = 3.0
-FIRST_RUN_MARGIN = 0.5
-FIRST_RUN_MINIMUM = 1.0
+# The first run with a number of clients, when the run measured how long handing a first command to every host of
+# it took (``probe_dispatch``; the role: its start part, from its beginning to the last host ready - a thread and an
+# SSH session per host, as for the clients): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least FIRST_RUN_MINIMUM,
+# and never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. The start part does more per
+# host than a client before its barrier (the NIC and CPU reads, the server's start and its listening check), so the
+# clients reach the barrier within it (16 and 32 pairs on the 2-core lab).
+FIRST_RUN_FACTOR = 1.5
+FIRST_RUN_MARGIN = 0.2
+FIRST_RUN_MINIMUM = 0.3
 
 
 def auto_start_delay(run: Mapping[str, Any], records: Sequence[Any], probe_dispatch: Any = None) -> float:
     """The automatic start delay of ``run``: from the measured ``dispatch_time`` of the last
     ``DISPATCH_WINDOW`` earlier runs with as many clients (``records``: the run records so far),
     their maximum times ``DISPATCH_FACTOR`` plus ``DISPATCH_MARGIN``; when there is none yet, from
-    ``probe_dispatch`` (seconds Ansible took to hand the preflight's probe to every host of the
+    ``probe_dispatch`` (seconds it took to hand a first command to every host of the
     tests; see ``FIRST_RUN_MARGIN``), else the plan's delay. A late client shows as a long dispatch
     time, so the next delay grows; a quick series shrinks it.
 

@@ -18,7 +18,6 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.action import paired_test_host
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import ActionModule
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.links import HostLink
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from tests.unit.plugins.action_harness import make_action
 
@@ -72,7 +71,7 @@ def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail:
 
         def __init__(self, host: str) -> None:
             self.host = host
-            found: dict[str, dict[str, Any]] = {"h1": {"state": "/tmp/h1"}, "h2": {"probed": {"probe": {"p": 2}}}}
+            found: dict[str, dict[str, Any]] = {"h1": {"state": "/tmp/h1"}}
             self.variables = found.get(host, {})
 
         def value(self, name: str) -> Any:
@@ -85,8 +84,13 @@ def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail:
             return {"changed": True, "msg": "ok", "pid": 7, "stopped": [{"pid": 7, "status": "stopped"}]}
 
     monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
-    options = {"state_dir": "state", "probe": "probed"}
-    args = {"part": "run", "run": run, "spool": spool, "host_options": options}
+    args = {
+        "part": "run",
+        "run": run,
+        "spool": spool,
+        "host_options": {"state_dir": "state"},
+        "probes": {"h2": {"p": 2}},
+    }
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
     result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "h1"})
     result["made"] = made
@@ -121,23 +125,45 @@ def test_a_run_needs_its_spool_and_is_skipped_in_check_mode(tmp_path: Path) -> N
     assert plugin.run(task_vars={"inventory_hostname": "h1"})["skipped"] is True
 
 
-def test_probe_is_the_probe_then_the_link_speed_in_one_task(monkeypatch: pytest.MonkeyPatch) -> None:
-    steps: list[tuple[str, dict[str, Any]]] = []
+def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[tuple[str, str, dict[str, Any]]] = []
 
-    def step(name: str, options: Mapping[str, Any], _task_vars: dict[str, Any]) -> dict[str, Any]:
-        steps.append((name, dict(options)))
-        if name == "iperf_run":
-            return {"changed": False, "probe": {"caps": {"esxi": False}}, "probe_started_at": 5.0}
-        return {"changed": False, "ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
+    class Link:
+        def __init__(self, host: str) -> None:
+            self.host = host
 
-    args = {"part": "probe", "require": ["iperf3"], "link_speed_of": ["198.18.0.1"]}
+        def value(self, name: str) -> Any:
+            return {"h2": "/opt/iperf3"}.get(self.host) if name == "bin" else None
+
+        def step(self, _action: Any, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+            made.append((self.host, name, dict(args)))
+            if self.host == "h3":
+                return {"failed": True, "msg": "no iperf3 on the PATH"}
+            if name == "iperf_run":
+                return {"changed": False, "probe": {"caps": {"esxi": self.host == "h2"}}}
+            return {"changed": False, "ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
+
+    monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
+    args = {
+        "part": "probe",
+        "hosts": ["h1", "h2"],
+        "require": {"h1": ["iperf3"], "h2": ["iperf3"]},
+        "link_speed_of": {"h1": ["198.18.0.1"]},
+        "host_options": {"binary": "bin"},
+    }
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
-    monkeypatch.setattr(HostLink, "step", lambda _self, _action, name, options: step(name, options, {}))
     result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "h1"})
     assert not result.get("failed"), result.get("msg")
-    assert steps == [
-        ("iperf_run", {"mode": "probe", "require": ["iperf3"]}),
-        ("iperf_facts", {"gather_tools": False, "link_speed_of": ["198.18.0.1"]}),
+    assert sorted(made, key=lambda m: (m[0], m[1])) == [
+        ("h1", "iperf_facts", {"gather_tools": False, "link_speed_of": ["198.18.0.1"]}),
+        ("h1", "iperf_run", {"mode": "probe", "require": ["iperf3"]}),
+        ("h2", "iperf_run", {"mode": "probe", "require": ["iperf3"], "binary": "/opt/iperf3"}),  # its own binary
     ]
-    assert (result["probe"], result["probe_started_at"]) == ({"caps": {"esxi": False}}, 5.0)  # as iperf_run returns it
-    assert result["ansible_facts"] == {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}
+    assert result["probes"] == {"h1": {"caps": {"esxi": False}}, "h2": {"caps": {"esxi": True}}}
+    assert result["link_speeds"] == {"h1": {"198.18.0.1": {"speed_mbps": 1000}}, "h2": {}}
+    assert result["esxi_hosts"] == ["h2"]
+    # a host that cannot run iperf3: the task fails naming it, every other host probed
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {**args, "hosts": ["h1", "h3"]})
+    result = plugin.run(task_vars={"inventory_hostname": "h1"})
+    assert result["failed"] is True and "h3: no iperf3 on the PATH" in result["msg"], result["msg"]
+    assert result["probes"]["h1"] == {"caps": {"esxi": False}}

@@ -172,7 +172,6 @@ def _drive(steps: Mapping[str, Step], **options: Any) -> Any:
         "state": recorder.new_state(),
         "previous": [],
         "esxi_hosts": frozenset(),
-        "probe_dispatch": 0.25,
         "continue_on_error": False,
         "say": _said()[1],
         **options,
@@ -182,16 +181,16 @@ def _drive(steps: Mapping[str, Step], **options: Any) -> Any:
 
 def test_a_run_starts_every_host_then_the_clients_at_the_barrier_then_stops_and_records() -> None:
     steps = {host: Steps() for host in ("h1", "h2", "h3")}
-    clock = iter([100.0, 100.5, 100.25, 101.0])  # h1, h2, h3 ready; then now
+    clock = iter([99.5, 100.0, 100.5, 100.25, 101.0])  # the start begins; h1, h2, h3 ready; then now
     outcome = _drive(steps, clock=lambda: next(clock))
-    # the barrier: the last host ready (100.5) + the first run's delay with 3 clients: 3 x 0.25 s + 0.5 s
+    # the barrier: the last host ready (100.5) + the first run's delay with 3 clients: 1.5 x the start's 1 s + 0.2 s
     starts = [a["start_at"] for s in steps.values() for _n, a in s.made if a.get("mode") == "client"]
-    assert starts == [101.75] * 3
+    assert starts == [102.2] * 3
     for host, made in steps.items():  # each host: its start, then its clients, then its stop - in this order
         modes = [a.get("mode", "nic") for _n, a in made.made]
         assert modes == sorted(modes, key=["nic", "server", "client", "stop"].index), (host, modes)
     record = outcome.record
-    assert (record["run"], record["start_at"], record["start_delay"]) == (3, 101.75, 1.25)
+    assert (record["run"], record["start_at"], record["start_delay"]) == (3, 102.2, 1.7)
     assert [p["server_stop"] for p in record["pairs"]] == ["stopped"] * 3
     assert outcome.state == recorder.next_state(recorder.new_state(), record, outcome.halt)
 
