@@ -25,11 +25,13 @@ description:
     SECONDS -i 0)) over this task''s connection against the iperf3 server at O(server):O(port), which must be running
     (the role C(esxilab.iperf.rate_search) starts it on the server host and stops it afterwards). The trials run one
     after the other inside this one task, so the search costs one Ansible task however many trials it makes.'
-  - 'A trial passes when iperf''s receiver counts (C(lost_packets) / C(packets)) give at most O(loss_percent) and the
-    receiver''s rate is at most O(shortfall_percent) below the offered one - a sender that cannot keep up, or a queue
-    that holds the excess until the end of a short trial, fails it as C(short) rather than passing a rate the path did
-    not carry. Every figure is iperf''s; a trial without loss figures (iperf failed, a TCP result) ends the search with
-    no rate for that frame size and the ones after it, and the task fails after writing what it has.'
+  - 'A trial passes when iperf''s receiver counts (C(lost_packets) / C(packets)) give at most O(loss_percent), the
+    sender reached the offered rate (less O(shortfall_percent)) and the receiver got what was sent less the counted
+    loss (less O(shortfall_percent)). A sender that falls short (a busy host) fails it as C(sender) - repeated once,
+    as the rate was not offered; a queue that holds the excess until the end of a short trial fails it as C(short) -
+    rather than passing a rate the path did not carry. Every figure is iperf''s; a trial without loss figures (iperf
+    failed, a TCP result) ends the search with no rate for that frame size and the ones after it, and the task fails
+    after writing what it has.'
   - The first trial offers O(max_mbps); when it passes, the search of that frame size ends there
     (RV(results.results[].bound) C(max_mbps) - the path may carry more). Otherwise the rate lies between the
     highest passing and the lowest failing rate, at most O(resolution_mbps) apart, when it ends (C(resolution)); when
@@ -89,8 +91,9 @@ options:
     default: 0.0
   shortfall_percent:
     description:
-      - How far the receiver's rate may fall below the offered rate in a passing trial, in percent, 0 to below 100.
-        Covers iperf's pacing and the first and last packets of a short trial; above it the trial fails as C(short).
+      - How far the sender's rate may fall below the offered rate, and the receiver's below the sender's less the
+        packets iperf counted lost, in a passing trial, in percent, 0 to below 100. Covers iperf's pacing and the
+        timing of a short trial; above it the trial fails as C(sender) or C(short).
     type: float
     default: 0.5
   trial_seconds:
@@ -267,7 +270,7 @@ results:
           type: str
         trials:
           description: Every trial in the order made - C(rate_mbps), C(offered_bps) (iperf's C(-b)), C(offered_pps),
-            C(verdict) (V(pass), V(loss), V(short), V(error)), C(loss_percent), C(lost_packets), C(packets),
+            C(verdict) (V(pass), V(loss), V(sender), V(short), V(error)), C(loss_percent), C(lost_packets), C(packets),
             C(sent_bps), C(received_bps), C(received_pps), C(received_mbps), C(error).
           type: list
           elements: dict

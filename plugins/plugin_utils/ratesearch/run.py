@@ -5,9 +5,10 @@
 
 ``search_all()`` drives a :class:`~.search.Bisection` per frame size (smallest first); each trial is
 ``run_trial(frame_size, payload_size, offered_bps)`` - the action plugin lends ``iperf_run`` as a UDP client
-(``-u -l payload -b offered``) against the server the role started - judged by :func:`~.trial.judge`. A
-trial that errors ends the whole search: its frame size and the ones not yet searched get no rate and say
-why (a server that died would fail every later trial the same way).
+(``-u -l payload -b offered``) against the server the role started - judged by :func:`~.trial.judge`. A trial
+whose sender did not reach the offered rate is repeated once (``SENDER_RETRIES``; every attempt is kept in
+``trials``). A trial that errors ends the whole search: its frame size and the ones not yet searched get no rate
+and say why (a server that died would fail every later trial the same way).
 
 Pure Python; no I/O. Private module: not part of the collection's public API.
 """
@@ -23,8 +24,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.search im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.settings import Settings
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.trial import Trial, judge
 
-__all__ = ["RunTrial", "SizeResult", "search_all"]
+__all__ = ["SENDER_RETRIES", "RunTrial", "SizeResult", "search_all"]
 
+#: Trials repeated when the sender did not reach the offered rate (verdict ``sender``): once.
+SENDER_RETRIES = 1
 #: ``(frame_size, payload_size, offered_bps) -> iperf_run's task result`` for one trial.
 RunTrial = Callable[[int, int, int], Mapping[str, Any]]
 
@@ -73,16 +76,19 @@ def search_one(settings: Settings, frame_size: int, run_trial: RunTrial, seen: C
     payload = payload_of(frame_size)
     while (rate := bisection.next_rate()) is not None:
         offered = payload_bps(rate, frame_size)
-        trial = judge(
-            run_trial(frame_size, payload, offered),
-            frame_size=frame_size,
-            rate_mbps=rate,
-            offered_bps=offered,
-            loss_percent=settings.loss_percent,
-            shortfall_percent=settings.shortfall_percent,
-        )
-        trials.append(trial)
-        seen(trial)
+        for _attempt in range(1 + SENDER_RETRIES):
+            trial = judge(
+                run_trial(frame_size, payload, offered),
+                frame_size=frame_size,
+                rate_mbps=rate,
+                offered_bps=offered,
+                loss_percent=settings.loss_percent,
+                shortfall_percent=settings.shortfall_percent,
+            )
+            trials.append(trial)
+            seen(trial)
+            if trial.verdict != "sender":
+                break
         if trial.verdict == "error":
             return SizeResult(frame_size, tuple(trials), None, f"the trial at {rate:g} Mbit/s failed: {trial.error}")
         bisection.record(rate, trial.passed)

@@ -45,9 +45,7 @@ class Bisection:
 
     def __init__(self, low: float, high: float, resolution: float) -> None:
         if not (0 <= low < high and resolution > 0):
-            raise SearchError(
-                f"bounds low={low!r} high={high!r} resolution={resolution!r}: need 0 <= low < high, 0 < resolution"
-            )
+            raise SearchError(f"bounds {low!r}..{high!r} to {resolution!r}: need 0 <= low < high and resolution > 0")
         self._low, self._high, self._resolution = low, high, resolution
         self._bottom = low  # highest passing rate, or low while none passed
         self._passed = False  # a rate passed (the bottom is a tested rate)

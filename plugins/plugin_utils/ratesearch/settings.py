@@ -156,7 +156,8 @@ def check_settings(raw: Mapping[str, Any]) -> Settings:
     if shortfall is None or not 0 <= shortfall < 100:
         problems.append(
             f"{_name('shortfall_percent')} is {raw.get('shortfall_percent')!r}: how far the received rate may fall "
-            "below the offered rate in a passing trial, in percent, from 0 to below 100 (default 0.5)"
+            "below the offered rate (less the counted loss) in a passing trial, in percent, from 0 to below 100 "
+            "(default 0.5)"
         )
     seconds = _integer(raw.get("trial_seconds"))
     if seconds is None or not 1 <= seconds <= MAX_TRIAL_SECONDS:

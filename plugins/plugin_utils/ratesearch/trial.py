@@ -7,12 +7,16 @@ Every figure is the tool's: iperf's receiver-side ``lost_packets`` and ``packets
 iperf3's client prints from the server's report), the sender's and the receiver's payload rate
 (``result.sent`` / ``result.received``). A trial
 
-* **passes** when ``100 * lost / packets <= loss_percent`` and the receiver's rate is at most
-  ``shortfall_percent`` below the offered rate;
+* **passes** when ``100 * lost / packets <= loss_percent``, the sender sent at least the offered rate less
+  ``shortfall_percent``, and the receiver's rate is at most ``shortfall_percent`` below the sender's less the
+  packets iperf counted lost (``sent * (packets - lost) / packets``);
 * fails with **loss** when more packets were lost than the threshold allows;
-* fails **short** when the receiver got less than offered without counting it lost: the sender could not
-  keep the offered rate, or a queue on the path held the excess until the end of the trial (a deep buffer
-  hides a rate above the path's in a short trial; lengthen ``trial_seconds`` to let it overflow);
+* fails as **sender** when the sender did not reach the offered rate (a busy host, a sender's own slower link):
+  the rate was not offered, so the trial says nothing of the path - ``run.py`` repeats it once, and a second
+  such trial counts as a failure (the result is then the highest rate the sender could offer and the path carried);
+* fails **short** when the receiver got less than was sent without counting it lost: a queue on the path held the
+  excess until the end of the trial (a deep buffer hides a rate above the path's in a short trial; lengthen
+  ``trial_seconds`` to let it overflow);
 * is an **error** when iperf failed or printed no loss figures: the search of its frame size ends there,
   with no rate (never a guessed one).
 
@@ -34,7 +38,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.frames im
 
 __all__ = ["VERDICTS", "Trial", "judge"]
 
-VERDICTS = ("pass", "loss", "short", "error")
+VERDICTS = ("pass", "loss", "sender", "short", "error")
 
 
 @dataclass(frozen=True)
@@ -145,10 +149,13 @@ def judge(
             f"iperf printed no usable loss figures (lost {lost!r} of {packets!r} packets): is it a UDP test whose "
             "receiver report reached the client?",
         )
-    if received is None:
-        return trial("error", "iperf printed no receiver rate for the trial")
+    if received is None or sent is None:
+        return trial("error", "iperf printed no sender or receiver rate for the trial")
+    tolerance = 1 - shortfall_percent / 100.0
     if lost * 100.0 > loss_percent * packets:
         return trial("loss")
-    if received < offered_bps * (1 - shortfall_percent / 100.0):
+    if sent < offered_bps * tolerance:
+        return trial("sender")
+    if received < sent * (packets - lost) / packets * tolerance:  # what was sent less what iperf counted lost
         return trial("short")
     return trial("pass")
