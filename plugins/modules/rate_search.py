@@ -277,6 +277,14 @@ results:
   sample: {format: esxilab.iperf.rate-search, version: 1, complete: true, results: [{frame_size: 1518,
            payload_size: 1472, rate_mbps: 49.375, payload_mbps: 47.876, pps: 4065.9, loss_percent: 0.0,
            bound: resolution, above_mbps: 50.0, trials_made: 8}]}
+ansible_facts:
+  description: The search as a fact.
+  returned: mode is search, not in check mode
+  type: dict
+  contains:
+    rate_search_results:
+      description: The same document as RV(results).
+      type: dict
 files:
   description: The files written (full paths), when O(dest) is set.
   returned: mode is search and dest is set

@@ -201,25 +201,27 @@ def test_every_rfc2544_frame_size(lab: Lab, tmp_path: Path) -> None:
 
 @pytest.mark.full
 def test_the_loss_threshold_where_the_excess_is_dropped(lab: Lab, tmp_path: Path) -> None:
-    """The link into h1 with a queue of 4 frames (a switch port's, not tbf's 1 MB): above the limit the excess is
-    dropped at once, so a trial at r > c loses (r - c) / r of its packets - real loss, counted by iperf. With 10 %
-    allowed the search finds c / 0.9, with the loss at that rate above 0 and at most 10 %; with 0 % the limit."""
+    """The link into h1 with a queue of 32 frames (a switch port's, not tbf's 1 MB): above the limit c the excess is
+    dropped, so a trial at r > c loses about (r - c) / r of its packets - real loss, counted by iperf. With 10 %
+    allowed the search passes rates above c, up to about (c + what the queue and tbf's bucket hold) / 0.9, with
+    the loss at the found rate above 0 and at most 10 %, and the next rate tried above it over 10 %."""
+    queue, seconds, frame = 32 * 1538, 2, 1518
     burst = tbf_burst(int(LIMIT_MBPS * 1e6), 1500)
     short_queue = ["tc", "qdisc", "change", "dev", f"{PREFIX}-v1", "root", "tbf", "rate", f"{int(LIMIT_MBPS)}mbit",
-                   "burst", str(burst), "limit", str(4 * 1538), "overhead", "24"]  # fmt: skip
+                   "burst", str(burst), "limit", str(queue), "overhead", "24"]  # fmt: skip
     subprocess.run(short_queue, check=True, timeout=10)
     try:
-        common: dict[str, Any] = {"rate_search_frame_sizes": [1518], "rate_search_max_mbps": 80}
-        (tmp_path / "lossy").mkdir()
-        lossy, report = search(lab, tmp_path / "lossy", rate_search_loss_percent=10, rate_search_resolution_mbps=1,
-                               **common)  # fmt: skip
-        assert lossy.returncode == 0, (lossy.stdout + lossy.stderr)[-4000:]
+        play, report = search(
+            lab, tmp_path, rate_search_frame_sizes=[frame], rate_search_max_mbps=80, rate_search_loss_percent=10,
+            rate_search_resolution_mbps=1, rate_search_trial_seconds=seconds,
+        )  # fmt: skip
+        assert play.returncode == 0, (play.stdout + play.stderr)[-4000:]
         row = json.loads((report / "rate-search.json").read_text())["results"][0]
-        check_found(row, 1.0, loss=10.0)
-        assert row["lost_packets"] > 0 and row["loss_percent"] > 5, trials_text(row)
-        (tmp_path / "zero").mkdir()
-        zero, report = search(lab, tmp_path / "zero", rate_search_resolution_mbps=2.5, **common)
-        assert zero.returncode == 0, (zero.stdout + zero.stderr)[-4000:]
-        check_found(json.loads((report / "rate-search.json").read_text())["results"][0], 2.5)
+        held = (queue + burst) * 8 / seconds / 1e6 * frame / (frame + 20)  # Mbit/s of frames over a trial
+        top = (limit_mbps(frame) + held) / 0.9
+        assert limit_mbps(frame) < row["rate_mbps"] <= top * 1.01, (top, trials_text(row))
+        assert row["lost_packets"] > 0 and 0 < row["loss_percent"] <= 10, trials_text(row)
+        above = next(t for t in row["trials"] if t["rate_mbps"] == row["above_mbps"])
+        assert above["verdict"] == "loss" and above["loss_percent"] > 10, trials_text(row)
     finally:
         reshape(lab, "50mbit")  # tbf's own queue again

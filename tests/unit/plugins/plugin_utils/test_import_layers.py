@@ -63,6 +63,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     **{name: ("common", "iperf", "host", *HOST_SIDE) for name in HOST_SIDE},
     "report": ("common", "iperf"),
     "paired": ("common", "iperf", "report"),
+    "ratesearch": ("common", "iperf", "report"),
 }
 
 

@@ -30,6 +30,7 @@ PREFIX = {
     "esxi_network": "esxi_network_",
     "esxi_guests": "esxi_guests_",
     "path_mtu": "path_mtu_",
+    "rate_search": "rate_search_",
 }
 
 # What each role publishes: valid although no option of its argument spec.
@@ -53,6 +54,7 @@ OUTPUTS = {
     "esxi_network": {"esxi_network_vmknics"},
     "esxi_guests": {"esxi_guests_plan", "esxi_guests_vnics"},
     "path_mtu": {"path_mtu_results"},
+    "rate_search": {"rate_search_results"},
 }
 
 
@@ -99,6 +101,8 @@ def test_paired_test_passes_only_report_options_to_the_report_role() -> None:
         ("esxi_iperf", "esxi_iperf_methd", "esxi_iperf_method"),
         ("esxi_network", "esxi_network_network", "esxi_network_networks"),
         ("path_mtu", "path_mtu_check", "path_mtu_checks"),
+        ("rate_search", "rate_search_loss_precent", "rate_search_loss_percent"),
+        ("rate_search", "rate_search_frame_size", "rate_search_frame_sizes"),
     ],
 )
 def test_a_typo_names_the_closest_valid_name(role: str, typo: str, suggestion: str) -> None:
