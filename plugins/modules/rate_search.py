@@ -27,11 +27,11 @@ description:
     after the other inside this one task, so the search costs one Ansible task however many trials it makes.'
   - 'A trial passes when iperf''s receiver counts (C(lost_packets) / C(packets)) give at most O(loss_percent), the
     sender reached the offered rate (less O(shortfall_percent)) and the receiver got what was sent less the counted
-    loss (less O(shortfall_percent)). A sender that falls short (a busy host) fails it as C(sender) - repeated once,
-    as the rate was not offered; a queue that holds the excess until the end of a short trial fails it as C(short) -
-    rather than passing a rate the path did not carry. Every figure is iperf''s; a trial without loss figures (iperf
-    failed, a TCP result) ends the search with no rate for that frame size and the ones after it, and the task fails
-    after writing what it has.'
+    loss (less O(shortfall_percent)). A sender that falls short fails it as C(sender) (the rate was not offered); a
+    queue that holds the excess until the end of a short trial, or a receiver too busy to read in time, as C(short).
+    Both rest on timing, so such a trial is repeated once and the second counts. No rate the path did not carry
+    passes. Every figure is iperf''s; a trial without loss figures (iperf failed, a TCP result) ends the search with
+    no rate for that frame size and the ones after it, and the task fails after writing what it has.'
   - The first trial offers O(max_mbps); when it passes, the search of that frame size ends there
     (RV(results.results[].bound) C(max_mbps) - the path may carry more). Otherwise the rate lies between the
     highest passing and the lowest failing rate, at most O(resolution_mbps) apart, when it ends (C(resolution)); when

@@ -73,12 +73,12 @@ PLAYBOOK = """---
 
     - name: Show the fact on the server host too
       ansible.builtin.debug:
-        var: rate_search_results.complete
+        msg: "complete: {{ rate_search_results.complete | default('no search') }}"
       when: inventory_hostname == 'h1'
 """
 
 
-def search(lab: Lab, tmp: Path, **variables: Any) -> tuple[subprocess.CompletedProcess[str], Path]:
+def search(lab: Lab, tmp: Path, *args: str, **variables: Any) -> tuple[subprocess.CompletedProcess[str], Path]:
     """Run the role with ``variables`` over the lab's defaults; the play and its report directory."""
     (tmp / "remote").mkdir(exist_ok=True)
     report = tmp / "report"
@@ -94,7 +94,9 @@ def search(lab: Lab, tmp: Path, **variables: Any) -> tuple[subprocess.CompletedP
     }
     (tmp / "vars.json").write_text(json.dumps(settings))
     (tmp / "play.yml").write_text(PLAYBOOK)
-    play = run_playbook("-i", lab.inventory, tmp / "play.yml", "-e", f"@{tmp / 'vars.json'}", timeout=PLAY_TIMEOUT)
+    play = run_playbook(
+        "-i", lab.inventory, tmp / "play.yml", "-e", f"@{tmp / 'vars.json'}", *args, timeout=PLAY_TIMEOUT
+    )  # fmt: skip
     return play, report
 
 
@@ -144,12 +146,14 @@ def test_finds_the_shaped_limit_per_frame_size(lab: Lab, tmp_path: Path) -> None
         first = row["trials"][0]
         # 80 Mbit/s into a 50 Mbit/s link for 1 s overflows tbf's 1 MB queue: iperf counts real loss
         assert first["rate_mbps"] == 80 and first["verdict"] == "loss" and first["lost_packets"] > 0, first
-        assert row["trials_made"] <= 1 + 5  # log2(80 / 2.5) = 5 halvings
+        rates = {t["rate_mbps"] for t in row["trials"]}
+        assert len(rates) <= 1 + 5 and row["trials_made"] <= 2 * len(rates)  # log2(80 / 2.5) = 5; a sender's retry
     csv_lines = (report / "rate-search.csv").read_text().splitlines()
     assert csv_lines[0].startswith("frame_size,payload_size,rate_mbps,payload_mbps,pps,")
     assert csv_lines[1].startswith(f"512,466,{doc['results'][0]['rate_mbps']!r},")
     assert "rate_search 512 B: 80.000 Mbit/s -> loss" in output
-    assert 'rate_search_results.complete": true' in output  # the fact reached the server host too
+    assert "[WARNING]" not in output, output[-4000:]
+    assert "complete: True" in output  # the fact reached the server host too
     markdown = (report / "rate-search.md").read_text()
     assert "| 1518 | 1472 |" in markdown
     assert wait_no_iperf(PREFIX, HOSTS) == []  # the always: stop ended the server
@@ -168,6 +172,14 @@ def test_bad_settings_fail_before_the_server_starts(lab: Lab, tmp_path: Path) ->
     assert "loss_percent (role variable rate_search_loss_percent) is -1.0" in output
     assert "resolution_mbps (role variable rate_search_resolution_mbps) is 0.0" in output
     assert "Start the iperf3 server" not in output and not report.exists()
+
+
+def test_check_mode_plans_and_runs_nothing(lab: Lab, tmp_path: Path) -> None:
+    play, report = search(lab, tmp_path, "--check", "-v", rate_search_frame_sizes=[1518], rate_search_max_mbps=80)
+    output = " ".join((play.stdout + play.stderr).split())
+    assert play.returncode == 0, output[-3000:]
+    assert "check mode: the search would make at most 8 trial(s) of 1 s" in output, output[-3000:]
+    assert "complete: no search" in output and not report.exists() and wait_no_iperf(PREFIX, HOSTS) == []
 
 
 def reshape(lab: Lab, server_rate: str) -> None:

@@ -6,8 +6,8 @@
 ``search_all()`` drives a :class:`~.search.Bisection` per frame size (smallest first); each trial is
 ``run_trial(frame_size, payload_size, offered_bps)`` - the action plugin lends ``iperf_run`` as a UDP client
 (``-u -l payload -b offered``) against the server the role started - judged by :func:`~.trial.judge`. A trial
-whose sender did not reach the offered rate is repeated once (``SENDER_RETRIES``; every attempt is kept in
-``trials``). A trial that errors ends the whole search: its frame size and the ones not yet searched get no rate
+whose verdict rests on timing (``sender``, ``short``) is repeated once (``TIMING_RETRIES``; every attempt is kept
+in ``trials``, the last one counts). A trial that errors ends the whole search: its frame size and the ones not yet searched get no rate
 and say why (a server that died would fail every later trial the same way).
 
 Pure Python; no I/O. Private module: not part of the collection's public API.
@@ -24,10 +24,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.search im
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.settings import Settings
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.trial import Trial, judge
 
-__all__ = ["SENDER_RETRIES", "RunTrial", "SizeResult", "search_all"]
+__all__ = ["RETRIED", "TIMING_RETRIES", "RunTrial", "SizeResult", "search_all"]
 
-#: Trials repeated when the sender did not reach the offered rate (verdict ``sender``): once.
-SENDER_RETRIES = 1
+#: Trials repeated when a verdict rests on timing (``sender``, ``short``: a host busy for a moment makes them
+#: too): once. ``loss`` rests on iperf's packet counts and is never repeated.
+TIMING_RETRIES = 1
+RETRIED = ("sender", "short")
 #: ``(frame_size, payload_size, offered_bps) -> iperf_run's task result`` for one trial.
 RunTrial = Callable[[int, int, int], Mapping[str, Any]]
 
@@ -76,7 +78,7 @@ def search_one(settings: Settings, frame_size: int, run_trial: RunTrial, seen: C
     payload = payload_of(frame_size)
     while (rate := bisection.next_rate()) is not None:
         offered = payload_bps(rate, frame_size)
-        for _attempt in range(1 + SENDER_RETRIES):
+        for _attempt in range(1 + TIMING_RETRIES):
             trial = judge(
                 run_trial(frame_size, payload, offered),
                 frame_size=frame_size,
@@ -87,7 +89,7 @@ def search_one(settings: Settings, frame_size: int, run_trial: RunTrial, seen: C
             )
             trials.append(trial)
             seen(trial)
-            if trial.verdict != "sender":
+            if trial.verdict not in RETRIED:
                 break
         if trial.verdict == "error":
             return SizeResult(frame_size, tuple(trials), None, f"the trial at {rate:g} Mbit/s failed: {trial.error}")

@@ -12,11 +12,14 @@ iperf3's client prints from the server's report), the sender's and the receiver'
   packets iperf counted lost (``sent * (packets - lost) / packets``);
 * fails with **loss** when more packets were lost than the threshold allows;
 * fails as **sender** when the sender did not reach the offered rate (a busy host, a sender's own slower link):
-  the rate was not offered, so the trial says nothing of the path - ``run.py`` repeats it once, and a second
-  such trial counts as a failure (the result is then the highest rate the sender could offer and the path carried);
+  the rate was not offered, so the trial says nothing of the path;
 * fails **short** when the receiver got less than was sent without counting it lost: a queue on the path held the
   excess until the end of the trial (a deep buffer hides a rate above the path's in a short trial; lengthen
-  ``trial_seconds`` to let it overflow);
+  ``trial_seconds`` to let it overflow), or the receiving host was too busy to read in time;
+
+``run.py`` repeats a ``sender`` or ``short`` trial once (a host busy for a moment gives them too), and a second
+such trial counts as a failure (the result is then the highest rate the hosts could offer and take and the path
+carried);
 * is an **error** when iperf failed or printed no loss figures: the search of its frame size ends there,
   with no rate (never a guessed one).
 

@@ -104,6 +104,22 @@ def test_a_sender_that_falls_short_is_tried_again_once() -> None:
     assert row["trials_made"] == len(verdicts)
 
 
+def test_a_receiver_late_once_is_tried_again_and_loss_never() -> None:
+    """A busy receiver reads late once (short, repeated, then passes); a loss verdict is never repeated."""
+    attempts: dict[int, int] = {}
+
+    def late_once(frame: int, payload: int, offered: int) -> dict[str, Any]:
+        attempts[offered] = attempts.get(offered, 0) + 1
+        if offered > 60e6:
+            return trial_result(payload, offered, lost=10)
+        return trial_result(payload, offered, late=0.05 if attempts[offered] == 1 else 0.0)
+
+    row = search_all(settings(frame_sizes=[1518], resolution_mbps=10.0), late_once)[0].as_dict()
+    verdicts = [(round(t["rate_mbps"], 3), t["verdict"]) for t in row["trials"]]
+    assert verdicts[:3] == [(100.0, "loss"), (50.0, "short"), (50.0, "pass")]
+    assert [rate for rate, _ in verdicts].count(100.0) == 1
+
+
 def test_max_mbps_passing_says_so() -> None:
     row = search_all(settings(frame_sizes=[1518], max_mbps=10.0, resolution_mbps=1.0), shaped(50.0))[0].as_dict()
     assert row["bound"] == "max_mbps" and row["rate_mbps"] == 10.0 and row["above_mbps"] is None
