@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: rate_search
 short_description: Find the highest UDP rate per frame size with loss at most a threshold (RFC 2544 style)
-version_added: "1.1.0"
+version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:

@@ -154,8 +154,9 @@ def markdown(doc: Mapping[str, Any], plots: Sequence[PlotSpec], plots_note: str 
         f"# Rate search: {md_text(doc['name'])}",
         "",
         f"Client {md_code(doc['client'] or 'n/a')} -> server {md_code(doc['server'])}, generated "
-        f"{md_text(doc['generated_at'])}. Highest offered rate with loss <= {settings['loss_percent']:g} % and the "
-        f"received rate at most {settings['shortfall_percent']:g} % below it; trials of {settings['trial_seconds']} s, "
+        f"{md_text(doc['generated_at'])}. Highest offered rate with loss <= {settings['loss_percent']:g} %, the "
+        f"sent and the received rate at most {settings['shortfall_percent']:g} % short (verdicts sender, short); "
+        f"trials of {settings['trial_seconds']} s, "
         f"searched from {settings['min_mbps']:g} to {settings['max_mbps']:g} Mbit/s to "
         f"{settings['resolution_mbps']:g} Mbit/s, MTU {settings['mtu']}.",
         "",

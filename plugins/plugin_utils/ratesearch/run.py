@@ -7,8 +7,8 @@
 ``run_trial(frame_size, payload_size, offered_bps)`` - the action plugin lends ``iperf_run`` as a UDP client
 (``-u -l payload -b offered``) against the server the role started - judged by :func:`~.trial.judge`. A trial
 whose verdict rests on timing (``sender``, ``short``) is repeated once (``TIMING_RETRIES``; every attempt is kept
-in ``trials``, the last one counts). A trial that errors ends the whole search: its frame size and the ones not yet searched get no rate
-and say why (a server that died would fail every later trial the same way).
+in ``trials``, the last one counts). A trial that errors ends the whole search: its frame size and the ones not
+yet searched get no rate and say why (a server that died would fail every later trial the same way).
 
 Pure Python; no I/O. Private module: not part of the collection's public API.
 """
