@@ -61,7 +61,10 @@ def _load(path: str) -> Any:
 
 
 # The public facts an action of the collection sets (its RETURN's ansible_facts; a unit test keeps them equal).
-FACTS_OF_ACTIONS = {"esxilab.iperf.report_write": ("report_files",)}
+FACTS_OF_ACTIONS = {
+    "esxilab.iperf.report_write": ("report_files",),
+    "esxilab.iperf.rate_search": ("rate_search_results",),
+}
 
 
 def _task_names(tasks: Any) -> Iterable[str]:

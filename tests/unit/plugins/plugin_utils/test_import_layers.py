@@ -66,6 +66,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     **{name: ("common", "iperf", "host", "latency", *HOST_SIDE) for name in HOST_SIDE},
     "report": ("common", "iperf"),
     "paired": ("common", "iperf", "report", "cpu", "latency"),
+    "ratesearch": ("common", "iperf", "report"),
 }
 
 

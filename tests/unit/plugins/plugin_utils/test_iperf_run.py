@@ -1440,7 +1440,7 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     # gives a client peer_is_esxi when its server is one of them (tests/unit/plugins/action/test_paired_test_host.py)
     preflight = yaml.safe_load((REPO / "roles/paired_test/tasks/preflight.yml").read_text())
     facts = next(t["ansible.builtin.set_fact"] for t in preflight if "ansible.builtin.set_fact" in t)
-    assert "__paired_test_probe.probe.caps.esxi" in facts["__paired_test_esxi_hosts"]
+    assert facts["__paired_test_esxi_hosts"] == "{{ __paired_test_probe.esxi_hosts }}"  # the probe's caps.esxi
 
 
 @pytest.mark.parametrize("shell", RUN_SHELLS)

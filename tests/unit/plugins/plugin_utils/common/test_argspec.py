@@ -147,6 +147,13 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         },
         "journal_dir": {"type": "str", "default": "/var/lib/esxilab-iperf"},
     },
+    "rate_search": {  # new since: its documented spec, as a check that it derives as meant
+        "server": {"type": "str", "required": True},
+        "frame_sizes": {"type": "list", "elements": "int", "default": [64, 128, 256, 512, 1024, 1280, 1518]},
+        "loss_percent": {"type": "float", "default": 0.0},
+        "max_mbps": {"type": "float", "required": True},
+        "mode": {"type": "str", "choices": ["search", "plan"], "default": "search"},
+    },
     "role_vars_check": {
         "role_path": {"type": "path", "required": True},
         "prefix": {"type": "str"},
@@ -168,6 +175,7 @@ SPEC_HOME = {
     "report_write": f"{_ACTION}.report_write",
     "report_gate": f"{_ACTION}.report_gate",
     "report_check": f"{_ACTION}.report_check",
+    "rate_search": f"{_ACTION}.rate_search",
     "role_vars_check": f"{_ACTION}.role_vars_check",
     "guest_network": f"{_ACTION}.guest_network",
 }
@@ -190,6 +198,7 @@ READERS = {
     "report_write": ["action/report_write.py"],
     "report_gate": ["action/report_gate.py"],
     "report_check": ["action/report_check.py", "plugin_utils/report/settings_check.py"],
+    "rate_search": ["action/rate_search.py", "plugin_utils/ratesearch/settings.py"],
     "role_vars_check": ["action/role_vars_check.py"],
     "guest_network": [
         "action/guest_network.py",
@@ -247,7 +256,7 @@ def test_no_documented_option_is_ignored(name: str) -> None:
 @pytest.mark.parametrize("name", ACTIONS)
 def test_the_derived_spec_is_one_ansible_accepts(name: str) -> None:
     spec = importlib.import_module(SPEC_HOME[name]).ARGUMENT_SPEC
-    blank = {"str": "x", "path": "x", "dict": {}, "int": 1}
+    blank = {"str": "x", "path": "x", "dict": {}, "int": 1, "float": 1.0}
     required = {k: blank.get(v["type"], []) for k, v in spec.items() if v.get("required")}
     if name == "iperf_run":
         required["mode"] = "stop"

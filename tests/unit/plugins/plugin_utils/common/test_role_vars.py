@@ -31,6 +31,7 @@ PREFIX = {
     "esxi_guests": "esxi_guests_",
     "path_mtu": "path_mtu_",
     "guest_network": "guest_network_",
+    "rate_search": "rate_search_",
 }
 
 # What each role publishes: valid although no option of its argument spec.
@@ -55,6 +56,7 @@ OUTPUTS = {
     "esxi_guests": {"esxi_guests_plan", "esxi_guests_vnics"},
     "path_mtu": {"path_mtu_results"},
     "guest_network": {"guest_network_result", "guest_network_restored"},
+    "rate_search": {"rate_search_results"},
 }
 
 
@@ -101,6 +103,8 @@ def test_paired_test_passes_only_report_options_to_the_report_role() -> None:
         ("esxi_iperf", "esxi_iperf_methd", "esxi_iperf_method"),
         ("esxi_network", "esxi_network_network", "esxi_network_networks"),
         ("path_mtu", "path_mtu_check", "path_mtu_checks"),
+        ("rate_search", "rate_search_loss_precent", "rate_search_loss_percent"),
+        ("rate_search", "rate_search_frame_size", "rate_search_frame_sizes"),
     ],
 )
 def test_a_typo_names_the_closest_valid_name(role: str, typo: str, suggestion: str) -> None:
