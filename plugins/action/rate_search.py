@@ -16,13 +16,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.rate_search import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.links import HostLink
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch import output
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.run import search_all
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.settings import (
@@ -51,23 +51,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     def _step(self, name: str, args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """Run the action ``esxilab.iperf.<name>`` with ``args`` over this task's connection; its result."""
-        task = self._task.copy()
-        task.args = dict(args)
-        task.action = f"esxilab.iperf.{name}"
-        action = self._shared_loader_obj.action_loader.get(
-            f"esxilab.iperf.{name}",
-            task=task,
-            connection=self._connection,
-            play_context=self._play_context,
-            loader=self._loader,
-            templar=self._templar,
-            shared_loader_obj=self._shared_loader_obj,
-        )
-        try:
-            result: dict[str, Any] = action.run(task_vars=task_vars)
-        except AnsibleConnectionFailure as exc:
-            return {"unreachable": True, "msg": f"{exc}"}
-        return result
+        host = str(task_vars.get("inventory_hostname"))
+        return HostLink(host, self._connection, self._play_context, self._templar, task_vars).step(self, name, args)
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         unknown = unknown_options(list(self._task.args), list(ARGUMENT_SPEC))
