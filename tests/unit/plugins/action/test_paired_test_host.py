@@ -20,47 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.action import paired_test_host
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import ActionModule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from tests.unit.plugins.action_harness import make_action
-
-
-def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> dict[str, Any]:
-    return {
-        "run": 3,
-        "pair": number,
-        "server": server,
-        "client": client,
-        "address": f"198.18.0.{number}",
-        "port": 5200 + number,
-        "bind": f"198.18.0.{number}",
-        "client_bind": None,
-        "one_off": False,
-        "labels": {"pair": number},
-        "external": None,
-        "external_server": None,
-        "sender": client,
-        "receiver": server,
-        **extra,
-    }
-
-
-RUN: dict[str, Any] = {
-    "run": 3,
-    "test": "t",
-    "streams": 2,
-    "direction": "forward",
-    "swapped": False,
-    "repetition": 1,
-    "server_hosts": ["h1", "h2"],
-    "client_hosts": ["h1", "h2", "h3"],
-    "barrier": True,
-    "start_delay": 2.2,  # planned: 1 s + 0.4 s per client
-    "start_delay_auto": True,
-    "nic_before": True,
-    "nic_after": False,
-    "nic_addresses": {"h1": ["198.18.0.1"]},
-    "iperf_server": {"tool": "iperf3", "server_timeout": 130},
-    "iperf_client": {"tool": "iperf3", "duration": 10, "streams": 2, "reverse": False},
-    "pairs": [_pair(1, "h1", "h2"), _pair(2, "h1", "h3"), _pair(3, "h2", "h1")],
-}
+from tests.unit.plugins.plugin_utils.paired.test_engine import RUN  # the run of the engine's tests
 
 
 def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail: bool = False) -> dict[str, Any]:
