@@ -76,7 +76,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         for index in range(1, len(HOSTS) + 1):  # the lab's own bridge-side links only, removed with the lab
             device = f"{PREFIX}-v{index}"
             subprocess.run(["tc", "qdisc", "replace", "dev", device, "root", *QUEUE], check=True, timeout=10)
-            shown = subprocess.run(["tc", "qdisc", "show", "dev", device], capture_output=True, text=True, timeout=10)
+            shown = subprocess.run(
+                ["tc", "qdisc", "show", "dev", device], capture_output=True, text=True, timeout=10, check=True
+            )
             assert "tbf" in shown.stdout and "rate 20Mbit" in shown.stdout, shown.stdout
         yield the_lab
 

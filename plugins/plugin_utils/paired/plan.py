@@ -537,7 +537,7 @@ def build_plan(
         )
         swaps = (False, True) if settings["swap_roles"] else (False,)
         points = [(s, d, w) for s in stream_values for d in _directions(settings["direction"]) for w in swaps]
-        count = sum(repeat.runs_of(d, w) for _, d, w in points)
+        count = sum(repeat.runs_of(d, w) for _s, d, w in points)
         counts.append(
             f"{where}: {len(stream_values)} streams value(s) x {len(_directions(settings['direction']))} "
             f"direction(s) x {len(swaps)} role order(s) {_repeat_text(repeat)} = {count}"
@@ -545,7 +545,7 @@ def build_plan(
         planned += count
         if planned > max_runs:
             continue  # counted, not made: the error below gives the whole count
-        per_point = [repeat.runs_of(d, w) for _, d, w in points]
+        per_point = [repeat.runs_of(d, w) for _s, d, w in points]
         for stream_count, direction, swapped, repetition in run_order(points, per_point, settings["order"], seed):
             runs.append(
                 _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction, swapped, repetition)

@@ -171,7 +171,7 @@ def _pair_record(pair: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any
             client_item.get("result"), f"pair {pair['pair']}: the result of the client on {pair['client']}"
         )
         if isinstance(client_item.get("latency"), Mapping):  # setting latency: the pings idle vs loaded
-            record["latency"] = cast("LatencyFigures", dict(client_item["latency"]))
+            record["latency"] = cast(LatencyFigures, dict(client_item["latency"]))
 
     error = None if outside else _server_start_error(pair, server_report, server_item, endpoint, run)
     if error is not None:

@@ -213,7 +213,7 @@ def _read_layout(value: Mapping[str, Any], where: str, path: str) -> RepeatSpec:
                 f"{value[key]!r}; to run none, leave the kind out of the test (direction, swap_roles) and of {path}"
             )
         layout.append((key, count))
-    counts = [count for _, count in layout]
+    counts = [count for _key, count in layout]
     failures = _max_failures(value.get("max_failures"), where, path)
     return RepeatSpec(min(counts), max(counts), max_failures=failures, layout=tuple(layout))
 
@@ -224,7 +224,7 @@ def check_layout(spec: RepeatSpec, directions: Sequence[str], swap_roles: bool, 
     if not spec.layout:
         return
     planned = [*directions, *(["swapped"] if swap_roles else [])]
-    given = [key for key, _ in spec.layout]
+    given = [key for key, _count in spec.layout]
     for key in planned:
         if key not in given:
             why = (

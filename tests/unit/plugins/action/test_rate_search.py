@@ -126,6 +126,6 @@ def test_a_failing_trial_fails_the_task_after_writing_what_it_has(tmp_path: Path
 
 def test_a_foreign_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    result, _ = run(**BASE, dest=str(tmp_path))
+    result, _steps = run(**BASE, dest=str(tmp_path))
     assert result["failed"] is True and "rate_search_report_force" in result["msg"]
     assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -171,7 +171,12 @@ def test_the_probe_script_runs_in_a_real_shell() -> None:
     tag = "esxilab-guest-0123456789ab"
     env = {**os.environ, "SSH_CONNECTION": "198.18.60.1 50000 198.18.60.11 22"}
     proc = subprocess.run(
-        ["/bin/sh", "-c", probe_script(tag, with_persist=True)], capture_output=True, text=True, timeout=30, env=env
+        ["/bin/sh", "-c", probe_script(tag, with_persist=True)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
     )
     probe = parse_probe(proc.stdout, tag)
     assert probe.ssh_address == "198.18.60.11" and probe.uid == os.getuid()

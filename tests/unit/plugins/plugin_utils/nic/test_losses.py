@@ -154,9 +154,21 @@ def test_findings_and_the_warning_line() -> None:
 
 
 def _reading(address: str, counters: dict[str, int], driver: dict[str, int], qdisc: dict[str, int]) -> dict[str, Any]:
-    nic: dict[str, Any] = {"name": "htmv0", "driver": "veth", "firmware": None, "version": None, "bus_info": None,
-           "speed_mbps": 10000, "link_up": True, "counters": counters, "driver_stats": driver, "qdisc": qdisc,
-           "other": {}, "problems": [], "raw": {}}  # fmt: skip
+    nic: dict[str, Any] = {
+        "name": "htmv0",
+        "driver": "veth",
+        "firmware": None,
+        "version": None,
+        "bus_info": None,
+        "speed_mbps": 10000,
+        "link_up": True,
+        "counters": counters,
+        "driver_stats": driver,
+        "qdisc": qdisc,
+        "other": {},
+        "problems": [],
+        "raw": {},
+    }
     return {address: {"address": address, "interface": "htmv0", "kind": "linux", "source": "ip", "reason": None,
                       "speed_mbps": 10000, "nics": [nic]}}  # fmt: skip
 

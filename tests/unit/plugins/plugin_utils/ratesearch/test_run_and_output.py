@@ -117,7 +117,7 @@ def test_a_receiver_late_once_is_tried_again_and_loss_never() -> None:
     row = search_all(settings(frame_sizes=[1518], resolution_mbps=10.0), late_once)[0].as_dict()
     verdicts = [(round(t["rate_mbps"], 3), t["verdict"]) for t in row["trials"]]
     assert verdicts[:3] == [(100.0, "loss"), (50.0, "short"), (50.0, "pass")]
-    assert [rate for rate, _ in verdicts].count(100.0) == 1
+    assert [rate for rate, _verdict in verdicts].count(100.0) == 1
 
 
 def test_max_mbps_passing_says_so() -> None:

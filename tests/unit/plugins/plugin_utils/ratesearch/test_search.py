@@ -61,7 +61,7 @@ def test_max_mbps_passing_ends_the_search_at_once() -> None:
 
 def test_nothing_passes_from_zero() -> None:
     outcome, trials = drive(Bisection(0, 64, 1), lambda rate: False)
-    assert [rate for rate, _ in trials] == [64, 32, 16, 8, 4, 2, 1]  # halvings down to the resolution, no 0 trial
+    assert [rate for rate, _trial in trials] == [64, 32, 16, 8, 4, 2, 1]  # halvings down to the resolution, no 0 trial
     assert outcome == Outcome(None, 1, "none")
 
 
