@@ -12,9 +12,14 @@ The run itself - the parts, the barrier, the record - is ``paired.engine``.
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Mapping
+from contextlib import ExitStack
 from typing import Any
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -22,8 +27,10 @@ from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import D
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.links import HostLink, LinkError, link
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.esxi_runs import with_esxi_cpu
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.vsphere import query, session
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import drive, each
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive, each
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
 
 _NAME = "esxilab.iperf.paired_test_host"
@@ -93,6 +100,51 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result["msg"] = f"probed {len(hosts)} host(s)"
         return result
 
+    def _esxi_cpu(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        """The ESXi hosts' CPU over every run from the vSphere API (``cpu.esxi_runs``), into the records: each host's
+        endpoint and credentials from its own variables (``host_options``: ``hostname``, ``port``, ``username``,
+        ``password``, ``validate_certs``, ``esxi_hostname``)."""
+        hosts = [str(h) for h in args["esxi_hosts"]]
+        _steps_of, endpoints, unlinked = self._links(hosts, args["host_options"], task_vars)
+        sessions: dict[str, Any] = {}
+        reasons: dict[str, str] = dict(unlinked)
+        with ExitStack() as stack:
+
+            def series_of(host: str, start: float, end: float) -> Mapping[str, Any]:
+                if host in reasons:
+                    return {"reason": reasons[host]}
+                if host not in sessions:
+                    given_to = endpoints[host]
+                    if not given_to.get("hostname") or given_to.get("password") in (None, ""):
+                        reasons[host] = (
+                            f"no vSphere endpoint for {host}: set its esxi_network_hostname and esxi_network_password "
+                            "(the host's own API or its vCenter) to read its CPU from the PerformanceManager"
+                        )
+                        return {"reason": reasons[host]}
+                    try:
+                        sessions[host] = stack.enter_context(
+                            session(
+                                str(given_to["hostname"]),
+                                int(given_to.get("port") or 443),
+                                str(given_to.get("username") or "root"),
+                                str(given_to["password"]),
+                                boolean(given_to.get("validate_certs", True), strict=False),
+                            )
+                        )
+                    except Exception as exc:  # pylint: disable=broad-exception-caught  # pyVmomi's and ssl's errors
+                        reasons[host] = f"the vSphere API of {host} ({given_to['hostname']}) cannot be used: {exc}"
+                        return {"reason": reasons[host]}
+                name = endpoints[host].get("esxi_hostname")
+                return query(sessions[host], str(name) if name else None, start, end)
+
+            records = with_esxi_cpu(list(args["records"]), hosts, series_of)
+        result.update(
+            changed=False, records=records, msg=f"the CPU of {len(hosts)} ESXi host(s) over {len(records)} run(s)"
+        )
+        if reasons:
+            result["warnings"] = [f"{host}: {why}" for host, why in sorted(reasons.items())]
+        return result
+
     def _run(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """The whole run ``args.run`` on its hosts (``paired.engine``), its record kept in the spool."""
         run: Mapping[str, Any] = args["run"]
@@ -109,20 +161,30 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if skipped:
             result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
             return result
+        controller = os.getppid()  # ansible-playbook: a Ctrl-C ends it, and this task's process is left alone
         steps, options, _unlinked = self._links(recorder.run_hosts(run), args["host_options"], task_vars)
         for host in options:
             options[host] = given(**options[host], probe=(args["probes"] or {}).get(host))
-        outcome = drive(
-            run,
-            steps,
-            options,
-            state=state,
-            previous=previous,
-            esxi_hosts=frozenset(args["esxi_hosts"]),
-            continue_on_error=bool(args["continue_on_error"]),
-            say=_display.display,
-            link_speeds=args["link_speeds"],
-        )
+        done = threading.Event()
+        threading.Thread(target=_end_with_the_play, args=(controller, done), daemon=True).start()
+        try:
+            outcome = drive(
+                run,
+                steps,
+                options,
+                state=state,
+                previous=previous,
+                esxi_hosts=frozenset(args["esxi_hosts"]),
+                continue_on_error=bool(args["continue_on_error"]),
+                say=_display.display,
+                link_speeds=args["link_speeds"],
+                alive=lambda: os.getppid() == controller,
+            )
+        except ControllerGone as exc:
+            result.update(failed=True, msg=f"{_NAME}: {exc}")
+            return result
+        finally:
+            done.set()
         try:
             recorder.write_record(spool, outcome.record)
             recorder.write_state(spool, outcome.state)
@@ -148,6 +210,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         variables = task_vars or {}
         if args["part"] == "probe":  # read-only: also in check mode
             return self._probe(result, args, variables)
+        if args["part"] == "esxi_cpu":  # read-only
+            return self._esxi_cpu(result, args, variables)
         if self._play_context.check_mode:
             result.update(skipped=True, msg="part=run starts and stops processes: not in check mode")
             return result
@@ -165,6 +229,17 @@ def _steps(action: ActionModule, own: HostLink) -> Step:
 def _host_options(own: HostLink, names: Mapping[str, Any]) -> dict[str, Any]:
     """The options of the host's steps from its own variables (``host_options``: option -> variable name)."""
     return given(**{option: own.value(str(name)) for option, name in names.items() if name})
+
+
+def _end_with_the_play(controller: int, done: threading.Event) -> None:
+    """End this task's process when ``ansible-playbook`` is gone (killed: a worker has a process group of its own, so
+    it and the SSH sessions of its steps outlive a kill of the play's group, and a client waiting on its host for the
+    start time would run its test against the next run's server). SIGTERM is Ansible's own end of a worker: it ends
+    the worker's group - the SSH sessions, whose hosts then hang up on the clients' scripts."""
+    while not done.wait(0.25):
+        if os.getppid() != controller:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
 
 
 def _unreachable(why: str) -> Step:

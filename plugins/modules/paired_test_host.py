@@ -37,12 +37,21 @@ description:
     skipped. Prints the command of every server outside the inventory a client will connect to.
   - A host's connection that is lost, or cannot be set up, fails that host's part of the run and the run (recorded as
     such), not the task; the series goes on or stops as O(continue_on_error) says.
+  - O(part=esxi_cpu) - after the runs, the CPU of each host of O(esxi_hosts) over each run of O(records) from the
+    vSphere API's PerformanceManager (C(cpu.usage.average) of the host and of each core, 20 s real-time samples;
+    the samples kept beside the figures), into the run's C(cpu) entry of the host, with how much of the samples'
+    span the run was (C(coverage)). The endpoint and credentials come from each host's own variables named in
+    O(host_options) (C(hostname), C(port), C(username), C(password), C(validate_certs), C(esxi_hostname) - the
+    host's name in a vCenter). A host without an endpoint, or whose API fails, keeps no figure and says why (a
+    warning); nothing is guessed. Needs pyVmomi on the controller. Read-only; runs on the controller only.
 options:
   part:
-    description: Which part (V(probe) - the probe of the hosts of the tests, before the runs; V(run) - a whole run).
+    description:
+      - Which part (V(probe) - the probe of the hosts of the tests, before the runs; V(run) - a whole run;
+        V(esxi_cpu) - the ESXi hosts' CPU over the runs, after them).
     type: str
     required: true
-    choices: [probe, run]
+    choices: [probe, run, esxi_cpu]
   run:
     description:
       - O(part=run) - the run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs).
@@ -56,8 +65,8 @@ options:
     description:
       - The options of each host's steps that come from the host's own variables - C(state_dir)
         (O(esxilab.iperf.iperf_run#module:state_dir)) and C(binary) (O(esxilab.iperf.iperf_run#module:binary); unset
-        or empty - the probe's choice) - each the name of the variable, templated for each host as a task on that host
-        would template it.
+        or empty - the probe's choice); for O(part=esxi_cpu) the vSphere endpoint (see above) - each the name of the
+        variable, templated for each host as a task on that host would template it.
     type: dict
     default: {}
   require:
@@ -71,6 +80,11 @@ options:
         none is read.
     type: dict
     default: {}
+  records:
+    description: O(part=esxi_cpu) - the run records (the records so far of O(part=run)).
+    type: list
+    elements: dict
+    default: []
   probes:
     description:
       - O(part=run) - what the probe found on each host (RV(probes) of O(part=probe)), handed to every start and
@@ -96,7 +110,7 @@ options:
   esxi_hosts:
     description:
       - The hosts whose probe found ESXi; a client whose server is one of them drops the server's sending retransmits
-        (O(esxilab.iperf.iperf_run#module:peer_is_esxi)).
+        (O(esxilab.iperf.iperf_run#module:peer_is_esxi)); O(part=esxi_cpu) reads their CPU.
     type: list
     elements: str
     default: []
@@ -183,6 +197,11 @@ failed_hosts:
   description: O(part=run) - the hosts whose start or clients failed, and why.
   returned: part is run and the run was made
   type: dict
+records:
+  description: O(part=esxi_cpu) - O(records) with the ESXi hosts' CPU entries read from the vSphere API.
+  returned: part is esxi_cpu
+  type: list
+  elements: dict
 ansible_facts:
   description:
     - O(part=run) - the records of the series so far and whether it stops.

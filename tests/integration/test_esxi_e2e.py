@@ -575,6 +575,17 @@ def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: P
     # was read by ip on both sides of the run (issue 12)
     nic = run["record"]["nic"]
     assert nic["mode"] == "test" and nic["before"] and nic["after"]
+    # host CPU (paired_test_host_cpu, the default): h2 from its /proc/stat; h1, the ESXi end (group esxi: the stand-in
+    # shell's uname is the lab's Linux, so the probe does not call it ESXi), from the simulator's PerformanceManager
+    # over the run's window, the samples the API returned kept beside the figures (issue 23)
+    assert record["esxi_hosts"] == [], record  # what the probe found
+    cpu = run["record"]["cpu"]
+    assert cpu["h2"]["kind"] == "linux" and isinstance(cpu["h2"]["mean_percent"], float), cpu["h2"]
+    esxi = cpu["h1"]
+    assert esxi["kind"] == "esxi" and esxi["source"].startswith("vSphere PerformanceManager"), esxi
+    assert esxi["raw"]["host"] and esxi["raw"]["timestamps"], esxi
+    assert isinstance(esxi["mean_percent"], float) and 0 <= esxi["mean_percent"] <= 100, esxi
+    assert 0 < esxi["coverage"] <= 1 and esxi["samples"] >= 1, esxi  # the samples overlapping the 2 s run
     for when in ("before", "after"):
         assert nic[when]["h1"][H1]["kind"] == "esxi" and nic[when]["h1"][H1]["nics"] == []
         assert nic[when]["h1"][H1]["reason"].startswith(f"no VMkernel adapter holds {H1} ")

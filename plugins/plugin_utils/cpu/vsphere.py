@@ -23,11 +23,13 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import ssl
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CPU_COUNTER", "NET_COUNTERS", "REALTIME_INTERVAL", "figures", "query"]
+__all__ = ["CPU_COUNTER", "NET_COUNTERS", "REALTIME_INTERVAL", "figures", "query", "session"]
 
 #: The counters read, as ``group.name.rollup``.
 CPU_COUNTER = "cpu.usage.average"
@@ -149,3 +151,21 @@ def query(si: Any, host_name: str | None, start: float, end: float) -> dict[str,
         "reason": None if samples else "QueryPerf returned no samples for the host",
         "queried": [_epoch(spec.startTime), _epoch(spec.endTime)],
     }
+
+
+@contextmanager
+def session(hostname: str, port: int, username: str, password: str, validate_certs: bool) -> Iterator[Any]:
+    """A pyVmomi service instance of the vSphere endpoint (an ESXi host's own API or a vCenter), logged out after."""
+    from pyVim import connect  # pyVmomi: a controller requirement of the vSphere parts only
+
+    context = ssl.create_default_context()
+    if not validate_certs:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    smart_connect: Any = connect.SmartConnect  # untyped in pyVmomi
+    disconnect: Any = connect.Disconnect
+    si = smart_connect(host=hostname, port=port, user=username, pwd=password, sslContext=context)
+    try:
+        yield si
+    finally:
+        disconnect(si)

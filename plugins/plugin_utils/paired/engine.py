@@ -39,7 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
-__all__ = ["Outcome", "drive", "each"]
+__all__ = ["ControllerGone", "Outcome", "drive", "each"]
 
 #: The most hosts of a part worked on at once (each is a thread waiting on its SSH session).
 MAX_THREADS = 64
@@ -47,6 +47,10 @@ _TASKS = {
     "start": "Start the servers (and read the NIC counters before the run)",
     "clients": "Run the clients together (and wait for external clients)",
 }
+
+
+class ControllerGone(RuntimeError):
+    """The play that asked for the run has ended (Ctrl-C): nothing more is done on the hosts."""
 
 
 @dataclass
@@ -89,12 +93,21 @@ def drive(
     say: Say,
     link_speeds: Mapping[str, Any] | None = None,
     clock: Callable[[], float] = time.time,
+    alive: Callable[[], bool] = lambda: True,
 ) -> Outcome:
     """Make ``run`` on its hosts (``steps[host]``; ``options[host]``: the state directory and the tool options every
     ``iperf_run`` step of the host gets; ``link_speeds[host]``: its fact ``iperf_link_speeds``) and record it.
     ``state`` is the series' state before the run, ``previous`` the records so far; the outcome carries the state
-    after it."""
+    after it. ``alive()`` is asked before the clients and before the stop: when the play is gone (Ctrl-C ends
+    ``ansible-playbook``, whose task this is), :class:`ControllerGone` is raised and nothing more is done - a stop
+    made later could end the servers of the next run on the same ports; what was started is ended by its guard or
+    by the next run's start (``iperf_run``'s leftovers)."""
     number = int(run["run"])
+
+    def going_on() -> None:
+        if not alive():
+            raise ControllerGone(f"run {number}: the play has ended; nothing more is done on the hosts")
+
     pieces: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in recorder.KINDS}
     failures: dict[str, dict[str, object]] = {}
     warnings: list[str] = []
@@ -129,6 +142,8 @@ def drive(
         start_at = recorder.start_at(pieces["start"], delay, clock())
         barrier = {"run": number, "start_at": start_at, "start_delay": delay}
 
+    going_on()
+
     def clients(host: str) -> Part:
         speeds = (link_speeds or {}).get(host)
         return clients_part(
@@ -136,6 +151,7 @@ def drive(
         )
 
     note("clients", each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
+    going_on()
     note("stop", each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))
 
     missing = "its stop did not run"

@@ -10,7 +10,8 @@ the run's hosts (common.links) on the lab. Here the hosts' steps are stand-ins.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,48 @@ def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch:
     result = plugin.run(task_vars={"inventory_hostname": "h1"})
     assert result["failed"] is True and "h3: no iperf3 on the PATH" in result["msg"], result["msg"]
     assert result["probes"]["h1"] == {"caps": {"esxi": False}}
+
+
+def test_the_esxi_hosts_cpu_comes_from_their_vsphere_api_after_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ESXi host's endpoint from its own variables; one session per host; a host without one says why."""
+    endpoints = {
+        "esx1": {"hostname": "vc.lab", "password": "secret", "validate_certs": "false", "esxi_hostname": "esx1.lab"},
+        "esx2": {"hostname": "esx2.lab"},  # no password: not asked
+    }
+
+    class Link:
+        def __init__(self, host: str) -> None:
+            self.host = host
+
+        def value(self, name: str) -> Any:
+            return endpoints[self.host].get(name)
+
+    opened: list[tuple[Any, ...]] = []
+    asked: list[tuple[Any, ...]] = []
+
+    @contextmanager
+    def session(*args: Any) -> Iterator[str]:
+        opened.append(args)
+        yield "si"
+
+    def query(si: Any, name: Any, start: float, end: float) -> dict[str, Any]:
+        asked.append((si, name, start, end))
+        return {"reason": "the simulator is not here"}
+
+    monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
+    monkeypatch.setattr(paired_test_host, "session", session)
+    monkeypatch.setattr(paired_test_host, "query", query)
+    cpu = {"esx1": {"kind": None}, "esx2": {"kind": None}}
+    records: list[dict[str, Any]] = [
+        {"run": n, "start_at": 100.0 * n, "duration": 10, "pairs": [], "cpu": cpu} for n in (1, 2)
+    ]
+    names = {k: k for k in ("hostname", "port", "username", "password", "validate_certs", "esxi_hostname")}
+    args = {"part": "esxi_cpu", "records": records, "esxi_hosts": ["esx1", "esx2"], "host_options": names}
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
+    result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "esx1"})
+    assert not result.get("failed"), result.get("msg")
+    assert opened == [("vc.lab", 443, "root", "secret", False)]  # once for both runs; the defaults of esxi_network
+    assert asked == [("si", "esx1.lab", 100.0, 110.0), ("si", "esx1.lab", 200.0, 210.0)]
+    entry = result["records"][1]["cpu"]["esx2"]
+    assert entry["mean_percent"] is None and entry["reason"].startswith("no vSphere endpoint for esx2: set its")
+    assert result["warnings"] == [f"esx2: {entry['reason']}"]

@@ -122,7 +122,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "fail_on_regression": {"type": "bool", "default": True},
     },
     "paired_test_host": {  # new since: its documented spec, as a check that it derives as meant
-        "part": {"type": "str", "required": True, "choices": ["probe", "run"]},
+        "part": {"type": "str", "required": True, "choices": ["probe", "run", "esxi_cpu"]},
         "run": {"type": "dict"},
         "esxi_hosts": {"type": "list", "elements": "str", "default": []},
     },

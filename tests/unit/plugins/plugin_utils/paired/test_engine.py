@@ -14,8 +14,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import drive
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import (
     Step,
     clients_part,
@@ -232,3 +234,12 @@ def test_the_hosts_of_a_part_work_at_the_same_time() -> None:
 
     outcome = _drive({h: Waits() for h in ("h1", "h2", "h3")})
     assert not outcome.failed_hosts, outcome.failed_hosts
+
+
+def test_when_the_play_has_ended_nothing_more_is_done_on_the_hosts() -> None:
+    """Ctrl-C ends ansible-playbook; a stop made later by this task could end the next run's servers on the same
+    ports, so the run stops where it is (the servers' guards and the next run's start end what it started)."""
+    steps = {h: Steps() for h in ("h1", "h2", "h3")}
+    with pytest.raises(ControllerGone, match="run 3: the play has ended"):
+        _drive(steps, alive=lambda: False)
+    assert {a.get("mode") for s in steps.values() for _n, a in s.made} == {None, "server"}  # no client, no stop

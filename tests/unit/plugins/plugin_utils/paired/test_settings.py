@@ -82,7 +82,11 @@ def test_every_fed_option_is_an_iperf_run_option_of_that_mode() -> None:
 
 def test_run_tasks_name_no_setting() -> None:
     """The run's task hands over the whole run (its iperf_server / iperf_client), not one line per option."""
-    parts = [t for t in yaml.safe_load(RUN_TASKS.read_text()) if "esxilab.iperf.paired_test_host" in t]
+    parts = [
+        t
+        for t in yaml.safe_load(RUN_TASKS.read_text())
+        if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "run"
+    ]
     fed = {s.server for s in SETTINGS.values()} | {s.client for s in SETTINGS.values()}
     assert [t["esxilab.iperf.paired_test_host"]["part"] for t in parts] == ["run"]
     for task in parts:
