@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, shadowing
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path, shadowing
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import RoleVarsError, known_names
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import RoleNames, preflight
@@ -34,7 +34,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     TRANSFERS_FILES = False
 
     def _path(self, path: str) -> str:
-        return os.path.normpath(str(self._loader.path_dwim(os.path.expanduser(path))))
+        return controller_path(self, path)
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)

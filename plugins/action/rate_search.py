@@ -21,7 +21,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.rate_search import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.links import HostLink
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch import output
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.ratesearch.run import search_all
@@ -126,7 +126,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     def _write(self, result: dict[str, Any], args: Mapping[str, Any], document: Mapping[str, Any]) -> str | None:
         """Write the files into ``dest``; the problem, or ``None``."""
-        dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
+        dest = controller_path(self, args["dest"])
         specs = output.plot_specs(document)
         images, problems = render_all(specs)
         specs = [spec for spec in specs if spec.file in images]

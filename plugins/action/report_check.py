@@ -9,14 +9,13 @@ same the preflight of ``paired_test`` makes).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_check import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.settings_check import report_problems
 
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
@@ -28,7 +27,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     TRANSFERS_FILES = False
 
     def _path(self, path: str) -> str:
-        return os.path.normpath(str(self._loader.path_dwim(os.path.expanduser(path))))
+        return controller_path(self, path)
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -20,7 +19,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits, limit_problems
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
@@ -38,7 +37,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     TRANSFERS_FILES = False
 
     def _path(self, path: str) -> str:
-        return os.path.normpath(str(self._loader.path_dwim(os.path.expanduser(path))))
+        return controller_path(self, path)
 
     @staticmethod
     def _recorded(outcome: GateOutcome, shown: str) -> str:

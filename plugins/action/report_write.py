@@ -23,7 +23,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.esxilab.iperf.plugins.modules.report_write import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     FILES,
     ReportError,
@@ -68,7 +68,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         except ReportError as exc:
             result.update(failed=True, msg=f"{_NAME}: {exc}")
             return result
-        dest = os.path.normpath(self._loader.path_dwim(os.path.expanduser(args["dest"])))
+        dest = controller_path(self, args["dest"])
         if args["dest_time"]:
             stamp = generated_at or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             dest = f"{dest}-{stamp.replace('-', '').replace(':', '')}"

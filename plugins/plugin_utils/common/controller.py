@@ -24,7 +24,7 @@ from ansible.utils.collection_loader import AnsibleCollectionConfig
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import copies
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.shadow import warning as shadow_warning
 
-__all__ = ["begin", "shadowing"]
+__all__ = ["begin", "controller_path", "shadowing"]
 
 #: The root of the copy of the collection this file was loaded from (plugins/plugin_utils/common/ is 3 levels down).
 _IN_USE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -43,6 +43,12 @@ def begin(
         result.update(exc.result)
         return result, None
     return result, args
+
+
+def controller_path(action: ActionBase, path: str) -> str:
+    """``path`` on the controller as a task's file option reads it: ``~`` expanded, relative to the playbook's
+    directory (Ansible's ``path_dwim``), normalized."""
+    return os.path.normpath(str(action._loader.path_dwim(os.path.expanduser(path))))
 
 
 def shadowing() -> str | None:
