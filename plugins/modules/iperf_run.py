@@ -484,13 +484,16 @@ RETURN = r"""
 probe:
   description:
     - What the probe found on the host, to hand to later tasks on that host as O(probe).
-    - C(caps) (C(clock), C(nap), C(gnu_timeout), C(esxi)) - the shell's clock and sleep tools; C(binaries) - each
+    - C(caps) (C(clock), C(nap), C(gnu_timeout), C(esxi), C(bash)) - the shell's clock and sleep tools (C(bash) - the
+      path of a C(bash) whose C($EPOCHREALTIME) works when the login shell has no such clock, else empty; the client
+      runs its script under it, so its barrier and start time read the clock without a fork); C(binaries) - each
       candidate binary as M(esxilab.iperf.iperf_facts) lists it (C(path), C(family), C(version), C(runnable),
       C(error), C(supports)); C(missing) - candidates not found; C(candidates) - what was looked for (O(binary), else
       the default list).
   returned: mode is probe
   type: dict
-  sample: {caps: {clock: epochrealtime, nap: fracsleep, gnu_timeout: true, esxi: false}, binaries: [], missing: [],
+  sample: {caps: {clock: epochrealtime, nap: fracsleep, gnu_timeout: true, esxi: false, bash: ""}, binaries: [],
+    missing: [],
     candidates: [iperf3]}
 msg:
   description: What was done, or why it failed (the cause and the fix).

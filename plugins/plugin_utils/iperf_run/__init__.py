@@ -71,12 +71,14 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     Probe,
     build_probe_script,
     given_probe,
+    in_shell,
     parse_caps,
     parse_listeners,
     parse_probe,
     port_conflicts,
     probe_result,
     select_binary,
+    with_bash_clock,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
     barrier_method,
@@ -85,7 +87,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts im
     build_server_script,
     build_stop_script,
     listener_function,
-    now_us_function,
+    now_us,
     poll_nap,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
@@ -130,11 +132,12 @@ __all__ = [
     "diagnose",
     "distrust_esxi_server_sending",
     "given_probe",
+    "in_shell",
     "interpret_client",
     "is_our_server",
     "listener_function",
     "marker",
-    "now_us_function",
+    "now_us",
     "parse_caps",
     "parse_kv",
     "parse_listeners",
@@ -151,4 +154,5 @@ __all__ = [
     "state_paths",
     "state_snippet",
     "validate_params",
+    "with_bash_clock",
 ]

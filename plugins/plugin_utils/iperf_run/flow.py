@@ -51,11 +51,13 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     build_probe_script,
     given_probe,
     holder_lines,
+    in_shell,
     parse_listeners,
     parse_probe,
     port_conflicts,
     probe_result,
     select_binary,
+    with_bash_clock,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
     build_client_script,
@@ -339,10 +341,11 @@ def _run_client(
         }
     state_dir = params.get("state_dir") or "/tmp"
     pings = client_pings(params, esxi=probe.caps.esxi, timeout=timeout)
+    caps = with_bash_clock(probe.caps)
     script = build_client_script(
-        token, argv, caps=probe.caps, timeout=timeout, start_at=start_at, state_dir=state_dir, latency=pings
+        token, argv, caps=caps, timeout=timeout, start_at=start_at, state_dir=state_dir, latency=pings
     )
-    out = execute(script)
+    out = execute(in_shell(caps, script))
     sections = parse_sections(out.stdout, token)
     raise_state_error(first(sections, "state"), state_dir, base)
     if first(sections, "exit") is None:
@@ -364,7 +367,7 @@ def _run_client(
     info, diagnosis = interpret_client(
         sections,
         ctx,
-        caps=probe.caps,
+        caps=caps,
         timeout=timeout,
         start_at=start_at,
         labels=params.get("labels") or {},

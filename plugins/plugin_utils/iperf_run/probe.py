@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput
@@ -51,12 +51,18 @@ class HostCaps:
     coreutils), ``date_s`` (whole seconds only: busybox ``date`` prints a literal ``%N``).
     ``nap``: how it sleeps less than a second -- ``fracsleep`` (``sleep 0.25``: GNU, busybox
     with float sleep), ``usleep`` (busybox applet, ESXi), or ``none``.
+    ``bash``: the path of a ``bash`` whose ``$EPOCHREALTIME`` works, when the login shell has no such
+    clock (dash, Debian's ``/bin/sh``), else ``""``; ``shell``: the shell the script runs under when
+    it is not the login shell (:func:`with_bash_clock`: a client script, whose barrier and start time
+    then read the clock without a fork).
     """
 
     clock: Clock = "date_s"
     nap: Nap = "none"
     gnu_timeout: bool = False
     esxi: bool = False
+    bash: str = ""
+    shell: str = ""
 
     @property
     def clock_source(self) -> str:
@@ -64,6 +70,7 @@ class HostCaps:
 
 
 _EPOCH_FRACTION_RE = re.compile(r"^\d+[.,]\d+$")
+_SHELL_PATH_RE = re.compile(r"^/[A-Za-z0-9._/+-]+$")
 _DATE_NS_RE = re.compile(r"^\d+\.\d{9}$")
 
 
@@ -84,12 +91,29 @@ def parse_caps(text: str) -> HostCaps:
         nap = "fracsleep"
     elif values.get("usleep") == "1":
         nap = "usleep"
+    bash = values.get("bash", "")
+    fast = bool(_SHELL_PATH_RE.match(bash)) and bool(_EPOCH_FRACTION_RE.match(values.get("bash_epoch", "")))
     return HostCaps(
         clock=clock,
         nap=nap,
         gnu_timeout=values.get("gnu_timeout") == "1",
         esxi=values.get("uname", "") == "VMkernel",
+        bash=bash if fast and clock != "epochrealtime" else "",
     )
+
+
+def with_bash_clock(caps: HostCaps) -> HostCaps:
+    """``caps`` for a script run under the host's ``bash`` (:func:`in_shell`) when the login shell forks ``date`` to
+    read the clock and a bash reads it without: a barrier's wake-up and the start time taken after it are then
+    microseconds apart instead of a fork and an exec on a loaded host."""
+    if caps.bash and caps.clock != "epochrealtime":
+        return replace(caps, clock="epochrealtime", shell=caps.bash)
+    return caps
+
+
+def in_shell(caps: HostCaps, script: str) -> str:
+    """``script`` as the login shell runs it: handed to ``caps.shell`` by ``exec`` when one is set."""
+    return f"exec {shlex.quote(caps.shell)} -c {shlex.quote(script)}" if caps.shell else script
 
 
 def build_probe_script(
@@ -109,6 +133,8 @@ def build_probe_script(
         "if sleep 0.01 >/dev/null 2>&1; then echo fracsleep=1; else echo fracsleep=0; fi",
         "if timeout --version 2>/dev/null | grep -q coreutils; then echo gnu_timeout=1; else echo gnu_timeout=0; fi",
         'echo "uname=$(uname -s 2>/dev/null)"',
+        'if [ -z "${EPOCHREALTIME:-}" ] && _b=$(_which bash); then echo "bash=$_b"; '
+        """echo "bash_epoch=$("$_b" -c 'echo "${EPOCHREALTIME:-}"' </dev/null 2>/dev/null)"; fi""",
     ]
     if candidates:
         quoted = " ".join(shlex.quote(c) for c in candidates)
@@ -229,6 +255,7 @@ def probe_result(probe: Probe, candidates: Sequence[str]) -> dict[str, Any]:
             "nap": probe.caps.nap,
             "gnu_timeout": probe.caps.gnu_timeout,
             "esxi": probe.caps.esxi,
+            "bash": probe.caps.bash,
         },
         "binaries": [dict(b) for b in probe.binaries],
         "missing": list(probe.missing),
@@ -265,6 +292,9 @@ def given_probe(value: Any, candidates: Sequence[str]) -> Probe:
     for key, allowed in _CAP_VALUES.items():
         if caps.get(key) not in allowed or isinstance(caps.get(key), bool) != isinstance(allowed[0], bool):
             raise IperfRunError(f"probe.caps.{key}={caps.get(key)!r} is not one of {list(allowed)}; {fix}")
+    bash = caps.get("bash", "")
+    if not isinstance(bash, str) or (bash and not _SHELL_PATH_RE.match(bash)):
+        raise IperfRunError(f"probe.caps.bash={bash!r} is not empty or the absolute path of a bash; {fix}")
     for entry in binaries:
         if not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _BINARY_KEYS.items()):
             raise IperfRunError(f"probe.binaries holds {entry!r}, not an entry of a probe; {fix}")
@@ -276,7 +306,9 @@ def given_probe(value: Any, candidates: Sequence[str]) -> Probe:
             "probe with the same binary option as the task (or leave binary unset in both)"
         )
     return Probe(
-        caps=HostCaps(clock=caps["clock"], nap=caps["nap"], gnu_timeout=caps["gnu_timeout"], esxi=caps["esxi"]),
+        caps=HostCaps(
+            clock=caps["clock"], nap=caps["nap"], gnu_timeout=caps["gnu_timeout"], esxi=caps["esxi"], bash=bash
+        ),
         binaries=[{"error": None if b["runnable"] else "not runnable (probe)"} | dict(b) for b in binaries],
         missing=[str(m) for m in value.get("missing") or []],
     )

@@ -35,25 +35,32 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency import shell
 # --------------------------------------------------------------------------------------------
 
 
-def now_us_function(caps: HostCaps) -> str:
-    """``_now_us``: prints the time in microseconds (whole seconds * 10^6 on ``date_s``)."""
+def now_us(caps: HostCaps) -> str:
+    """Set ``_nu`` to the time in microseconds (whole seconds * 10^6 on ``date_s``). With ``$EPOCHREALTIME``
+    no fork: no command substitution (a function called in one forks a subshell)."""
     if caps.clock == "date_s":
-        return "_now_us() { echo $(( $(date +%s) * 1000000 )); }"
+        return "_nu=$(( $(date +%s) * 1000000 ))"
     source = "$EPOCHREALTIME" if caps.clock == "epochrealtime" else "$(date +%s.%N)"
     # Leading zeros would make the fraction octal: "1$_f - 1000000" keeps it decimal.
     return (
-        f"_now_us() {{ _t={source}; _s=${{_t%%[.,]*}}; _f=${{_t#*[.,]}}000000; "
-        '_f=${_f%"${_f#??????}"}; echo $(( _s * 1000000 + 1$_f - 1000000 )); }'
+        f"_t={source}; _s=${{_t%%[.,]*}}; _f=${{_t#*[.,]}}000000; "
+        '_f=${_f%"${_f#??????}"}; _nu=$(( _s * 1000000 + 1$_f - 1000000 ))'
     )
 
 
 def _nap_us(caps: HostCaps, var: str) -> str:
-    """Sleep ``$var`` microseconds (< 10 s) with the best tool the host has."""
+    """Sleep ``$var`` microseconds (< 10 s) with the best tool the host has (no fork but the sleep's own: the
+    fraction's six digits come from arithmetic, not ``printf``)."""
     if caps.nap == "fracsleep":
-        return f'sleep "$(( {var} / 1000000 )).$(printf %06d $(( {var} % 1000000 )))"'
+        return f'_z=$(( {var} % 1000000 + 1000000 )); sleep "$(( {var} / 1000000 )).${{_z#1}}"'
     if caps.nap == "usleep":
         return f'usleep "{var}"'
     raise ValueError("no sub-second sleep on this host")
+
+
+#: The barrier's last aim: it sleeps to this many microseconds before the start time, reads the clock again, then
+#: sleeps the rest - the time a loaded host took to wake it and fork the sleep is not added to the start.
+FINAL_AIM_US = 20000
 
 
 # Polls (for the banner, the listener, a process's exit): 10 ms naps first, then 20 ms.
@@ -116,25 +123,30 @@ def build_barrier(token: str, caps: HostCaps, start_at: float) -> str:
     """Shell text that waits until ``start_at`` (epoch seconds, the HOST's clock).
 
     Prints ``barrier now_us=<time on arrival> target_us=<target>`` first, so the controller can
-    tell a barrier that was already past.
+    tell a barrier that was already past. With a sub-second clock: whole seconds in one sleep, then a sleep to
+    :data:`FINAL_AIM_US` before the target, the clock read again, and a sleep for the rest.
     """
     target_us = round(start_at * 1_000_000)
     lines = [
-        now_us_function(caps),
         f"_tgt={target_us}",
-        "_n=$(_now_us)",
+        now_us(caps),
+        "_n=$_nu",
         marker(token, "barrier", "now_us=$_n target_us=$_tgt"),
     ]
     if caps.clock != "date_s":
         lines += [
             "_r=$(( _tgt - _n ))",
             'if [ "$_r" -gt 1500000 ]; then sleep $(( _r / 1000000 - 1 )) & _w=$!; wait $_w; '
-            "_r=$(( _tgt - $(_now_us) )); fi",
+            f"{now_us(caps)}; _r=$(( _tgt - _nu )); fi",
         ]
         if caps.nap == "none":
-            lines.append('if [ "$_r" -gt 0 ]; then while [ "$(_now_us)" -lt "$_tgt" ]; do :; done; fi')
+            lines.append(f'while [ "$_r" -gt 0 ]; do {now_us(caps)}; _r=$(( _tgt - _nu )); done')
         else:
-            lines.append(f'if [ "$_r" -gt 0 ]; then {_nap_us(caps, "$_r")}; fi')
+            lines += [
+                f'if [ "$_r" -gt {2 * FINAL_AIM_US} ]; then _r=$(( _r - {FINAL_AIM_US} )); {_nap_us(caps, "$_r")}; '
+                f"{now_us(caps)}; _r=$(( _tgt - _nu )); fi",
+                f'if [ "$_r" -gt 0 ]; then {_nap_us(caps, "$_r")}; fi',
+            ]
         return "\n".join(lines)
     seconds, fraction = divmod(target_us, 1_000_000)
     lines += [

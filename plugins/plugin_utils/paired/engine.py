@@ -12,8 +12,8 @@ contacted after the probe.
 
 The barrier: when the last host of the run has started its servers, the clients' common start time is set to that
 moment plus the start delay (``paired.start_delay``: learnt from how long the clients of earlier runs took to reach
-it; for the first run with as many clients, from how long this run's start took); every client waits for it on its
-own host.
+it; for the first run with as many clients, from this run's start: :func:`first_dispatch`); every client waits for it
+on its own host.
 
 Private module: not part of the collection's public API.
 """
@@ -21,7 +21,7 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +39,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
-__all__ = ["ControllerGone", "Outcome", "drive", "each"]
+__all__ = ["ControllerGone", "Outcome", "drive", "each", "first_dispatch"]
 
 #: The most hosts of a part worked on at once (each is a thread waiting on its SSH session).
 MAX_THREADS = 64
@@ -79,6 +79,19 @@ def each(hosts: Sequence[str], work: Callable[[str], Part]) -> dict[str, Part]:
         return {hosts[0]: guarded(hosts[0])}
     with ThreadPoolExecutor(max_workers=min(len(hosts), MAX_THREADS)) as pool:
         return dict(zip(hosts, pool.map(guarded, hosts), strict=True))
+
+
+def first_dispatch(
+    began: float, answered: Iterable[float], ready: Sequence[float], steps: int, clients: int
+) -> float | None:
+    """How long handing the clients to their hosts should take, from the start just made (``began``; when each host's
+    first step ``answered``; when each host was ``ready``; how many ``steps`` it made): the controller's work on a
+    step, shared by every host's thread, and the SSH session's own latency. At least the quickest first answer (one
+    step's latency), else the start's time per step times the ``clients`` to hand. ``None`` without a step."""
+    first = [t - began for t in answered]
+    if not first or not ready or steps <= 0:
+        return None
+    return max(min(first), (max(ready) - began) * clients / steps)
 
 
 def drive(
@@ -124,8 +137,17 @@ def drive(
                     "msg": "; ".join(part.failed),
                 }
 
+    answered: dict[str, float] = {}  # host -> when its first step of the start answered
+    made: list[str] = []  # one entry per step of the start (list.append is atomic)
+
     def start(host: str) -> Part:
-        part = start_part(steps[host], run, host, options[host], say)
+        def step(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+            out = steps[host](name, args)
+            made.append(host)
+            answered.setdefault(host, clock())
+            return out
+
+        part = start_part(step, run, host, options[host], say)
         part.piece["ready_at"] = round(clock(), 3)
         return part
 
@@ -133,12 +155,13 @@ def drive(
     began = clock()
     note("start", each(starting, start))
     ready = [p["ready_at"] for p in pieces["start"].values() if isinstance(p.get("ready_at"), int | float)]
-    start_took = max(ready) - began if ready else None  # the first run with as many clients learns from it
-
+    client_hosts = set(run.get("client_hosts") or ())
+    handed = sum(1 for p in run.get("pairs") or () if isinstance(p, Mapping) and p.get("client") in client_hosts)
+    dispatch = first_dispatch(began, answered.values(), ready, len(made), handed)
     barrier: dict[str, object] | None = None
     start_at: float | None = None
     if run.get("barrier"):
-        delay = auto_start_delay(run, state.get("dispatch") or (), start_took)
+        delay = auto_start_delay(run, state.get("dispatch") or (), dispatch)
         start_at = recorder.start_at(pieces["start"], delay, clock())
         barrier = {"run": number, "start_at": start_at, "start_delay": delay}
 

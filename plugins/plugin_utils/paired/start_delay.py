@@ -39,12 +39,12 @@ START_DELAY_PER_CLIENT = 0.4
 DISPATCH_WINDOW = 3
 DISPATCH_FACTOR = 1.5
 DISPATCH_MARGIN = 0.1
-# The first run with a number of clients, when the run measured how long handing a first command to every host of
-# it took (``probe_dispatch``; the role: its start part, from its beginning to the last host ready - a thread and an
-# SSH session per host, as for the clients): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least FIRST_RUN_MINIMUM,
-# and never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. The start part does more per
-# host than a client before its barrier (the NIC and CPU reads, the server's start and its listening check), so the
-# clients reach the barrier within it (16 and 32 pairs on the 2-core lab).
+# The first run with a number of clients, when the run estimated how long handing its clients to their hosts takes
+# (``probe_dispatch``; the role: ``paired.engine.first_dispatch`` from the run's start - its time per step times the
+# clients, at least one step's latency): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least FIRST_RUN_MINIMUM, and
+# never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. (The whole start's time, with
+# its 48 steps for 16 pairs, made the 16 clients of the 2-core lab idle 1.1 s at their barrier, having arrived 0.15 s
+# after it was set.)
 FIRST_RUN_FACTOR = 1.5
 FIRST_RUN_MARGIN = 0.2
 FIRST_RUN_MINIMUM = 0.3

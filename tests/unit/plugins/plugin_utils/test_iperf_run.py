@@ -357,8 +357,9 @@ def _sh(script: str, shell: Sequence[str] = ("/bin/sh", "-c")) -> str:
 )
 def test_now_us_shell_arithmetic(value: str, expected: int) -> None:
     # dash has no special EPOCHREALTIME, so the variable can be set to a known value.
-    function = r.now_us_function(r.HostCaps(clock="epochrealtime"))
-    assert _sh(f"{function}\nEPOCHREALTIME={value}\n_now_us") == str(expected)
+    reading = r.now_us(r.HostCaps(clock="epochrealtime"))
+    assert "$(" not in reading.replace("$((", "")  # no fork: no command substitution
+    assert _sh(f"EPOCHREALTIME={value}\n{reading}\necho $_nu") == str(expected)
 
 
 def test_barrier_math_subsecond_clock() -> None:
@@ -367,9 +368,11 @@ def test_barrier_math_subsecond_clock() -> None:
     assert 'usleep "$_r"' in text
     assert "sleep $(( _r / 1000000 - 1 ))" in text  # coarse whole-second sleep first
     frac = r.build_barrier(TOKEN, r.HostCaps(clock="epochrealtime", nap="fracsleep"), 1.5)
-    assert 'sleep "$(( $_r / 1000000 )).$(printf %06d $(( $_r % 1000000 )))"' in frac
+    assert '_z=$(( $_r % 1000000 + 1000000 )); sleep "$(( $_r / 1000000 )).${_z#1}"' in frac
+    assert "_r=$(( _r - 20000 ))" in frac  # aimed 20 ms short first, then the rest after a second reading
+    assert "$(" not in frac.replace("$((", "")  # no fork but the sleeps
     spin = r.build_barrier(TOKEN, r.HostCaps(clock="epochrealtime", nap="none"), 1.5)
-    assert 'while [ "$(_now_us)" -lt "$_tgt" ]; do :; done' in spin
+    assert 'while [ "$_r" -gt 0 ]; do _t=$EPOCHREALTIME;' in spin
 
 
 def test_barrier_math_whole_second_clock() -> None:
@@ -380,6 +383,26 @@ def test_barrier_math_whole_second_clock() -> None:
     assert 'while [ "$(date +%s)" -lt "1700000001" ]; do :; done' in no_nap  # next whole second
     whole = r.build_barrier(TOKEN, r.HostCaps(clock="date_s", nap="none"), 1700000000.0)
     assert "1700000001" not in whole
+
+
+def test_a_bash_with_epochrealtime_runs_the_client_when_the_login_shell_forks_date() -> None:
+    dash = r.parse_caps(GNU_ENV + "bash=/usr/bin/bash\nbash_epoch=1796019183.874025\n")
+    assert (dash.clock, dash.bash) == ("date_ns", "/usr/bin/bash")
+    fast = r.with_bash_clock(dash)
+    assert (fast.clock, fast.shell) == ("epochrealtime", "/usr/bin/bash")
+    assert r.parse_caps(GNU_ENV + "bash=/usr/bin/bash\nbash_epoch=\n").bash == ""  # bash 4: no such clock
+    assert r.parse_caps(GNU_ENV + "bash=bin/bash\nbash_epoch=1796019183.874025\n").bash == ""  # not absolute
+    assert r.with_bash_clock(r.HostCaps(clock="date_ns")).shell == ""
+    assert r.in_shell(r.HostCaps(), "echo hi") == "echo hi"
+    bash = shutil.which("bash")
+    assert bash is not None
+    caps = r.with_bash_clock(r.HostCaps(clock="date_ns", nap="fracsleep", bash=bash))
+    # the barrier and the start time under bash, the whole handed to it by the login shell (dash)
+    script = r.build_barrier(TOKEN, caps, time.time() + 0.3) + "\n_sa=$EPOCHREALTIME\n" + r.marker(TOKEN, "sa", "$_sa")
+    before = time.time()
+    sections = r.parse_sections(_sh(r.in_shell(caps, script)), TOKEN)
+    started = float(sections[1].args)
+    assert before + 0.29 <= started <= time.time()
 
 
 def test_barrier_in_the_past_returns_at_once() -> None:
@@ -978,7 +1001,7 @@ def test_flow_server_check_mode_runs_only_the_checks() -> None:
 def test_flow_with_a_given_probe_needs_one_session() -> None:
     host = FakeHost()
     probe = run(host, mode="probe")["probe"]
-    assert probe["caps"] == {"clock": "date_ns", "nap": "fracsleep", "gnu_timeout": True, "esxi": False}
+    assert probe["caps"] == {"clock": "date_ns", "nap": "fracsleep", "gnu_timeout": True, "esxi": False, "bash": ""}
     assert probe["candidates"] == list(r.DEFAULT_BINARIES)
     assert [b["path"] for b in probe["binaries"] if b["runnable"]] == ["/usr/bin/iperf3"]
     host.scripts.clear()
@@ -999,6 +1022,10 @@ def test_flow_with_a_given_probe_needs_one_session() -> None:
         ({"caps": {"clock": "date_s", "nap": "none", "gnu_timeout": 1, "esxi": False}}, "probe.caps.gnu_timeout"),
         ({"binaries": [{"path": "/x"}]}, "probe.binaries holds"),
         ({"candidates": ["/opt/iperf3"]}, "probe was made for the binaries"),
+        (
+            {"caps": {"clock": "date_ns", "nap": "none", "gnu_timeout": False, "esxi": False, "bash": "bash; rm"}},
+            "probe.caps.bash",
+        ),
     ],
 )
 def test_a_given_probe_is_checked(change: dict[str, Any], needle: str) -> None:

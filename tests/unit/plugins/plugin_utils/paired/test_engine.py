@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive, first_dispatch
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import (
     Step,
     clients_part,
@@ -183,16 +183,25 @@ def _drive(steps: Mapping[str, Step], **options: Any) -> Any:
 
 def test_a_run_starts_every_host_then_the_clients_at_the_barrier_then_stops_and_records() -> None:
     steps = {host: Steps() for host in ("h1", "h2", "h3")}
-    clock = iter([99.5, 100.0, 100.5, 100.25, 101.0])  # the start begins; h1, h2, h3 ready; then now
-    outcome = _drive(steps, clock=lambda: next(clock))
-    # the barrier: the last host ready (100.5) + the first run's delay with 3 clients: 1.5 x the start's 1 s + 0.2 s
+    ticks, lock = iter(range(100)), threading.Lock()
+
+    def clock() -> float:  # 100.0 when the start begins, then 0.1 s later at every reading, whichever thread reads
+        with lock:
+            return 100.0 + 0.1 * next(ticks)
+
+    outcome = _drive(steps, clock=clock)
+    # each host's first command answers (h3 has no server and reads nothing before the run: none), then the host is
+    # ready: the readings after 100.0 come from the threads in any order
+    # The barrier: the last host ready + the first run's delay: 1.5 x when the last first command answered + 0.2 s
+    record = outcome.record
     starts = [a["start_at"] for s in steps.values() for _n, a in s.made if a.get("mode") == "client"]
-    assert starts == [102.2] * 3
+    assert starts == [record["start_at"]] * 3
+    assert 0.3 <= record["start_delay"] < 1.5  # learnt from the start (first_dispatch), not the planned 2.2 s
+    assert 100.3 < record["start_at"] - record["start_delay"] <= 100.8  # the last ready
     for host, made in steps.items():  # each host: its start, then its clients, then its stop - in this order
         modes = [a.get("mode", "nic") for _n, a in made.made]
         assert modes == sorted(modes, key=["nic", "server", "client", "stop"].index), (host, modes)
-    record = outcome.record
-    assert (record["run"], record["start_at"], record["start_delay"]) == (3, 102.2, 1.7)
+    assert record["run"] == 3
     assert [p["server_stop"] for p in record["pairs"]] == ["stopped"] * 3
     assert outcome.state == recorder.next_state(recorder.new_state(), record, outcome.halt)
 
@@ -243,3 +252,11 @@ def test_when_the_play_has_ended_nothing_more_is_done_on_the_hosts() -> None:
     with pytest.raises(ControllerGone, match="run 3: the play has ended"):
         _drive(steps, alive=lambda: False)
     assert {a.get("mode") for s in steps.values() for _n, a in s.made} == {None, "server"}  # no client, no stop
+
+
+def test_the_first_runs_dispatch_is_the_starts_time_per_step_times_the_clients_at_least_one_steps_latency() -> None:
+    # 32 hosts made 48 steps in 0.6 s: 16 clients take about 0.2 s; the quickest first answer (0.05 s) is less
+    assert first_dispatch(10.0, [10.05, 10.5], [10.6, 10.55], 48, 16) == pytest.approx(0.2)
+    # one server made 2 steps in 0.5 s on a far host: one step took 0.3 s, more than the start's 0.25 s per step
+    assert first_dispatch(10.0, [10.3], [10.5], 2, 1) == pytest.approx(0.3)
+    assert first_dispatch(10.0, [], [10.5], 0, 1) is None  # nothing made: the plan's delay
