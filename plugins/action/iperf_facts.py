@@ -17,8 +17,9 @@ host (busybox ``ash`` on ESXi is enough; no Python there). That command:
    ``esxcli network nic list`` answers) the ``esxcli network`` listings instead
    (``speed.esxcli_speed``: the lowest active uplink of the vmknic's vSwitch);
 4. for each address of ``nic_counters_of``: the same, plus that interface's counters and driver
-   (``ip -s -s -j link``, ``ethtool -i``; on ESXi ``esxcli network nic stats get`` / ``nic get`` of the
-   vSwitch uplinks), read by ``nic/counters.py`` into ``iperf_nic_counters``;
+   (``ip -s -s -j link``, ``ethtool -i``; on ESXi ``esxcli network nic stats get`` / ``nic get`` and
+   ``localcli ... networkinternal nic privstats get`` of the vSwitch uplinks), read by ``nic/counters.py``
+   into ``iperf_nic_counters``;
 5. with ``cpu_times``: ``/proc/uptime`` and the ``cpu`` lines of ``/proc/stat`` (none on ESXi), read by
    ``cpu/reading.py`` into ``iperf_cpu_times``.
 
@@ -292,7 +293,7 @@ class ProbeOutput:
     speeds: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: ESXi: esxcli network listings (nic, ipv4, interfaces, vswitches) that exited 0
     esxcli: dict[str, str] = field(default_factory=dict)
-    #: ESXi: ``nicget <vmnic>`` / ``nicstats <vmnic>`` outputs with their exit status
+    #: ESXi: ``nicget <vmnic>`` / ``nicstats <vmnic>`` / ``privstats <vmnic>`` outputs with their exit status
     esxcli_nic: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     #: Linux: address -> interface holding it ("" when none does)
     nic_interfaces: dict[str, str] = field(default_factory=dict)
@@ -356,7 +357,7 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
             interface, _nl, speed = body.lstrip("\n").partition("\n")
             out.speeds[arg] = (interface.strip(), speed)
         elif kind == "ESXCLI" and following is not None and following.name == "ESXCLIEND":
-            if arg.startswith(("nicget ", "nicstats ")):
+            if arg.startswith(("nicget ", "nicstats ", "privstats ")):
                 out.esxcli_nic[arg] = (body, _end_status(following.args.strip())[0])
             elif following.args.strip() == "0":
                 out.esxcli[arg] = body

@@ -118,9 +118,13 @@ options:
         the PATH), also each port of the bridge - C(ip -s -s -j link show dev <port>), C(ethtool -i <port>) and its
         link speed.
       - ESXi - the uplinks whose link is up of the standard vSwitch behind the VMkernel adapter holding the address,
-        each with C(esxcli network nic stats get -n <vmnic>) and C(esxcli network nic get -n <vmnic>).
-      - A counter is a number the tool printed or absent; nothing is guessed. Neither C(ip) nor C(esxcli) prints
-        pause-frame counters, so none are read.
+        each with C(esxcli network nic stats get -n <vmnic>), C(esxcli network nic get -n <vmnic>) and the driver's
+        private statistics C(localcli --plugin-dir /usr/lib/vmware/esxcli/int networkinternal nic privstats get -n
+        <vmnic>), read where it prints the layout recorded from Intel drivers (per-queue ring counters, C(LFC) and
+        C(PFC) pause frames); not available (C(driver_stats=null)) where it is missing, fails or prints another layout.
+      - A counter is a number the tool printed or absent; nothing is guessed. Neither C(ip) nor C(esxcli network nic
+        stats get) prints pause-frame counters; C(ethtool -S) (Linux) and the ESXi private statistics do, where the
+        driver counts them.
     type: list
     elements: str
     default: []
@@ -212,10 +216,12 @@ ansible_facts:
           C(firmware), C(version), C(bus_info) (C(null) where not printed), C(speed_mbps), C(link_up), C(counters)
           (counter name as the Linux kernel names it - C(rx_dropped), C(tx_dropped), C(rx_errors), C(tx_errors),
           C(rx_crc_errors), ... - to the number printed), C(driver_stats) (Linux C(ethtool -S) - the driver's own
-          keys, as printed; empty where the driver has none or C(ethtool) is missing), C(qdisc) (Linux C(tc -s qdisc)
+          keys, as printed; empty where the driver has none or C(ethtool) is missing; ESXi C(networkinternal nic
+          privstats get) - per-queue fields summed, for example C(tx_busy), C(tx_restart_queue), C(link_xoff_rx),
+          C(priority_3_xon_tx); C(null) where not available, the reason in C(problems)), C(qdisc) (Linux C(tc -s qdisc)
           - C(dropped), C(overlimits), C(requeues) of the root qdisc and C(ingress_dropped) of an ingress qdisc),
           C(other) (fields not understood, as printed), C(problems)
-          and C(raw) (the outputs read, C(stats) and C(info)).
+          and C(raw) (the outputs read, C(stats) and C(info); ESXi also C(privstats)).
       returned: when O(nic_counters_of) is not empty
       type: dict
       sample:

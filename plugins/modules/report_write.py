@@ -18,7 +18,8 @@ description:
     summary), PNG plots and C(report.html) (all of it in one self-contained page, O(html)).
   - 'Where the packets went: for runs whose NIC counters were read (C(paired_test_nic_counters)), every drop, ring
     or buffer exhaustion, pause frame and error counter that grew during a run - Linux C(ip -s -s link),
-    C(ethtool -S) and C(tc -s qdisc), ESXi C(esxcli network nic stats get) - gives a warning line, for example
+    C(ethtool -S) and C(tc -s qdisc), ESXi C(esxcli network nic stats get) and the driver private statistics
+    (C(localcli ... networkinternal nic privstats get), Intel layout) - gives a warning line, for example
     C(run 3 dropped 1,204 packets on vmnic1 of esx1 (rx_missed_errors)), at the top of C(summary.md) and
     C(report.html), in C(nic.loss_warnings) of C(results.json) and as a warning of the task.'
   - 'C(summary.md) holds: the environment given in O(environment); one table per test with, per direction (naming

@@ -156,6 +156,8 @@ init_state() {  # init_state VERSION
     sput vmk_mtu 1500
     sput path_mtu 1500
     sput vmkping_mode replay
+    # driver private statistics (localcli networkinternal nic privstats get): recorded (replayed) or absent
+    sput privstats recorded
     # files: the bundled iperf3 (shipped, so "installed")
     make_binary "$_root/usr/lib/vmware/vsan/bin/iperf3" iperf3 yes
 }

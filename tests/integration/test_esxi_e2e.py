@@ -571,8 +571,8 @@ def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: P
     summary_md = (results_json.parent / "summary.md").read_text()
     assert f"line rate 1.000 Gbit/s ({want})" in summary_md
     # NIC context (paired_test_nic_counters: test, the default): the ESXi end ran esxcli network nic get / nic stats
-    # get on the uplinks of the replayed vSwitches; none holds h1's lab address, so h1's reading says why; h2's veth
-    # was read by ip on both sides of the run (issue 12)
+    # get (and localcli's privstats get) on the uplinks of the replayed vSwitches; none holds h1's lab address, so
+    # h1's reading says why; h2's veth was read by ip on both sides of the run (issue 12)
     nic = run["record"]["nic"]
     assert nic["mode"] == "test" and nic["before"] and nic["after"]
     # host CPU (paired_test_host_cpu, the default): h2 from its /proc/stat; h1, the ESXi end (group esxi: the stand-in
@@ -592,6 +592,11 @@ def test_line_rate_of_the_esxi_end_comes_from_esxi_network(lab: Lab, tmp_path: P
         (veth,) = nic[when]["h2"][H2]["nics"]
         assert veth["name"] == "eth0" and isinstance(veth["counters"]["rx_bytes"], int)
     assert any("network nic stats get" in line for line in lab.calls()), lab.calls()
+    # and the driver private statistics through localcli, the same uplinks (issue 25)
+    assert any(
+        line.startswith("localcli --plugin-dir /usr/lib/vmware/esxcli/int networkinternal nic privstats get -n ")
+        for line in lab.calls()
+    ), lab.calls()
     assert run["nic"]["counters"] == {"rx_dropped": 0, "tx_dropped": 0, "rx_errors": 0, "tx_errors": 0}
     print(
         f"\nline rate from esxi_network on the stand-in path: {group['line_rate_bps'] / 1e6:.0f} Mb/s, "

@@ -18,7 +18,9 @@ see ``tests/fixtures/esxi/SOURCES.md``):
 * ``firewall``  -- ``network firewall get`` and ``network firewall ruleset list``;
 * ``settings``  -- kernel/advanced settings and the execInstalledOnly state they add up to;
 * ``ping``      -- ``vmkping -d -s N`` and Linux ``ping -M do -s N`` (path MTU);
-* ``nic``       -- ``network nic stats get`` counters and ``network nic get`` driver/firmware.
+* ``nic``       -- ``network nic stats get`` counters and ``network nic get`` driver/firmware;
+* ``privstats`` -- ``localcli ... networkinternal nic privstats get``: a driver's private statistics (ring
+  exhaustion, pause frames; the recorded Intel layout).
 
 Planners -- from (current state, wanted state, options) to a list of shell commands plus what must
 be put back afterwards:

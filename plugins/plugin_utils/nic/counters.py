@@ -14,7 +14,10 @@
   ``bridge: {kind: linux|ovs, name, ports}`` (seed 003: a host with a bridge on the path as a pair end);
 * **ESXi** - the VMkernel adapter holding the address, its vSwitch and that vSwitch's uplinks whose
   link is up (``speed.esxcli_uplinks``, the path of the link speed), each read with
-  ``esxcli network nic stats get`` and ``esxcli network nic get`` (``esxi/nic.py``).
+  ``esxcli network nic stats get`` and ``esxcli network nic get`` (``esxi/nic.py``) and the driver's private
+  statistics ``localcli --plugin-dir /usr/lib/vmware/esxcli/int networkinternal nic privstats get``
+  (``esxi/privstats.py``: the recorded Intel layout only; ``driver_stats`` is ``None`` - not available - where the
+  command is missing, fails or prints another layout, with the reason in ``problems``).
 
 ``reading()`` returns one plain dictionary per address (``iperf_nic_counters`` in the facts)::
 
@@ -39,6 +42,7 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.errors import EsxiParseError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.nic import parse_nic_get, parse_nic_stats
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.privstats import PRIVSTATS_COMMAND, parse_privstats
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.linux_nic import (
     NicParseError,
     parse_ethtool_info,
@@ -59,8 +63,8 @@ Output = tuple[str, int | None]
 # Shell functions of the iperf_facts script (its ``_ifof``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
 # the interface's counters and driver on Linux, and when the interface is a Linux bridge or an Open vSwitch
 # bridge's port (``lbridge``: ``/sys/class/net/X/bridge``, ``ovs-vsctl port-to-br``) the counters, driver and
-# speed of each of the bridge's ports; ``nic_esxi``: nic get / nic stats get of every uplink of a standard
-# vSwitch (the controller keeps those of the test address's vSwitch).
+# speed of each of the bridge's ports; ``nic_esxi``: nic get / nic stats get / privstats get of every uplink of a
+# standard vSwitch (the controller keeps those of the test address's vSwitch).
 NIC_SCRIPT = r"""_nx() {
   _k=$1; shift
   printf '\n%%s NICOUT %%s\n' "$M" "$_k"
@@ -103,6 +107,7 @@ nic_esxi() {
   for _u in $(printf '%%s\n' "$_vsl" | sed -n 's/^ *Uplinks: *//p' | tr ',' ' '); do
     _ex "nicget $_u" esxcli network nic get -n "$_u"
     _ex "nicstats $_u" esxcli network nic stats get -n "$_u"
+    _ex "privstats $_u" localcli --plugin-dir /usr/lib/vmware/esxcli/int networkinternal nic privstats get -n "$_u"
   done
   return 0
 }
@@ -254,7 +259,8 @@ def _port(name: str, bridge: str, outputs: Mapping[str, Output]) -> dict[str, An
 
 def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str, Output]) -> dict[str, Any]:
     """The reading of ``address`` on an ESXi host: ``listings`` the ``esxcli network`` listings of the link speed
-    (``nic``, ``ipv4``, ``interfaces``, ``vswitches``), ``outputs`` ``nicget <vmnic>`` / ``nicstats <vmnic>``."""
+    (``nic``, ``ipv4``, ``interfaces``, ``vswitches``), ``outputs`` ``nicget <vmnic>`` / ``nicstats <vmnic>`` /
+    ``privstats <vmnic>``."""
     found = esxcli_uplinks(address, listings)
     out: dict[str, Any] = {"address": address, "interface": found["interface"], "kind": "esxi",
                            "source": None, "reason": found["reason"], "speed_mbps": None, "nics": []}  # fmt: skip
@@ -264,6 +270,7 @@ def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str
     if not active:
         out["reason"] = f"no uplink of {found['vswitch']} has its link up (esxcli network nic list)"
         return out
+    privstats_read: list[str] = []
     for uplink in active:
         name = str(uplink["name"])
         nic = _nic_item(name)
@@ -286,11 +293,42 @@ def esxi_reading(address: str, listings: Mapping[str, str], outputs: Mapping[str
                     nic.update({k: info[k] for k in ("driver", "firmware", "version", "bus_info")})
             except EsxiParseError as exc:
                 nic["problems"].append(f"{command} {name}: {exc.message}")
+        if _esxi_privstats(nic, name, outputs):
+            privstats_read.append(name)
         out["nics"].append(nic)
     speeds = [n["speed_mbps"] for n in out["nics"] if isinstance(n["speed_mbps"], int)]
     out["speed_mbps"] = min(speeds) if speeds else None
     names = ", ".join(n["name"] for n in out["nics"])
     out["source"] = f"esxcli network nic stats get / nic get of the active uplinks of {found['vswitch']} ({names})"
+    if privstats_read:
+        out["source"] += f"; networkinternal nic privstats get of {', '.join(privstats_read)}"
     if not any(n["counters"] for n in out["nics"]):
         out["reason"] = "no counters of " + names + ": " + "; ".join(p for n in out["nics"] for p in n["problems"])
     return out
+
+
+def _esxi_privstats(nic: dict[str, Any], name: str, outputs: Mapping[str, Output]) -> bool:
+    """``driver_stats`` of ``nic`` from its ``privstats <name>`` output; whether they were read. Not run, a missing
+    ``localcli``, a failure (the internal namespace is not on every release) or a layout that is not the recorded
+    one: ``driver_stats`` is ``None`` (not available) and ``problems`` says why."""
+    nic["driver_stats"] = None
+    if f"privstats {name}" not in outputs:
+        nic["problems"].append(f"{PRIVSTATS_COMMAND} {name} was not run: driver private statistics not available")
+        return False
+    text, rc = outputs[f"privstats {name}"]
+    nic["raw"]["privstats"] = text
+    if rc != 0:
+        nic["problems"].append(
+            f"{PRIVSTATS_COMMAND} {name} failed (exit status {rc}): {_shown(text)}; driver private statistics not "
+            "available"
+        )
+        return False
+    try:
+        nic["driver_stats"] = parse_privstats(text)
+    except EsxiParseError as exc:
+        nic["problems"].append(
+            f"{PRIVSTATS_COMMAND} {name} ({nic['driver'] or 'driver unknown'}): {exc.message}; its layout is not a "
+            "recorded one, so the driver private statistics are not read"
+        )
+        return False
+    return True

@@ -7,7 +7,8 @@ A NIC's deltas (``report/nic.py``) carry three name spaces, one per source:
 
 * the kernel's ``rtnl_link_stats64`` names (``rx_dropped``, ``rx_missed_errors``, ...) - Linux ``ip -s -s link``
   and ESXi ``esxcli network nic stats get`` (``esxi/nic.py`` maps ESXi's labels to them);
-* ``driver.<key>`` - the driver's own statistics under the driver's key (Linux ``ethtool -S``);
+* ``driver.<key>`` - the driver's own statistics under the driver's key (Linux ``ethtool -S``; ESXi ``localcli ...
+  networkinternal nic privstats get``, its per-queue fields summed under the names ``esxi/privstats.py`` gives);
 * ``qdisc.<key>`` - the queueing disciplines (Linux ``tc -s qdisc``: ``qdisc.dropped`` of the root qdisc,
   ``qdisc.ingress_dropped`` of a policer on the way in).
 
@@ -40,8 +41,9 @@ KIND_TEXT = {
 
 #: Counter name (a driver key without ``driver.``) -> kind. Sources: the kernel's ``if_link.h`` comments for the
 #: rtnl names; the drivers' ``ethtool -S`` tables (igb ``igb_ethtool.c``, e1000e ``ethtool.c``, ixgbe
-#: ``ixgbe_ethtool.c``, i40e ``i40e_ethtool.c``, mlx5 ``en_stats.c``, virtio_net, veth) and the recordings in
-#: ``tests/fixtures/nic/``.
+#: ``ixgbe_ethtool.c``, i40e ``i40e_ethtool.c``, mlx5 ``en_stats.c``, virtio_net, veth), the recordings in
+#: ``tests/fixtures/nic/`` and, for ESXi's driver private statistics (names given by ``esxi/privstats.py``), the
+#: privstats recordings in ``tests/fixtures/esxi/``.
 KINDS: dict[str, str] = {
     # packets dropped (the host or the NIC had them and threw them away)
     "rx_dropped": "drop",
@@ -56,6 +58,7 @@ KINDS: dict[str, str] = {
     "tx_dropped_link_down": "drop",
     "rx_xdp_drops": "drop",  # virtio_net: dropped by an XDP program
     "tx_xdp_tx_drops": "drop",
+    "tx_queue_dropped": "drop",  # ESXi Intel privstats: pktDropped summed over the TX queues
     "qdisc.dropped": "drop",  # tc: the root qdisc (shaper, queue limit)
     "qdisc.ingress_dropped": "drop",  # tc: an ingress policer
     # ring / buffer exhaustion (the NIC had no descriptor or FIFO space for a packet)
@@ -72,6 +75,8 @@ KINDS: dict[str, str] = {
     "tx_busy": "ring",  # ixgbe: the TX ring was full
     "tx_restart_queue": "ring",  # igb, ixgbe: the TX queue was stopped when its ring was full
     "tx_queue_stopped": "ring",
+    "tx_queue_full": "ring",  # ESXi Intel privstats: queueFull summed over the TX queues (esxi/privstats.py)
+    "rx_alloc_buf_failed": "ring",  # ESXi Intel privstats: allocRxBufFail summed over the RX queues
     # pause frames (IEEE 802.3x flow control and priority flow control)
     "rx_pause": "pause",
     "tx_pause": "pause",
@@ -109,9 +114,11 @@ KINDS: dict[str, str] = {
     "tx_timeout_count": "error",
     "tx_tx_timeouts": "error",  # virtio_net
     "rx_csum_offload_errors": "error",
+    "rx_csum_errors": "error",  # ESXi Intel privstats: csumErr summed over the RX queues
 }
-# mlx5 and others: per-priority pause (PFC) counters, rx_prio3_pause / tx_prio3_pause.
-_PRIO_PAUSE = re.compile(r"^(rx|tx)_prio\d+_pause$")
+# Per-priority pause (PFC) counters: mlx5 and others rx_prio3_pause / tx_prio3_pause; i40e and ESXi Intel privstats
+# (``PFC TC[3]: RxXon=...``) priority_3_xon_rx / priority_3_xoff_tx.
+_PRIO_PAUSE = re.compile(r"^(rx|tx)_prio\d+_pause$|^priority_\d+_(xon|xoff)_(rx|tx)$")
 # Per-queue repeats of the totals: rx_queue_0_drops, tx_queue_3_packets, rx0_drops, tx1_kicks.
 _PER_QUEUE = re.compile(r"^(rx|tx)(_queue)?_?\d+_")
 

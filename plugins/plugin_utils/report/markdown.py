@@ -94,7 +94,8 @@ def _nic_md(report: Report) -> list[str]:
         "## NIC counters",
         "",
         "Counter changes of the NICs behind the test addresses (Linux: `ip -s -s link`, `ethtool -S` and "
-        "`tc -s qdisc`; ESXi: `esxcli network nic stats get` of the active uplinks), summed over the NICs read; "
+        "`tc -s qdisc`; ESXi: `esxcli network nic stats get` and the driver's `networkinternal nic privstats get` of "
+        "the active uplinks), summed over the NICs read; "
         f"{NA}: not read, `?`: unknown (a counter went backwards or was not printed). Drops, ring exhaustion, pause "
         "frames and errors of each run: the warnings at the top and `nic.loss_warnings` in results.json. Drivers "
         "and firmware: `nics` in the environment.",

@@ -18,11 +18,13 @@ The paired_test records carry NIC readings (``record["nic"]``: ``{mode, before, 
 * ``nic_environment()`` - driver, firmware, version, bus and link speed of every NIC read (with ``bridge`` for
   the ports of a bridge that holds a test address), for the report's environment section.
 
-A NIC's deltas also cover its driver's own statistics (``driver.<key>``, Linux ``ethtool -S``) and its queueing
-disciplines (``qdisc.<key>``, Linux ``tc -s qdisc``); each NIC's ``losses`` (``report/losses.py``) say which deltas
-are drops, errors, pause frames or ring exhaustion, and ``NicDelta.loss_lines()`` the warning lines of the report
-and the play. Neither ``ip -s link`` nor ``esxcli network nic stats get`` prints pause frames: they come from
-``ethtool -S`` where the driver counts them. Private module: not part of the collection's public API.
+A NIC's deltas also cover its driver's own statistics (``driver.<key>``, Linux ``ethtool -S``, ESXi ``localcli ...
+networkinternal nic privstats get``: ``None`` where not available, so its counters are null in the delta) and its
+queueing disciplines (``qdisc.<key>``, Linux ``tc -s qdisc``); each NIC's ``losses`` (``report/losses.py``) say which
+deltas are drops, errors, pause frames or ring exhaustion, and ``NicDelta.loss_lines()`` the warning lines of the
+report and the play. Neither ``ip -s link`` nor ``esxcli network nic stats get`` prints pause frames: they come from
+``ethtool -S`` and the ESXi private statistics where the driver counts them. Private module: not part of the
+collection's public API.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def unwrap(text: str, prefix: str) -> str:
 def test_every_fixture_is_listed_in_sources() -> None:
     sources = fx("SOURCES.md")
     names = sorted(p.name for p in ESXI_FIXTURES.iterdir() if p.name != "SOURCES.md")
-    assert len(names) == 71
+    assert len(names) == 75
     for name in names:
         stem = name.replace(".stdout.txt", "").replace(".stderr.txt", "")
         assert f"`{name}`" in sources or f"`{stem}" in sources, name

@@ -181,3 +181,28 @@ def test_on_esxi_the_client_runs_vmkping_with_its_vmkernel_adapter(tmp_path: Pat
         assert (window["transmitted"], window["received"], window["p50_ms"], window["max_ms"]) == (5, 5, 0.341, 0.695)
     calls = (tmp_path / "standin" / "calls.log").read_text()
     assert calls.count("vmkping -c 5 -i 0.2 -W 1 -I vmk1 198.18.0.1") == 2
+
+
+#: vmkping's options as its own help text lists them (``vmkping [args] [host]``; evidence and URLs in
+#: docs/latency.md, "vmkping's options"): those followed by a value, and the bare flags.
+VMKPING_VALUE_OPTIONS = {"-c", "-i", "-I", "-N", "-s", "-t", "-W", "-S"}
+VMKPING_FLAGS = {"-4", "-6", "-d", "-D", "-v", "-X"}
+
+
+@pytest.mark.parametrize("interval", [0.01, 0.05, 0.2, 1.0, 2.5])
+def test_the_esxi_ping_uses_only_options_vmkping_documents(interval: float) -> None:
+    """No iputils-only option (``-n``, ``-w``) on ESXi; ``-i`` in seconds, fractions as the recorded ``vmkping
+    -i 0.05`` (Cisco HyperFlex-Hypercheck issue 18) took them; ``-W`` a whole number of seconds."""
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.latency.shell import ping_argv
+
+    argv = ping_argv(esxi=True, target="198.18.0.1", interval=interval, count=3, interface="vmk2", source=None)
+    assert argv[0] == "vmkping" and argv[-1] == "198.18.0.1"
+    options = argv[1:-1]
+    values: dict[str, str] = {}
+    while options:
+        option = options.pop(0)
+        assert option in VMKPING_VALUE_OPTIONS | VMKPING_FLAGS, option
+        if option in VMKPING_VALUE_OPTIONS:
+            values[option] = options.pop(0)
+    assert values == {"-c": "3", "-i": f"{interval:g}", "-W": "1", "-I": "vmk2"}
+    assert float(values["-i"]) == interval and values["-W"].isdigit()

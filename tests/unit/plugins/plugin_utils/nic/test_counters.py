@@ -88,19 +88,26 @@ def _standin_env(tmp_path: Path) -> dict[str, str]:
 
 def test_esxi_reading_through_the_standin(tmp_path: Path) -> None:
     """iperf_facts' script against tests/esxi_standin (recorded 6.7 listings): 192.168.0.28 is vmk0 on vSwitch0,
-    whose one uplink vmnic0 is up; its nic get / nic stats get replay the recorded outputs."""
+    whose one uplink vmnic0 is up; its nic get / nic stats get / privstats get replay the recorded outputs."""
     script = build_script("MK", gather_tools=False, nic_counters_of=["192.168.0.28", "198.18.0.1"])
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=_standin_env(tmp_path),
                           timeout=60, check=True)  # fmt: skip
     probe = parse_probe_output(done.stdout, "MK")
     # every uplink of a standard vSwitch was read once (vSwitch0: vmnic0; vSwitch1: vmnic3, vmnic2, vmnic1)
-    assert sorted(probe.esxcli_nic) == sorted(f"{k} vmnic{i}" for k in ("nicget", "nicstats") for i in range(4))
+    kinds = ("nicget", "nicstats", "privstats")
+    assert sorted(probe.esxcli_nic) == sorted(f"{k} vmnic{i}" for k in kinds for i in range(4))
     reading = esxi_reading("192.168.0.28", probe.esxcli, probe.esxcli_nic)
     assert reading["interface"] == "vmk0" and reading["reason"] is None and reading["speed_mbps"] == 1000
-    assert reading["source"] == "esxcli network nic stats get / nic get of the active uplinks of vSwitch0 (vmnic0)"
+    assert reading["source"] == (
+        "esxcli network nic stats get / nic get of the active uplinks of vSwitch0 (vmnic0); "
+        "networkinternal nic privstats get of vmnic0"
+    )
     (nic,) = reading["nics"]
     assert (nic["name"], nic["driver"], nic["firmware"], nic["version"]) == ("vmnic0", "nvmxnet3", "7", "2.0.0.31")
     assert nic["counters"]["rx_dropped"] == 2452783244 and nic["counters"]["tx_errors"] == 0
+    # the stand-in replays the recorded Intel privstats output (tests/fixtures/esxi/SOURCES.md)
+    assert nic["driver_stats"]["rx_total_pkts"] == 100009 and nic["driver_stats"]["link_xoff_tx"] == 0
+    assert nic["problems"] == []
     assert esxi_reading("198.18.0.1", probe.esxcli, probe.esxcli_nic)["reason"] == (
         "no VMkernel adapter holds 198.18.0.1 (esxcli network ip interface ipv4 list)"
     )
@@ -114,6 +121,26 @@ def test_esxi_reading_through_the_standin(tmp_path: Path) -> None:
         "no counters of vmnic1: esxcli network nic stats get -n vmnic1 failed (exit status 1): "
         "Error: Unknown option or set of options."
     )
+
+
+def test_esxi_private_statistics_missing_on_the_host_are_not_available(tmp_path: Path) -> None:
+    """A host whose localcli has no internal networkinternal namespace (stand-in state ``privstats=absent``): the
+    counters are still read, the driver's private statistics are null - not available -, and ``problems`` says why."""
+    env = _standin_env(tmp_path)
+    subprocess.run(["esxi-standin", "set", "privstats", "absent"], env=env, check=True, timeout=30)
+    script = build_script("MK", gather_tools=False, nic_counters_of=["192.168.0.28"])
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True)
+    probe = parse_probe_output(done.stdout, "MK")
+    reading = esxi_reading("192.168.0.28", probe.esxcli, probe.esxcli_nic)
+    (nic,) = reading["nics"]
+    assert reading["reason"] is None and nic["counters"]["rx_dropped"] == 2452783244
+    assert nic["driver_stats"] is None
+    assert nic["problems"] == [
+        "localcli --plugin-dir /usr/lib/vmware/esxcli/int networkinternal nic privstats get -n vmnic0 failed "
+        "(exit status 1): esxi-standin: networkinternal nic privstats get is absent here (real esxcli text not "
+        "recorded); driver private statistics not available"
+    ]
+    assert reading["source"] == "esxcli network nic stats get / nic get of the active uplinks of vSwitch0 (vmnic0)"
 
 
 def test_linux_reading_through_the_script_on_this_shell() -> None:
