@@ -420,8 +420,9 @@ SETTINGS: dict[str, Setting] = {
             (
                 "When to read the NIC counters and driver/firmware of the interfaces behind the pairs' test "
                 "addresses (Linux - the interface holding the address, C(ip -s -s -j link), C(ethtool -i) where "
-                "installed; ESXi - the active uplinks of the VMkernel adapter's vSwitch, C(esxcli network nic stats "
-                "get) and C(nic get)): one read-only SSH session per host and read (C(esxilab.iperf.iperf_facts) "
+                "installed, C(ethtool -S) and C(tc -s qdisc); ESXi - the active uplinks of the VMkernel adapter's "
+                "vSwitch, C(esxcli network nic stats get), C(nic get) and the driver's private statistics where "
+                "C(localcli) prints them): one read-only SSH session per host and read (C(esxilab.iperf.iperf_facts) "
                 "O(esxilab.iperf.iperf_facts#module:nic_counters_of))."
             ),
             (
