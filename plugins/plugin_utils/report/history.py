@@ -601,7 +601,7 @@ def _finite(value: Any) -> float | None:
 
 def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
     """The baseline entry of a ``previous()`` row; ``ValueError`` when a stored value is not what ``record`` writes."""
-    samples, retransmits, lost, rate, percent = row
+    samples, retransmits, lost, rate, percent = row[:5]
     values = strict_json(samples) if isinstance(samples, str | bytes) else samples
     if not isinstance(values, list):
         raise ValueError(f"samples {str(samples)[:60]!r} are not a JSON list")
@@ -623,6 +623,7 @@ def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
         line_rate_bps=_finite(rate),
         percent_of_line_rate=_finite(percent),
     )
+    base.latency = {column: _finite(value) for column, value in zip(LATENCY_COLUMNS, row[5:], strict=True)}
     if len(base.samples) != len(numbers):
         raise ValueError("a sample is null")
     base.runs = len(base.samples)
@@ -644,8 +645,9 @@ def previous(
     for entry in entries:
         rows = conn.execute(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
-            "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
-            "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
+            "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate"
+            + "".join(f", e.{column}" for column in LATENCY_COLUMNS)
+            + " FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
             "WHERE e.comparable_key = ? AND e.run_id < ? AND e.count > 0 "
             "AND (r.report_key IS NULL OR r.report_key <> ?) "
             "ORDER BY e.run_id DESC LIMIT 1",

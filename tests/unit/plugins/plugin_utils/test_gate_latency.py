@@ -348,3 +348,20 @@ def test_real_documents_the_unqueued_run_compared_with_itself_passes(tmp_path: P
         baseline=str(LAB / "before.results.json"), limits=limits, now=NOW, check_mode=False,
     )  # fmt: skip
     assert outcome.message is None and [c["status"] for c in outcome.doc["gate"]["checks"]] == ["pass"] * 4
+
+
+def test_real_documents_the_baseline_from_the_history_carries_its_latency(tmp_path: Path) -> None:
+    """baseline=previous reads the stored latency columns (migration 5) back: the same verdict as from the file."""
+    before, after = _report(tmp_path, "before"), _report(tmp_path, "after")
+    target = parse_target(f"sqlite:///{tmp_path}/history.sqlite", option="report_history")
+    limits = Limits(max_latency_increase_percent=100, latency_percentile=90)
+    first = run_gate(str(before), target=target, password=None, baseline=None, limits=limits, now=NOW, check_mode=False)
+    assert first.recorded and [c["status"] for c in first.doc["gate"]["checks"]] == ["skip", "skip"]  # no baseline
+    outcome = run_gate(
+        str(after), target=target, password=None, baseline="previous", limits=limits, now=NOW, check_mode=False
+    )
+    from_file = {e.direction: e for e in entries_of(json.loads((LAB / "before.results.json").read_text()))}
+    for check, comparison in zip(outcome.doc["gate"]["checks"], outcome.doc["baseline"]["comparisons"], strict=True):
+        assert comparison["baseline"]["latency"] == from_file[comparison["direction"]].latency
+        base = comparison["baseline"]["latency"]["loaded_p90_ms"]
+        assert check["status"] == "fail" and check["detail"].startswith(f"baseline {base:g} ms -> now "), check
