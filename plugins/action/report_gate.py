@@ -20,7 +20,10 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.report_gate import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import Limits, limit_problems
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
+    Limits,
+    limit_problems,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import GateOutcome, run_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import parse_target
@@ -60,10 +63,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             min_line_rate_percent=args["min_line_rate_percent"],
             max_retransmits=args["max_retransmits"],
             max_loss_percent=args["max_loss_percent"],
+            max_latency_increase_percent=args["max_latency_increase_percent"],
+            max_loaded_rtt_ms=args["max_loaded_rtt_ms"],
+            latency_percentile=args["latency_percentile"],  # one of its choices, checked with the options above
         )
         problems = [
             f"{problem} (role esxilab.iperf.report: report_{name})"
-            for name, value in limits.as_doc().items()
+            for name, value in limits.tolerances().items()
             for problem in limit_problems({name: value})
         ]
         if problems:

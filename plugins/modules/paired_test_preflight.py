@@ -67,7 +67,11 @@ options:
       - The report's settings by variable name (C(report_history), C(report_history_password), C(report_baseline),
         C(report_compare_by) - a label some planned run or pair must have,
         C(report_line_rate_bps) and the gate's C(report_max_drop_percent), C(report_min_line_rate_percent),
-        C(report_max_retransmits), C(report_max_loss_percent)). Checked only when O(reporting) is true.
+        C(report_max_retransmits), C(report_max_loss_percent), C(report_max_latency_increase_percent),
+        C(report_max_loaded_rtt_ms), C(report_latency_percentile)). Checked only when O(reporting) is true.
+      - The latency checks must be able to compare something - a test with the setting C(latency) whose loaded
+        window sends enough probes for the percentile (p99 needs 100), else the preflight says which test and the
+        fix.
     type: dict
     default: {}
   reporting:

@@ -37,7 +37,9 @@ options:
     description:
       - The other settings by variable name - C(report_history), C(report_history_password), C(report_baseline),
         C(report_line_rate_bps) and the gate's C(report_max_drop_percent), C(report_min_line_rate_percent),
-        C(report_max_retransmits), C(report_max_loss_percent). A missing one counts as unset.
+        C(report_max_retransmits), C(report_max_loss_percent), C(report_max_latency_increase_percent),
+        C(report_max_loaded_rtt_ms) (each a number of at least 0) and C(report_latency_percentile) (50, 90 or 99). A
+        missing one counts as unset.
     type: dict
     default: {}
 extends_documentation_fragment:

@@ -85,7 +85,7 @@ options:
     description:
       - V(previous) - per entry, the newest comparable entry of an earlier report in O(history) (needs a history).
       - A path to an earlier C(results.json) (relative to the playbook's directory).
-      - Unset - no comparison; the line-rate, retransmit and loss tolerances still apply.
+      - Unset - no comparison; the line-rate, retransmit, loss and loaded RTT ceiling tolerances still apply.
     type: str
   max_drop_percent:
     description:
@@ -106,6 +106,27 @@ options:
   max_loss_percent:
     description: Fail when a run of an entry lost more than this percentage of its UDP datagrams (0 to 100).
     type: float
+  max_latency_increase_percent:
+    description:
+      - Fail when an entry's loaded ping RTT (the percentile O(latency_percentile), the largest over the entry's pairs
+        and runs) grew by more than this percentage of its baseline row's same figure (0 or more; 100 - it doubled).
+      - Needs O(baseline) and runs measured with the test setting C(latency) (C(docs/latency.md)). A row without the
+        figure on either side (latency not measured, too few replies for the percentile, no baseline row) is shown
+        as C(not compared) with the reason - neither a pass nor a failure.
+    type: float
+  max_loaded_rtt_ms:
+    description:
+      - Fail when an entry's loaded ping RTT (the percentile O(latency_percentile), the largest over the entry's pairs
+        and runs) is above this many milliseconds (0 or more). Needs no baseline.
+      - A row without the figure is shown as C(not compared) with the reason.
+    type: float
+  latency_percentile:
+    description:
+      - The loaded RTT percentile the latency checks O(max_latency_increase_percent) and O(max_loaded_rtt_ms) compare.
+        Nearest-rank - p50 needs 2 replies in a window, p90 10, p99 100 (20 s of probes every 0.2 s).
+    type: int
+    choices: [50, 90, 99]
+    default: 99
   fail_on_regression:
     description:
       - Fail the task when a tolerance is breached (after the report is recorded). V(false) - return the verdict in
@@ -140,6 +161,16 @@ EXAMPLES = r"""
     max_drop_percent: 10
     min_line_rate_percent: 80
     max_retransmits: 1000
+  run_once: true
+
+- name: Latency under load - fail when the loaded p99 grew by more than 50 % or is above 20 ms
+  esxilab.iperf.report_gate:
+    report_dir: "{{ report_files.dir }}"
+    history: "sqlite:///{{ playbook_dir }}/reports/history.sqlite"
+    baseline: previous
+    max_latency_increase_percent: 50
+    max_loaded_rtt_ms: 20
+    latency_percentile: 99
   run_once: true
 """
 

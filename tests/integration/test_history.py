@@ -105,8 +105,21 @@ def test_postgresql_migration_5_and_the_latency_columns(pg_url: str) -> None:
     newer = report_doc(
         build_report([latency_record(latency_of(LOSS, OK))], name="lat", generated_at="2026-12-07T00:00:00Z")
     )
-    assert history.record(conn, newer, now=NOW, report_dir="/r/new")[1] is True
+    new_id, recorded = history.record(conn, newer, now=NOW, report_dir="/r/new")
+    assert recorded is True
     assert conn.execute(query)[1] == (0.031, None, None, 0.037, 0.04, None, None, 0.049)
+    # a baseline read back from the history carries them (the gate's latency checks, issue 25)
+    (found,) = history.previous(conn, history.entries_of(newer), before=new_id).values()
+    assert [found.entry.latency[c] for c in history.LATENCY_COLUMNS] == [
+        0.04,
+        None,
+        None,
+        0.049,
+        0.031,
+        None,
+        None,
+        0.037,
+    ]
     types = dict(
         conn.execute(
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'history_entries'"
@@ -290,10 +303,16 @@ def _play(state: Path, tmp: Path, pg_url: str) -> tuple[int, str, dict[str, Any]
         "report_history": f"sqlite:///{tmp}/reports/history.sqlite",
         "report_baseline": "previous",
         "report_max_drop_percent": 5,
+        # issue 25: the latency ceiling through the role (40 probes in 2 s: a p90, no p99); the 100/80 Mbit/s
+        # shaper's queue keeps the loaded RTT far below 1 s, so it passes - and is printed with its figures
+        "report_max_loaded_rtt_ms": 1000,
+        "report_latency_percentile": 90,
         "history_pg_url": pg_url,
         "history_pg_password": pg_cluster.PASSWORD,
     }
-    tests = [{"name": "one-pair", "pairs": [{"server": "h1", "client": "h2"}]}]
+    tests = [
+        {"name": "one-pair", "latency": {"interval": 0.05, "idle": 0}, "pairs": [{"server": "h1", "client": "h2"}]}
+    ]
     variables = paired_test_vars(tmp, tests, **settings)
     proc = run_playbook("-i", state / "inventory.yml", PLAYBOOK, "-e", f"@{variables}", timeout=PLAY_TIMEOUT)
     output = proc.stdout + proc.stderr
@@ -320,6 +339,12 @@ def test_lab_rate_drop_fails_the_gate_and_an_unchanged_rerun_passes(
     assert rc == 0, output[-4000:]
     assert first["baseline"]["comparisons"][0]["verdict"] == "no baseline"
     fast = first["baseline"]["comparisons"][0]["now"]["mean"]
+    loaded_p90 = first["baseline"]["comparisons"][0]["now"]["latency"]["loaded_p90_ms"]
+    assert loaded_p90 is not None and loaded_p90 > 0
+    # the role's gate (SQLite) printed the latency check: the row, the limit, the figure and the pair
+    assert f"pass one-pair forward, 1 stream: loaded p90 <= 1000 ms - now {loaded_p90:g} ms (worst pair h2 -> h1)" in (
+        output
+    ), output[-4000:]
     assert pg_cluster.PASSWORD not in output
 
     _up(lab_state, "80mbit")
@@ -342,6 +367,7 @@ def test_lab_rate_drop_fails_the_gate_and_an_unchanged_rerun_passes(
     rc, output, third = _play(lab_state, tmp_path, pg_url)
     assert rc == 0, output[-4000:]
     (again,) = third["baseline"]["comparisons"]
+    assert "pass one-pair forward, 1 stream: loaded p90 <= 1000 ms - baseline " in output, output[-4000:]
     assert again["baseline"]["samples"] == comparison["now"]["samples"] and third["gate"]["passed"] is True
 
     pg_samples, lite_samples = _history_runs(pg_url, tmp_path / "reports" / "history.sqlite")

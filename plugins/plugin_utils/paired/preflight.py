@@ -27,6 +27,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     PairedTestError,
     PlanErrors,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.latency_gate import check_latency_gate
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.settings_check import (
@@ -197,6 +198,7 @@ def preflight(
         outcome.problems.extend(check_state_dirs(state_dirs, plan["hosts"]))
         if reporting:
             outcome.problems.extend(check_compare_by(report_settings.get("report_compare_by"), plan))
+            outcome.problems.extend(check_latency_gate(report_settings, plan))
         # the line rate a host's links are given (the lab's shaped links): the plan carries it to with_line_rates
         plan["given_link_speeds"] = {host: speed for host, speed in given_speeds.items() if host in plan["hosts"]}
         outcome.plan = plan

@@ -9,7 +9,12 @@
 * ``min_line_rate_percent``: fails when the mean is below this percentage of the line rate (an
   entry without a line rate is noted, not failed);
 * ``max_retransmits``: fails when a run of the entry had more retransmits (the senders' sum);
-* ``max_loss_percent``: fails when a run of the entry lost more UDP datagrams (percent).
+* ``max_loss_percent``: fails when a run of the entry lost more UDP datagrams (percent);
+* ``max_latency_increase_percent``, ``max_loaded_rtt_ms``: the entry's loaded ping RTT (percentile
+  ``latency_percentile``) against its baseline row and against a ceiling (``gate_latency.py``).
+
+A check that has no figure to compare (no baseline, no line rate, TCP for loss, no latency measured) is
+``skip`` with the reason, never a pass nor a failure.
 
 ``gate_doc()`` is the ``baseline``/``gate`` part of ``results.json``; ``markdown()`` the section of
 ``summary.md``; ``lines()`` what the play prints; ``failure_message()`` names every failed test and
@@ -29,6 +34,12 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import format_rate, md_text, pick_unit
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.baseline import Delta
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_latency import (
+    DEFAULT_PERCENTILE,
+    PERCENTILES,
+    latency_checks,
+    percentile_of,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import KEY_FIELDS
 
 __all__ = [
@@ -42,6 +53,7 @@ __all__ = [
     "limit_problems",
     "lines",
     "markdown",
+    "percentile_problems",
 ]
 
 MARKER = "<!-- esxilab.iperf gate -->"
@@ -59,6 +71,12 @@ LIMIT_BOUNDS: dict[str, tuple[float | None, bool, str]] = {
     ),
     "max_retransmits": (None, True, "a count of retransmitted segments"),
     "max_loss_percent": (100.0, False, "at most 100 % of the datagrams can be lost"),
+    "max_latency_increase_percent": (
+        None,
+        False,
+        "the growth of the loaded ping RTT percentile over the baseline row's, in % of the baseline's",
+    ),
+    "max_loaded_rtt_ms": (None, False, "the largest loaded ping RTT percentile allowed, in milliseconds"),
 }
 _NUMBER = re.compile(r"^[-+]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][-+]?[0-9]+)?$")
 
@@ -88,11 +106,25 @@ def limit_problems(values: Mapping[str, object], *, prefix: str = "") -> list[st
             if number is None or not math.isfinite(number) or number < 0 or not number.is_integer():
                 problems.append(f"{prefix}{name}={shown} must be a number of at least 0, a whole one ({why}), or unset")
         elif number is None or not math.isfinite(number) or number < 0 or (upper is not None and number > upper):
+            most = "" if upper is None else f" and at most {upper:g}"
             problems.append(
-                f"{prefix}{name}={shown} must be a number of at least 0 and at most {upper:g} ({why}), for example 5, "
+                f"{prefix}{name}={shown} must be a number of at least 0{most} ({why}), for example 5, "
                 "or unset to leave it out"
             )
     return problems
+
+
+def percentile_problems(value: object, *, option: str = "latency_percentile") -> list[str]:
+    """The latency checks' percentile (``option`` is the full name): one of ``PERCENTILES``; None is the default."""
+    if value is None or percentile_of(value) is not None:
+        return []
+    shown = json.dumps(value) if isinstance(value, str | int | float | bool) else repr(value)
+    choices = ", ".join(str(p) for p in PERCENTILES)
+    return [
+        f"{option}={shown} must be one of {choices} (the loaded ping RTT percentiles a run records; p99 needs 100 "
+        f"replies per window, see docs/latency.md), for example {DEFAULT_PERCENTILE}, or unset for "
+        f"{DEFAULT_PERCENTILE}"
+    ]
 
 
 @dataclass(frozen=True)
@@ -101,14 +133,20 @@ class Limits:
     min_line_rate_percent: float | None = None
     max_retransmits: int | None = None
     max_loss_percent: float | None = None
+    max_latency_increase_percent: float | None = None
+    max_loaded_rtt_ms: float | None = None
+    latency_percentile: int = DEFAULT_PERCENTILE  # of the two latency checks: 50, 90 or 99
 
     def as_doc(self) -> dict[str, Any]:
-        return {
-            "max_drop_percent": self.max_drop_percent,
-            "min_line_rate_percent": self.min_line_rate_percent,
-            "max_retransmits": self.max_retransmits,
-            "max_loss_percent": self.max_loss_percent,
-        }
+        """The tolerances (``LIMIT_BOUNDS`` names, None: unset) and the latency checks' percentile."""
+        return {**self.tolerances(), "latency_percentile": self.latency_percentile}
+
+    def tolerances(self) -> dict[str, float | int | None]:
+        return {name: getattr(self, name) for name in LIMIT_BOUNDS}
+
+    @property
+    def any_set(self) -> bool:
+        return any(value is not None for value in self.tolerances().values())
 
 
 @dataclass(frozen=True)
@@ -119,6 +157,7 @@ class Check:
     limit: str
     status: str
     detail: str
+    always_shown: bool = False  # printed by ``lines()`` whatever its status (the latency checks)
 
 
 def _pct(value: float | None, signed: bool = True) -> str:
@@ -181,6 +220,14 @@ def evaluate(deltas: Sequence[Delta], limits: Limits) -> list[Check]:
                 failed = now.max_lost_percent > limits.max_loss_percent
                 detail = f"max {now.max_lost_percent:.3g} % in a run"
                 checks.append(Check(title, limit, "fail" if failed else "pass", detail))
+        found = latency_checks(
+            now,
+            delta.baseline,
+            max_increase_percent=limits.max_latency_increase_percent,
+            max_loaded_rtt_ms=limits.max_loaded_rtt_ms,
+            percentile=limits.latency_percentile,
+        )
+        checks += [Check(title, c.limit, c.status, c.detail, always_shown=True) for c in found]
     return checks
 
 
@@ -263,6 +310,9 @@ def lines(deltas: Sequence[Delta], checks: Sequence[Check], baseline: str | None
     if not checks:
         out.append("gate: no tolerance set")
     else:
+        out += [
+            f"{c.status} {c.title}: {c.limit} - {c.detail}" for c in checks if c.always_shown and c.status != "fail"
+        ]
         out += [f"FAIL {c.title}: {c.limit} - {c.detail}" for c in failed]
         skipped = len(checks) - len(failed) - len(passed)
         out.append(
@@ -276,7 +326,7 @@ def _reasons(checks: Sequence[Check]) -> str:
     reasons: dict[str, int] = {}
     for check in checks:
         if check.status == "skip":
-            reason = check.detail.split(":", 1)[0]
+            reason = re.split("[:;]", check.detail, maxsplit=1)[0]  # the reason, without the figures after it
             reasons[reason] = reasons.get(reason, 0) + 1
     return "; ".join(f"{reason} x{count}" if count > 1 else reason for reason, count in reasons.items())
 

@@ -93,7 +93,7 @@ def run_gate(
 ) -> GateOutcome:
     """Compare, write, record (see the module docstring); ``HistoryError`` names the option and the fix."""
     results_path = os.path.join(report_dir, "results.json")
-    gating = baseline is not None or any(v is not None for v in limits.as_doc().values())
+    gating = baseline is not None or limits.any_set
     if check_mode and not os.path.exists(results_path):
         note = f"check mode: the report in {report_dir} is not written, so it is neither compared nor recorded"
         return GateOutcome({"baseline": None, "gate": None}, [note] if gating else [], None, None, False, [])

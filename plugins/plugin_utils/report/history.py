@@ -56,6 +56,8 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import R
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.latency import (
     LATENCY_FIGURES,
     WINDOWS,
+    note_worst_pair,
+    pair_name,
     result_latency,
     worst_latency,
 )
@@ -121,6 +123,10 @@ class Entry:
     line_rate_bps: float | None = None
     # latency under load (migration 5): the largest ping RTT figure of the entry's pairs and runs, idle and loaded
     latency: dict[str, float | None] = field(default_factory=lambda: worst_latency(()))
+    # read from a results.json only (not stored): some pair of the entry pinged (setting latency), and which pair
+    # (client -> server) holds each worst loaded figure (``loaded_p99_ms`` -> pair), for the gate's lines
+    latency_measured: bool = False
+    latency_pairs: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -256,8 +262,12 @@ def entries_of(document: Mapping[str, Any], *, source: str = "results.json") -> 
             if isinstance(udp, Mapping):
                 entry.max_lost_percent = _larger(entry.max_lost_percent, _number(udp.get("lost_percent")))
         rates.setdefault(entry.key, set()).add(_number(run.get("line_rate_bps")))
-        measured = [result_latency(r.get("record")) for r in results_of_run]
-        entry.latency = worst_latency([*_stored_latency(entry.latency), *measured])
+        for result in results_of_run:
+            measured = result_latency(result.get("record"))
+            if measured is not None:
+                entry.latency_measured = True
+                note_worst_pair(entry.latency, entry.latency_pairs, measured, pair_name(result.get("record")))
+                entry.latency = worst_latency([*_stored_latency(entry.latency), measured])
     for key, entry in entries.items():
         (rate,) = rates[key] if len(rates[key]) == 1 else (None,)
         entry.line_rate_bps = rate
@@ -591,7 +601,7 @@ def _finite(value: Any) -> float | None:
 
 def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
     """The baseline entry of a ``previous()`` row; ``ValueError`` when a stored value is not what ``record`` writes."""
-    samples, retransmits, lost, rate, percent = row
+    samples, retransmits, lost, rate, percent = row[:5]
     values = strict_json(samples) if isinstance(samples, str | bytes) else samples
     if not isinstance(values, list):
         raise ValueError(f"samples {str(samples)[:60]!r} are not a JSON list")
@@ -613,6 +623,7 @@ def _stored_entry(entry: Entry, row: Sequence[Any]) -> Entry:
         line_rate_bps=_finite(rate),
         percent_of_line_rate=_finite(percent),
     )
+    base.latency = {column: _finite(value) for column, value in zip(LATENCY_COLUMNS, row[5:], strict=True)}
     if len(base.samples) != len(numbers):
         raise ValueError("a sample is null")
     base.runs = len(base.samples)
@@ -634,8 +645,9 @@ def previous(
     for entry in entries:
         rows = conn.execute(
             "SELECT e.run_id, r.name, r.generated_at, r.report_dir, e.samples, e.max_retransmits, "
-            "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate "
-            "FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
+            "e.max_lost_percent, e.line_rate_bps, e.percent_of_line_rate"
+            + "".join(f", e.{column}" for column in LATENCY_COLUMNS)
+            + " FROM history_entries e JOIN history_runs r ON r.id = e.run_id "
             "WHERE e.comparable_key = ? AND e.run_id < ? AND e.count > 0 "
             "AND (r.report_key IS NULL OR r.report_key <> ?) "
             "ORDER BY e.run_id DESC LIMIT 1",

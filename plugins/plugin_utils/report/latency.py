@@ -17,7 +17,16 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import LatencyFigures, PairRecord
 
-__all__ = ["LATENCY_COLUMNS", "LATENCY_FIGURES", "WINDOWS", "latency_cells", "result_latency", "worst_latency"]
+__all__ = [
+    "LATENCY_COLUMNS",
+    "LATENCY_FIGURES",
+    "WINDOWS",
+    "latency_cells",
+    "note_worst_pair",
+    "pair_name",
+    "result_latency",
+    "worst_latency",
+]
 
 #: The ping windows of a pair: before the transfer and during it.
 WINDOWS = ("idle", "loaded")
@@ -73,3 +82,28 @@ def worst_latency(items: Iterable[LatencyFigures | None]) -> dict[str, float | N
                     key = f"{window}_{name}"
                     worst[key] = _larger(worst[key], figures.get(name))
     return worst
+
+
+def pair_name(record: PairRecord | Mapping[str, Any] | None) -> str | None:
+    """``client -> server`` (inventory names) of a pair record: who pinged whom."""
+    if not isinstance(record, Mapping):
+        return None
+    client, server = record.get("client"), record.get("server")
+    return f"{client or 'n/a'} -> {server or 'n/a'}"
+
+
+def note_worst_pair(
+    worst: Mapping[str, float | None], pairs: dict[str, str], latency: LatencyFigures, name: str | None
+) -> None:
+    """Name ``name`` in ``pairs`` (``loaded_p99_ms`` -> pair) for each loaded figure of ``latency`` above ``worst``
+    (the largest so far, ``worst_latency``'s keys): the pair the gate names beside a row's worst figure."""
+    loaded = latency.get("loaded")
+    if name is None or not isinstance(loaded, Mapping):
+        return
+    for figure in LATENCY_FIGURES:
+        key, value = f"loaded_{figure}", loaded.get(figure)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        current = worst.get(key)
+        if current is None or value > current:
+            pairs[key] = name

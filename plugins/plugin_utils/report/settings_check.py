@@ -22,12 +22,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import history
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import limit_problems
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate import (
+    LIMIT_BOUNDS,
+    limit_problems,
+    percentile_problems,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import HistoryError
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history_url import HistoryTarget, parse_target
 
 __all__ = [
     "GATE_OPTIONS",
+    "PERCENTILE_OPTION",
     "check_knee_tolerance",
     "check_report",
     "check_report_name",
@@ -36,13 +41,11 @@ __all__ = [
     "shown",
 ]
 
-#: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset.
-GATE_OPTIONS = (
-    "report_max_drop_percent",
-    "report_min_line_rate_percent",
-    "report_max_retransmits",
-    "report_max_loss_percent",
-)
+#: The regression gate's tolerances (role esxilab.iperf.report): a number >= 0 or unset; ``gate.LIMIT_BOUNDS`` is
+#: their one list (the role's spec, defaults and tasks are checked against it by tests/unit).
+GATE_OPTIONS = tuple(f"report_{name}" for name in LIMIT_BOUNDS)
+#: The percentile of the gate's latency checks (unset: 99).
+PERCENTILE_OPTION = "report_latency_percentile"
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _NUMBER = re.compile(r"^[0-9]*[.]?[0-9]+([eE][-+]?[0-9]+)?$")
 
@@ -196,6 +199,7 @@ def check_report(
         )
     problems.extend(limit_problems({name.removeprefix("report_"): settings.get(name) for name in GATE_OPTIONS},
                                    prefix="report_"))  # fmt: skip
+    problems.extend(percentile_problems(settings.get(PERCENTILE_OPTION), option=PERCENTILE_OPTION))
     if connect is None:
         from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.gate_run import open_history
 

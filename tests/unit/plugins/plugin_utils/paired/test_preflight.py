@@ -233,3 +233,23 @@ def test_a_compare_by_label_no_planned_run_has_is_refused_before_the_runs() -> N
         and "unset report_compare_by" in problem
     )
     assert _run(tests, report={"report_compare_by": "nics"}, reporting=False).problems == []  # no report, no check
+
+
+def test_a_latency_gate_that_could_compare_nothing_is_refused_before_the_runs() -> None:
+    """issue 25: report_max_loaded_rtt_ms / report_max_latency_increase_percent need a test that pings, with enough
+    probes in its loaded window for report_latency_percentile (the plan's own runs are read)."""
+    gate = {"report_max_loaded_rtt_ms": 20}
+    (problem,) = _run([{"name": "t", "pairs": PAIRS}], report=gate).problems
+    assert problem.startswith("report_max_loaded_rtt_ms=20 gate the loaded ping RTT, but no test of paired_test_tests")
+    (problem,) = _run([{"name": "t", "pairs": PAIRS, "latency": True}], report=gate).problems
+    assert problem.startswith(
+        "report_latency_percentile=99: test 't' sends 50 probes in its loaded window (10 s every 0.2 s), too few for "
+        "a p99 (it needs 100 replies)"
+    ), problem
+    assert _run([{"name": "t", "pairs": PAIRS, "latency": {"interval": 0.1}}], report=gate).problems == []
+    assert (
+        _run(
+            [{"name": "t", "pairs": PAIRS, "latency": True}], report={**gate, "report_latency_percentile": 90}
+        ).problems
+        == []
+    )
