@@ -23,6 +23,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.esxilab.iperf.plugins.action import iperf_facts as iperf_facts_action
+from ansible_collections.esxilab.iperf.plugins.action import iperf_run as iperf_run_action
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_host import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin
@@ -34,6 +36,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
 
 _NAME = "esxilab.iperf.paired_test_host"
+#: The actions of the steps, imported with this one: the play's process imports this action (its strategy reads the
+#: class before it hands the task to a worker), so each worker - a fork of it - finds them loaded instead of importing
+#: them again (about 0.1 s of CPU per task on the 2-core lab).
+STEP_ACTIONS = (iperf_run_action.ActionModule, iperf_facts_action.ActionModule)
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 _display = Display()
 
@@ -162,9 +168,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
             return result
         controller = os.getppid()  # ansible-playbook: a Ctrl-C ends it, and this task's process is left alone
-        steps, options, _unlinked = self._links(recorder.run_hosts(run), args["host_options"], task_vars)
+        steps, options, unlinked = self._links(recorder.run_hosts(run), args["host_options"], task_vars)
         for host in options:
             options[host] = given(**options[host], probe=(args["probes"] or {}).get(host))
+        # the links are made: link() gives each host's again (one per task and host)
+        readers = {host: _read_steps(self, link(self, task_vars, host)) for host in steps if host not in unlinked}
         done = threading.Event()
         threading.Thread(target=_end_with_the_play, args=(controller, done), daemon=True).start()
         try:
@@ -178,6 +186,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 continue_on_error=bool(args["continue_on_error"]),
                 say=_display.display,
                 link_speeds=args["link_speeds"],
+                read_steps=readers,
                 alive=lambda: os.getppid() == controller,
             )
         except ControllerGone as exc:
@@ -224,6 +233,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 def _steps(action: ActionModule, own: HostLink) -> Step:
     """The steps of a host: the collection's actions over its own connection."""
     return lambda name, args: own.step(action, name, args)
+
+
+def _read_steps(action: ActionModule, own: HostLink) -> Step:
+    """The host's steps over a second connection plugin (``HostLink.twin``): its readings, made while its servers
+    start and stop."""
+    return lambda name, args: own.twin().step(action, name, args)
 
 
 def _host_options(own: HostLink, names: Mapping[str, Any]) -> dict[str, Any]:

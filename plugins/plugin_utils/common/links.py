@@ -16,10 +16,11 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ansible import constants as C
@@ -46,6 +47,18 @@ class HostLink:
     templar: Any
     variables: dict[str, Any]
     lost: str | None = None  # the connection was lost in a step: no later step is tried
+    other: HostLink | None = field(default=None, repr=False)  # twin()
+
+    def twin(self) -> HostLink:
+        """The host's link over a copy of its connection plugin, for a step made while another runs on the host: a
+        connection plugin keeps its command's state in itself (the ssh plugin: its prompts and password pipe), so two
+        commands at once take two plugins; the ssh plugin's ControlMaster gives both the host's one SSH connection."""
+        with _BUILD:
+            if self.other is None or self.other.lost:
+                self.other = HostLink(
+                    self.host, copy.copy(self.connection), self.play_context, self.templar, self.variables
+                )
+            return self.other
 
     def step(self, action: ActionBase, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """The result of the action ``esxilab.iperf.<name>`` with ``args`` on this host (``action``: the running

@@ -47,8 +47,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options im
     validate_params,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import (
+    HostCaps,
     Probe,
     build_probe_script,
+    given_caps,
     given_probe,
     holder_lines,
     in_shell,
@@ -62,6 +64,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
     build_client_script,
     build_server_script,
+    build_stop_port_script,
     build_stop_script,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
@@ -386,6 +389,8 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
     pid = params.get("pid")
     port = params.get("port")
     bind = params.get("bind")
+    if params.get("probe") is not None and pid is None and port is not None and not check_mode:
+        return _stop_port(given_caps(params["probe"]), execute, token=token, state_dir=state_dir, port=port, bind=bind)
     probe = _probe(execute, token, state_dir=state_dir, pid=pid)
     raise_state_error(probe.state, state_dir)
     directory = private_dir_of(probe.state, state_dir)
@@ -431,6 +436,33 @@ def _run_stop(params: Mapping[str, Any], execute: Execute, *, check_mode: bool, 
         "stopped": stopped,
         "msg": f"stopped {sum(s['status'] in ('stopped', 'killed') for s in stopped)} server(s)",
     }
+
+
+def _stop_port(
+    caps: HostCaps, execute: Execute, *, token: str, state_dir: str, port: int, bind: str | None
+) -> dict[str, Any]:
+    """``mode=stop`` of the server on ``port`` in one session (the host's tools given): the script reads the pidfile
+    and makes the same checks before any kill as the stop after a probe."""
+    name = f"{state_stem(port, bind)}.pid"
+    out = execute(build_stop_port_script(token, name, caps=caps, state_dir=state_dir))
+    sections = parse_sections(out.stdout, token)
+    state = first(sections, "state")
+    raise_state_error(state, state_dir)
+    if first(sections, "done") is None:
+        raise IperfRunError(
+            f"the stop script failed (exit status {out.rc}): {(out.stderr or out.stdout).strip()[-400:]}",
+            {"stdout": out.stdout, "stderr": out.stderr},
+        )
+    directory = private_dir_of(state, state_dir)
+    pidfile = first(sections, "pidfile")
+    target = read_pidfile(name, pidfile.text) if pidfile is not None else None
+    done = first(sections, "stopped")
+    if target is None or done is None:
+        return {"changed": False, "stopped": [], "msg": "no server started by this module runs here"}
+    entry = _stopped_entry(target, directory, parse_kv(done.args).get("status", ""))
+    entry["raw"] = done.text
+    changed = entry["status"] in ("stopped", "killed")
+    return {"changed": changed, "stopped": [entry], "msg": f"stopped {int(changed)} server(s)"}
 
 
 def _stopped_entry(target: Mapping[str, Any], directory: str, status: str) -> dict[str, Any]:

@@ -68,7 +68,7 @@ APPLIES: dict[Mode, set[str]] = {
         "probe",
         "latency",
     },
-    "stop": {"mode", "tool", "port", "bind", "pid", "state_dir"},
+    "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
     "probe": {"mode", "binary", "require"},
 }

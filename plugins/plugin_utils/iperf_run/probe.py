@@ -314,6 +314,13 @@ def given_probe(value: Any, candidates: Sequence[str]) -> Probe:
     )
 
 
+def given_caps(value: Any) -> HostCaps:
+    """The host's tools from a ``probe`` option, checked as :func:`given_probe` checks it, for a task that runs no
+    iperf binary (``mode=stop``): whatever binaries it was made for."""
+    candidates = value.get("candidates") if isinstance(value, dict) else None
+    return given_probe(value, list(candidates) if isinstance(candidates, list) else []).caps
+
+
 @dataclass(frozen=True)
 class Binary:
     """The iperf binary chosen on the host."""

@@ -300,22 +300,20 @@ def build_server_script(
     )
 
 
-def build_stop_script(
-    token: str, targets: Sequence[Mapping[str, Any]], *, caps: HostCaps, state_dir: str, proc: str = "/proc"
-) -> str:
-    """Stop each target (a :func:`read_pidfile` entry): guard first, then TERM, then KILL after a grace.
+def _stop_head(token: str, caps: HostCaps, state_dir: str, proc: str) -> list[str]:
+    """The stop scripts' head: the private directory, the process checks and ``_stop1``.
 
-    Right before any ``kill`` the script checks again that the pidfile (found by its name in
-    the private directory) still lists the pid and that the process still runs
-    ``<binary> -s -p <port>`` (``_isours``); the guard is killed only when its command line is
-    the guard of that pid. A pid that now belongs to another process is left alone
-    (``reused``) and its stale pidfile removed. The log shown is ``<stem>.log`` of the same
-    directory, read only when it is a regular file.
+    ``_stop1 PID GUARD BINARY PORT NAME`` stops one server: right before any ``kill`` it checks again
+    that the pidfile ``NAME`` (in the private directory) still lists the pid and that the process
+    still runs ``<binary> -s -p <port>`` (``_isours``); the guard is killed only when its command
+    line is the guard of that pid. A pid that now belongs to another process is left alone
+    (``reused``) and its stale pidfile removed. It prints ``stopped pid=.. status=..`` and the log
+    ``<stem>.log`` of the same directory, read only when it is a regular file.
     """
     nap, tries = poll_nap(caps, KILL_GRACE)
     # A stopped process stays a zombie until its parent (often PID 1) reaps it, and kill -0
     # still succeeds on a zombie: read its state where /proc exists, so stop returns at once.
-    lines = [
+    return [
         state_snippet(token, state_dir, create=False),
         'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
         cmdline_function(proc),
@@ -323,39 +321,69 @@ def build_stop_script(
         ISGUARD,
         '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
         'case "$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null)" in Z*) return 1;; esac; return 0; }',
+        "_stop1() {",
+        '  _pf="$_pd/$5"; _lf="$_pd/${5%.pid}.log"',
+        '  if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx "pid=$1" "$_pf" 2>/dev/null; then',
+        '    if _isours "$1" "$3" "$4"; then',
+        '      if [ -n "$2" ] && _isguard "$2" "$1"; then kill "$2" 2>/dev/null; fi',
+        '      kill "$1" 2>/dev/null; i=0',
+        f'      while _alive "$1" && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
+        '      if _alive "$1" && _isours "$1" "$3" "$4"; then kill -9 "$1" 2>/dev/null; st=killed; else st=stopped; fi',
+        '    elif _alive "$1"; then st=reused',  # a zombie (a one-off server that ended, not reaped) is gone
+        "    else st=gone; fi",
+        '    rm -f "$_pf"',
+        # no pidfile and no server of ours under that pid: it ended and its guard removed the pidfile (a
+        # one-off server after its test) - gone; anything else changed the pidfile: left alone
+        '  elif [ ! -e "$_pf" ] && [ ! -L "$_pf" ] && ! { _alive "$1" && _isours "$1" "$3" "$4"; }; then st=gone',
+        "  else st=notours; fi",
+        "  " + marker(token, "stopped", "pid=$1 status=$st"),
+        '  if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',
+        "}",
     ]
+
+
+def build_stop_script(
+    token: str, targets: Sequence[Mapping[str, Any]], *, caps: HostCaps, state_dir: str, proc: str = "/proc"
+) -> str:
+    """Stop each target (a :func:`read_pidfile` entry) with ``_stop1`` (:func:`_stop_head`): guard first, then TERM,
+    then KILL after a grace."""
+    lines = _stop_head(token, caps, state_dir, proc)
     for target in targets:
-        pid = int(target["pid"])
         guard = target.get("guard")
         name = str(target["name"])
         if not PIDFILE_NAME_RE.match(name):
             raise ValueError(f"not a pidfile name of this module: {name!r}")
         q_bin = shlex.quote(str(target.get("binary") or ""))
-        port = int(target["port"])
-        lines += [
-            f'_pf="$_pd/{name}"; _lf="$_pd/{target["log_name"]}"',
-            f'if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx \'pid={pid}\' "$_pf" 2>/dev/null; then',
-            f"  if _isours {pid} {q_bin} {port}; then",
-            f"    if _isguard {int(guard)} {pid}; then kill {int(guard)} 2>/dev/null; fi"
-            if isinstance(guard, int)
-            else "    :",
-            f"    kill {pid} 2>/dev/null; i=0",
-            f'    while _alive {pid} && [ "$i" -lt {tries} ]; do {nap}; i=$((i+1)); done',
-            f"    if _alive {pid} && _isours {pid} {q_bin} {port}; then kill -9 {pid} 2>/dev/null; st=killed;"
-            " else st=stopped; fi",
-            f"  elif _alive {pid}; then st=reused",  # a zombie (a one-off server that ended, not reaped) is gone
-            "  else st=gone; fi",
-            '  rm -f "$_pf"',
-            # no pidfile and no server of ours under that pid: it ended and its guard removed the pidfile (a
-            # one-off server after its test) - gone; anything else changed the pidfile: left alone
-            f'elif [ ! -e "$_pf" ] && [ ! -L "$_pf" ] && ! {{ _alive {pid} && _isours {pid} {q_bin} {port}; }}; then'
-            " st=gone",
-            "else st=notours; fi",
-            marker(token, "stopped", f"pid={pid} status=$st"),
-            'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then cat "$_lf"; fi',
-        ]
+        lines.append(
+            f"_stop1 {int(target['pid'])} {int(guard) if isinstance(guard, int) else repr('')} {q_bin} "
+            f"{int(target['port'])} {name}"
+        )
     lines.append(marker(token, "done"))
     return "\n".join(lines)
+
+
+def build_stop_port_script(token: str, name: str, *, caps: HostCaps, state_dir: str, proc: str = "/proc") -> str:
+    """Stop the server the pidfile ``name`` lists, read by the script itself: no probe session before it (the caller
+    knows the host's tools, ``iperf_run``'s ``probe`` option). Prints the pidfile (section ``pidfile NAME``, as the
+    probe does) and then what ``_stop1`` prints; nothing when there is no such pidfile (or it is a link)."""
+    if not PIDFILE_NAME_RE.match(name):
+        raise ValueError(f"not a pidfile name of this module: {name!r}")
+    port = int(name.split("-")[2].split(".")[0])
+    value = "sed -n 's/^%s=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1"
+    return "\n".join(
+        [
+            *_stop_head(token, caps, state_dir, proc),
+            f'_pf="$_pd/{name}"',
+            'if [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
+            "  " + marker(token, "pidfile", name),
+            '  head -n 20 "$_pf"',
+            f"  _p=$({value % 'pid'}); _g=$({value % 'guard'})",
+            "  _b=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+            f'  if [ -n "$_p" ]; then _stop1 "$_p" "$_g" "$_b" {port} {name}; fi',
+            "fi",
+            marker(token, "done"),
+        ]
+    )
 
 
 def build_client_script(

@@ -105,11 +105,14 @@ def drive(
     continue_on_error: bool,
     say: Say,
     link_speeds: Mapping[str, Any] | None = None,
+    read_steps: Mapping[str, Step] | None = None,
     clock: Callable[[], float] = time.time,
     alive: Callable[[], bool] = lambda: True,
 ) -> Outcome:
     """Make ``run`` on its hosts (``steps[host]``; ``options[host]``: the state directory and the tool options every
-    ``iperf_run`` step of the host gets; ``link_speeds[host]``: its fact ``iperf_link_speeds``) and record it.
+    ``iperf_run`` step of the host gets; ``link_speeds[host]``: its fact ``iperf_link_speeds``; ``read_steps[host]``: a
+    second step function of the host, whose NIC and CPU readings are then made at the same time as its server starts
+    and stops) and record it.
     ``state`` is the series' state before the run, ``previous`` the records so far; the outcome carries the state
     after it. ``alive()`` is asked before the clients and before the stop: when the play is gone (Ctrl-C ends
     ``ansible-playbook``, whose task this is), :class:`ControllerGone` is raised and nothing more is done - a stop
@@ -140,14 +143,20 @@ def drive(
     answered: dict[str, float] = {}  # host -> when its first step of the start answered
     made: list[str] = []  # one entry per step of the start (list.append is atomic)
 
-    def start(host: str) -> Part:
-        def step(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-            out = steps[host](name, args)
+    def timed(host: str, step: Step) -> Step:
+        def made_step(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+            out = step(name, args)
             made.append(host)
             answered.setdefault(host, clock())
             return out
 
-        part = start_part(step, run, host, options[host], say)
+        return made_step
+
+    def start(host: str) -> Part:
+        reader = (read_steps or {}).get(host)
+        part = start_part(
+            timed(host, steps[host]), run, host, options[host], say, timed(host, reader) if reader else None
+        )
         part.piece["ready_at"] = round(clock(), 3)
         return part
 
@@ -175,7 +184,13 @@ def drive(
 
     note("clients", each([h for h in recorder.clients_hosts(run) if h not in failures], clients))
     going_on()
-    note("stop", each(recorder.stop_hosts(run), lambda host: stop_part(steps[host], run, host, options[host])))
+    note(
+        "stop",
+        each(
+            recorder.stop_hosts(run),
+            lambda host: stop_part(steps[host], run, host, options[host], (read_steps or {}).get(host)),
+        ),
+    )
 
     missing = "its stop did not run"
     record = build_record(

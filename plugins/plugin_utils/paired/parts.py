@@ -14,7 +14,9 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,11 +68,37 @@ def reads(step: Step, run: Mapping[str, Any], host: str, when: str) -> tuple[Any
     return split_reading(step("iperf_facts", args), nic=bool(addresses), cpu=cpu)
 
 
-def start_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say) -> Part:
+@contextmanager
+def reading(
+    read_step: Step | None, step: Step, run: Mapping[str, Any], host: str, when: str
+) -> Iterator[Callable[[], Any]]:
+    """:func:`reads` of the host, made while the block runs when ``read_step`` is given (a second step function of
+    the host: its own connection plugin, for a second session at the same time), else before it with ``step``; the
+    block's ``got()`` returns them once both are done."""
+    if read_step is None:
+        done = reads(step, run, host, when)
+        yield lambda: done
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(reads, read_step, run, host, when)
+        yield future.result
+
+
+def start_part(
+    step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say, read_step: Step | None = None
+) -> Part:
     """Read the NIC counters and the CPU before the run and start the host's servers (a failed start stops the loop:
-    the ones started are stopped by the stop part)."""
-    nic, cpu = reads(step, run, host, "before")
-    part = Part({"nic_before": nic, "cpu_before": cpu})
+    the ones started are stopped by the stop part). With ``read_step`` the reading and the starts are made at the same
+    time: the reading is done before the clients start all the same."""
+    with reading(read_step, step, run, host, "before") as got:
+        part = _start_servers(step, run, host, options, say)
+        nic, cpu = got()
+    part.piece.update(nic_before=nic, cpu_before=cpu)
+    return part
+
+
+def _start_servers(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say) -> Part:
+    part = Part({})
     for pair in _pairs(run):
         outside = pair.get("external_server")
         if pair.get("client") == host and isinstance(outside, Mapping):
@@ -164,25 +192,37 @@ def clients_part(
     return part
 
 
-def stop_part(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any]) -> Part:
-    """Stop the host's servers and read the NIC counters and the CPU after the run."""
+def stop_part(
+    step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], read_step: Step | None = None
+) -> Part:
+    """Stop the host's servers and read the NIC counters and the CPU after the run (with ``read_step``, at the same
+    time: the clients are done, a stop moves no test traffic). Nothing is read from a host whose stop lost it."""
     part = Part({})
     items = []
     lost = False
-    for pair in _pairs(run):
-        if pair.get("server") != host or pair.get("external_server") or lost:
-            continue
-        args = {
-            "mode": "stop",
-            "port": pair["port"],
-            **given(bind=pair.get("bind"), state_dir=options.get("state_dir")),
-        }
-        outcome = step("iperf_run", args)
-        items.append({**outcome, "item": pair})
-        lost = _lost(outcome)
+    with reading(read_step, step, run, host, "after") if read_step is not None else _after(step, run, host) as got:
+        for pair in _pairs(run):
+            if pair.get("server") != host or pair.get("external_server") or lost:
+                continue
+            args = {
+                "mode": "stop",
+                "port": pair["port"],
+                # the host's tools known: one session, the script reads the pidfile (no probe before it)
+                **given(bind=pair.get("bind"), state_dir=options.get("state_dir"), probe=options.get("probe")),
+            }
+            outcome = step("iperf_run", args)
+            items.append({**outcome, "item": pair})
+            lost = _lost(outcome)
+        after = got() if not lost else (None, None)
     part.piece["stops"] = {"results": items}
-    part.piece["nic_after"], part.piece["cpu_after"] = reads(step, run, host, "after") if not lost else (None, None)
+    part.piece["nic_after"], part.piece["cpu_after"] = after
     return part
+
+
+@contextmanager
+def _after(step: Step, run: Mapping[str, Any], host: str) -> Iterator[Callable[[], Any]]:
+    """The reading after the block (the stops), with the same step: one session after the other."""
+    yield lambda: reads(step, run, host, "after")
 
 
 def probe_part(step: Step, require: list[str], link_speed_of: list[str], binary: Any = None) -> Part:

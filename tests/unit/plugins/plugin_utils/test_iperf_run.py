@@ -928,7 +928,7 @@ class FakeHost:
         if " exit rc=" in script:
             return r.CommandOutput(0, emit(token, state, *self.client, ("done", "", "")), "")
         if " stopped pid=" in script:
-            pids = re.findall(r"grep -qx 'pid=(\d+)'", script)
+            pids = re.findall(r"^_stop1 (\d+) ", script, re.MULTILINE)
             # a stopped server no longer runs: its pidfile no longer makes the port busy
             self.pidfiles = [(alive and not any(f"pid={p}\n" in c for p in pids), c) for alive, c in self.pidfiles]
             parts = [("stopped", f"pid={p} status={self.stopped}", "server log\n") for p in pids]
@@ -1012,6 +1012,11 @@ def test_flow_with_a_given_probe_needs_one_session() -> None:
     with pytest.raises(r.IperfRunError, match="port 15430 is already in use"):
         run(busy, mode="server", port=15430, probe=probe)
     assert len(busy.scripts) == 1
+    # the stop of a port: one session, its script reads the pidfile (made for another binary: only the tools count)
+    host.scripts.clear()
+    other = probe | {"candidates": ["/opt/iperf3"]}
+    assert run(host, mode="stop", port=15400, probe=other)["msg"] == "no server started by this module runs here"
+    assert len(host.scripts) == 1 and '_pf="$_pd/esxilab-iperf-15400.pid"' in host.scripts[0]
 
 
 @pytest.mark.parametrize(
@@ -1136,7 +1141,7 @@ def test_flow_stop() -> None:
             "raw": "server log\n",
         }
     ]
-    assert "kill 4243" in host.scripts[-1]  # the guard too
+    assert "\n_stop1 4242 4243 /usr/bin/iperf3 15400 esxilab-iperf-15400-127.0.0.1.pid\n" in host.scripts[-1]  # +guard
 
 
 def test_flow_stop_check_mode_and_nothing() -> None:
