@@ -20,9 +20,9 @@ description:
   - 'Each task runs a read-only probe on the host (which iperf binaries exist and their versions, which clock and sleep
     tools the shell has), then the action itself. O(mode=probe) runs only the probe and returns it as RV(probe);
     hand that to later tasks on the same host as O(probe) and O(mode=server), O(mode=client) and O(mode=stop) (by
-    O(port)) need one session instead of two (the role M(esxilab.iperf.paired_test) probes each host once per play). What can change between
-    tasks (the private directory, the servers this module started, the listening ports, the process checks before a
-    kill) is always checked by the action''s own script on the host.'
+    O(port)) need one session instead of two (the role M(esxilab.iperf.paired_test) probes each host once per play).
+    What can change between tasks (the private directory, the servers this module started, the listening ports, the
+    process checks before a kill) is always checked by the action''s own script on the host.'
   - The client result is parsed as P(esxilab.iperf.iperf_parse#filter) does. iperf3 runs with C(-J) (JSON).
     iperf2 runs with text output, C(-f b) and, from iperf2 2.1 on, C(-e). Text output is used because iperf2
     2.1.8 leaves the UDP server report (the receiver's loss and jitter) out of its CSV output (C(-y C)); C(-f b) makes
@@ -155,9 +155,9 @@ options:
         the host.
       - It is checked (its shape, and that it was made for this task's O(binary)); a value of another host or a binary
         removed since makes the start fail with the error the host gives (for example V(exec_failed)).
-      - With O(mode=stop), O(port) and no O(pid), only its shell tools count (whatever O(binary) it was made for) and the
-        stop needs one session; its script reads the pidfile of that port itself and makes the same checks before any
-        kill. Not used with O(mode=collect) and O(mode=probe).
+      - With O(mode=stop), O(port) and no O(pid), only its shell tools count (whatever O(binary) it was made for) and
+        the stop needs one session; its script reads the pidfile of that port itself and makes the same checks before
+        any kill. Not used with O(mode=collect) and O(mode=probe).
     type: dict
   state_dir:
     description:
