@@ -33,6 +33,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.esxi_runs import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.cpu.vsphere import query, session
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive, each
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
 
 _NAME = "esxilab.iperf.paired_test_host"
@@ -70,15 +71,22 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     def _probe(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """The one probe of every host of the tests at once (``paired.parts.probe_part``: ``iperf_run mode=probe``,
-        then the link speed of the host's test addresses) - one task; every host's problem at once."""
+        and at the same time the link speed of the host's test addresses) - one task; every host's problem at once.
+        With ``plan``: the plan with the line rate of every run (``paired.line_rate.with_line_rates``; what
+        ``esxi_network`` published on a host - its variable named ``published`` in ``host_options`` - wins)."""
         hosts = [str(h) for h in args["hosts"]]
-        steps, options, _unlinked = self._links(hosts, args["host_options"], task_vars)
+        steps, options, unlinked = self._links(hosts, args["host_options"], task_vars)
+        readers = {host: _read_steps(self, link(self, task_vars, host)) for host in hosts if host not in unlinked}
         require: Mapping[str, Any] = args["require"]
         speed_of: Mapping[str, Any] = args["link_speed_of"]
         parts = each(
             hosts,
             lambda h: probe_part(
-                steps[h], list(require.get(h) or ()), list(speed_of.get(h) or ()), options[h].get("binary")
+                steps[h],
+                list(require.get(h) or ()),
+                list(speed_of.get(h) or ()),
+                options[h].get("binary"),
+                readers.get(h),
             ),
         )
         probes = {h: part.piece.get("probe") for h, part in parts.items()}
@@ -88,12 +96,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             caps = found.get("caps") if isinstance(found, Mapping) else None
             if isinstance(caps, Mapping) and caps.get("esxi"):
                 esxi.append(host)
-        result.update(
-            changed=False,
-            probes=probes,
-            link_speeds={h: part.piece.get("link_speeds") or {} for h, part in parts.items()},
-            esxi_hosts=esxi,
-        )
+        speeds = {h: part.piece.get("link_speeds") or {} for h, part in parts.items()}
+        result.update(changed=False, probes=probes, link_speeds=speeds, esxi_hosts=esxi)
         warnings = [f"{h}: {w}" for h, part in parts.items() for w in part.warnings]
         if warnings:
             result["warnings"] = warnings
@@ -102,8 +106,16 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result.update(
                 failed=True, msg=f"{_NAME}: the probe failed on {len(failed)} host(s) - " + " | ".join(failed)
             )
-        else:
-            result["msg"] = f"probed {len(hosts)} host(s)"
+            return result
+        result["msg"] = f"probed {len(hosts)} host(s)"
+        if args["plan"] is not None:
+            published = {h: options[h].get("published") or {} for h in hosts}
+            try:
+                result["plan"] = with_line_rates(
+                    args["plan"], speeds, published=published, report_line_rate_bps=args["report_line_rate_bps"]
+                )
+            except (KeyError, TypeError, ValueError) as exc:
+                result.update(failed=True, msg=f"{_NAME}: the line rates of the plan cannot be set: {exc}")
         return result
 
     def _esxi_cpu(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,12 @@ description:
     delegated to the host would run there (the host''s variables, connection and become settings); the hosts of a
     step work at the same time.
   - O(part=probe) - the one probe of every host of O(hosts) (M(esxilab.iperf.iperf_run)
-    O(esxilab.iperf.iperf_run#module:mode=probe) with the host's O(require)), then the link speed of the host's
-    test addresses (O(link_speed_of); M(esxilab.iperf.iperf_facts)
-    O(esxilab.iperf.iperf_facts#module:link_speed_of)). Every host's problem is reported at once.
+    O(esxilab.iperf.iperf_run#module:mode=probe) with the host's O(require)) and, at the same time over a second
+    session, the link speed of the host's test addresses (O(link_speed_of); M(esxilab.iperf.iperf_facts)
+    O(esxilab.iperf.iperf_facts#module:link_speed_of)). Every host's problem is reported at once. With O(plan), the
+    plan with the line rate of every run (RV(plan); P(esxilab.iperf.paired_test_line_rates#filter) with the link
+    speeds read, and what C(esxi_network) published on each host - its variable named C(published) in
+    O(host_options)).
   - O(part=run) - the whole run O(run) on every host of it - first every host's start, the NIC counters and the host
     CPU before the run (when the run reads them), then the servers of its pairs (a server that fails to start fails
     the host's part, and its clients are not run); then every host's clients, at the run's common start time when
@@ -30,7 +33,8 @@ description:
     every host's stop - its servers stopped, the NIC counters and the host CPU after the run.
   - The common start time is when the last host of the run was ready plus the start delay
     (P(esxilab.iperf.paired_test_start_delay#filter), learnt from the runs so far; for the first run with as many
-    clients, from how long the run's start took).
+    clients, from the run's start - its time per step times the clients, at least one step's latency). A host's NIC
+    counters and CPU are read while its servers start and while they stop, over a second session.
   - O(part=run) then builds the record of the run (P(esxilab.iperf.paired_test_record#filter)), writes it and the state
     of the series to O(spool), and returns the records so far as facts. It first reads the state of the series - a run
     the series does not make (it stopped after a failed run, or the run's C(repeat) point is done) does nothing and is
@@ -65,7 +69,8 @@ options:
     description:
       - The options of each host's steps that come from the host's own variables - C(state_dir)
         (O(esxilab.iperf.iperf_run#module:state_dir)) and C(binary) (O(esxilab.iperf.iperf_run#module:binary); unset
-        or empty - the probe's choice); for O(part=esxi_cpu) the vSphere endpoint (see above) - each the name of the
+        or empty - the probe's choice); for O(part=probe) also C(published) (the link speeds C(esxi_network)
+        published on the host); for O(part=esxi_cpu) the vSphere endpoint (see above) - each the name of the
         variable, templated for each host as a task on that host would template it.
     type: dict
     default: {}
@@ -80,6 +85,16 @@ options:
         none is read.
     type: dict
     default: {}
+  plan:
+    description:
+      - O(part=probe) - the plan of the tests (what M(esxilab.iperf.paired_test_preflight) returned as C(plan)); the
+        probe then returns it with the line rate of every run as RV(plan).
+    type: dict
+  report_line_rate_bps:
+    description:
+      - O(part=probe) with O(plan) - the line rate every run is measured against, in bit/s, instead of the link speeds
+        (the role's C(report_line_rate_bps)).
+    type: raw
   records:
     description: O(part=esxi_cpu) - the run records (the records so far of O(part=run)).
     type: list
@@ -180,6 +195,11 @@ esxi_hosts:
   returned: part is probe
   type: list
   elements: str
+plan:
+  description: O(part=probe) with O(plan) - the plan with C(line_rate_bps) and C(line_rate_source) in the labels of
+    every run and pair (RV(esxilab.iperf.paired_test_line_rates#filter:_value)).
+  returned: part is probe, O(plan) was given and every host was probed
+  type: dict
 skip_reason:
   description: O(part=run) - why the run was not made - the series stopped after a failed run, or the run's point is
     done.

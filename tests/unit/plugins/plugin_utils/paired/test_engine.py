@@ -21,6 +21,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import (
     Step,
     clients_part,
+    probe_part,
     start_part,
     stop_part,
 )
@@ -260,3 +261,38 @@ def test_the_first_runs_dispatch_is_the_starts_time_per_step_times_the_clients_a
     # one server made 2 steps in 0.5 s on a far host: one step took 0.3 s, more than the start's 0.25 s per step
     assert first_dispatch(10.0, [10.3], [10.5], 2, 1) == pytest.approx(0.3)
     assert first_dispatch(10.0, [], [10.5], 0, 1) is None  # nothing made: the plan's delay
+
+
+def test_a_hosts_readings_go_over_its_second_step_function_beside_its_servers() -> None:
+    steps, reader = Steps(), Steps()
+    part = start_part(steps, RUN, "h1", OPTIONS, _said()[1], reader)
+    assert [step[0] for step in steps.made] == ["iperf_run", "iperf_run"]  # the servers
+    assert reader.made == [("iperf_facts", {"gather_tools": False, "nic_counters_of": ["198.18.0.1"]})]
+    assert part.piece["nic_before"] is not None
+    steps, reader = Steps(), Steps()
+    stopped = stop_part(steps, {**RUN, "nic_after": True}, "h1", {**OPTIONS, "probe": {"p": 1}}, reader)
+    assert [a["mode"] for _n, a in steps.made] == ["stop", "stop"] and all(
+        a["probe"] == {"p": 1} for _n, a in steps.made
+    )
+    assert [name for name, _a in reader.made] == ["iperf_facts"] and stopped.piece["nic_after"] is not None
+    lost, reader = Steps(lost="stop"), Steps()  # the stop lost the host: what was read there is not kept
+    assert stop_part(lost, {**RUN, "nic_after": True}, "h1", OPTIONS, reader).piece["nic_after"] is None
+
+
+class Probing(Steps):
+    def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        self.made.append((name, dict(args)))
+        if name == "iperf_facts":
+            return {"ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 100}}}}
+        return {"probe": {"caps": {}}, **({"failed": True, "msg": "no iperf3"} if self.fail else {})}
+
+
+def test_the_probe_reads_the_link_speeds_at_the_same_time_over_the_second_step_function() -> None:
+    steps, reader = Probing(), Probing()
+    part = probe_part(steps, ["iperf3"], ["198.18.0.1"], None, reader)
+    assert [n for n, _a in steps.made] == ["iperf_run"] and [n for n, _a in reader.made] == ["iperf_facts"]
+    assert part.piece["link_speeds"] == {"198.18.0.1": {"speed_mbps": 100}} and not part.failed
+    alone = Probing()  # no second step function: one after the other
+    assert probe_part(alone, ["iperf3"], ["198.18.0.1"]).piece["link_speeds"] and len(alone.made) == 2
+    failed = probe_part(Probing(fail="x"), ["iperf3"], ["198.18.0.1"], None, Probing())
+    assert failed.failed == ["no iperf3"] and failed.piece["link_speeds"] is None  # a failed probe: nothing kept
