@@ -487,8 +487,9 @@ probe:
   description:
     - What the probe found on the host, to hand to later tasks on that host as O(probe).
     - C(caps) (C(clock), C(nap), C(gnu_timeout), C(esxi), C(bash)) - the shell's clock and sleep tools (C(bash) - the
-      path of a C(bash) whose C($EPOCHREALTIME) works when the login shell has no such clock, else empty; the client
-      runs its script under it, so its barrier and start time read the clock without a fork); C(binaries) - each
+      path of a C(bash) whose C($EPOCHREALTIME) works, else empty; the client runs its script under it, so its
+      barrier and start time read the clock without a fork, and with GNU C(timeout) it is started before the barrier
+      and let go at the start time); C(binaries) - each
       candidate binary as M(esxilab.iperf.iperf_facts) lists it (C(path), C(family), C(version), C(runnable),
       C(error), C(supports)); C(missing) - candidates not found; C(candidates) - what was looked for (O(binary), else
       the default list).

@@ -51,10 +51,9 @@ class HostCaps:
     coreutils), ``date_s`` (whole seconds only: busybox ``date`` prints a literal ``%N``).
     ``nap``: how it sleeps less than a second -- ``fracsleep`` (``sleep 0.25``: GNU, busybox
     with float sleep), ``usleep`` (busybox applet, ESXi), or ``none``.
-    ``bash``: the path of a ``bash`` whose ``$EPOCHREALTIME`` works, when the login shell has no such
-    clock (dash, Debian's ``/bin/sh``), else ``""``; ``shell``: the shell the script runs under when
-    it is not the login shell (:func:`with_bash_clock`: a client script, whose barrier and start time
-    then read the clock without a fork).
+    ``bash``: the path of a ``bash`` whose ``$EPOCHREALTIME`` works, else ``""``; ``shell``: the shell
+    the script runs under when it is not the login shell (:func:`with_bash_clock`: a client script,
+    whose barrier and start time then read the clock without a fork).
     """
 
     clock: Clock = "date_s"
@@ -98,15 +97,16 @@ def parse_caps(text: str) -> HostCaps:
         nap=nap,
         gnu_timeout=values.get("gnu_timeout") == "1",
         esxi=values.get("uname", "") == "VMkernel",
-        bash=bash if fast and clock != "epochrealtime" else "",
+        bash=bash if fast else "",
     )
 
 
 def with_bash_clock(caps: HostCaps) -> HostCaps:
-    """``caps`` for a script run under the host's ``bash`` (:func:`in_shell`) when the login shell forks ``date`` to
-    read the clock and a bash reads it without: a barrier's wake-up and the start time taken after it are then
-    microseconds apart instead of a fork and an exec on a loaded host."""
-    if caps.bash and caps.clock != "epochrealtime":
+    """``caps`` for a script run under the host's ``bash`` (:func:`in_shell`) when it has one whose clock is a variable
+    (``$EPOCHREALTIME``): a barrier's wake-up and the start time taken after it are then microseconds apart instead of
+    a fork and an exec of ``date`` on a loaded host (dash, Debian's ``/bin/sh``), and the client waits with bash's
+    ``read -t`` (``scripts.build_client_script``)."""
+    if caps.bash:
         return replace(caps, clock="epochrealtime", shell=caps.bash)
     return caps
 
@@ -133,7 +133,7 @@ def build_probe_script(
         "if sleep 0.01 >/dev/null 2>&1; then echo fracsleep=1; else echo fracsleep=0; fi",
         "if timeout --version 2>/dev/null | grep -q coreutils; then echo gnu_timeout=1; else echo gnu_timeout=0; fi",
         'echo "uname=$(uname -s 2>/dev/null)"',
-        'if [ -z "${EPOCHREALTIME:-}" ] && _b=$(_which bash); then echo "bash=$_b"; '
+        'if _b=$(_which bash); then echo "bash=$_b"; '
         """echo "bash_epoch=$("$_b" -c 'echo "${EPOCHREALTIME:-}"' </dev/null 2>/dev/null)"; fi""",
     ]
     if candidates:

@@ -48,11 +48,17 @@ def now_us(caps: HostCaps) -> str:
     )
 
 
-def _nap_us(caps: HostCaps, var: str) -> str:
+def _nap_us(caps: HostCaps, var: str, *, quiet_fd: bool = False) -> str:
     """Sleep ``$var`` microseconds (< 10 s) with the best tool the host has (no fork but the sleep's own: the
-    fraction's six digits come from arithmetic, not ``printf``)."""
+    fraction's six digits come from arithmetic, not ``printf``). ``quiet_fd``: under bash, where the script opened
+    fd 9 on a FIFO nobody writes (``$_fast`` is 1), bash's own ``read -t`` waits instead: no sleep process to start
+    and to end."""
     if caps.nap == "fracsleep":
-        return f'_z=$(( {var} % 1000000 + 1000000 )); sleep "$(( {var} / 1000000 )).${{_z#1}}"'
+        fraction = f"$(( {var} / 1000000 )).${{_z#1}}"
+        nap = f'sleep "{fraction}"'
+        if quiet_fd:
+            nap = f'if [ "$_fast" = 1 ]; then read -r -t "{fraction}" -u 9 _y; else {nap}; fi'
+        return f"_z=$(( {var} % 1000000 + 1000000 )); {nap}"
     if caps.nap == "usleep":
         return f'usleep "{var}"'
     raise ValueError("no sub-second sleep on this host")
@@ -119,7 +125,7 @@ def barrier_method(caps: HostCaps) -> str:
     return f"whole-second sleep, then {fine} to the target (clock: {caps.clock_source})"
 
 
-def build_barrier(token: str, caps: HostCaps, start_at: float) -> str:
+def build_barrier(token: str, caps: HostCaps, start_at: float, *, quiet_fd: bool = False) -> str:
     """Shell text that waits until ``start_at`` (epoch seconds, the HOST's clock).
 
     Prints ``barrier now_us=<time on arrival> target_us=<target>`` first, so the controller can
@@ -143,9 +149,9 @@ def build_barrier(token: str, caps: HostCaps, start_at: float) -> str:
             lines.append(f'while [ "$_r" -gt 0 ]; do {now_us(caps)}; _r=$(( _tgt - _nu )); done')
         else:
             lines += [
-                f'if [ "$_r" -gt {2 * FINAL_AIM_US} ]; then _r=$(( _r - {FINAL_AIM_US} )); {_nap_us(caps, "$_r")}; '
-                f"{now_us(caps)}; _r=$(( _tgt - _nu )); fi",
-                f'if [ "$_r" -gt 0 ]; then {_nap_us(caps, "$_r")}; fi',
+                f'if [ "$_r" -gt {2 * FINAL_AIM_US} ]; then _r=$(( _r - {FINAL_AIM_US} )); '
+                f"{_nap_us(caps, '$_r', quiet_fd=quiet_fd)}; {now_us(caps)}; _r=$(( _tgt - _nu )); fi",
+                f'if [ "$_r" -gt 0 ]; then {_nap_us(caps, "$_r", quiet_fd=quiet_fd)}; fi',
             ]
         return "\n".join(lines)
     seconds, fraction = divmod(target_us, 1_000_000)
@@ -412,21 +418,30 @@ def build_client_script(
     when iperf finished first takes effect at once (a trap waits for a foreground command).
     stdout and stderr go to separate files, so iperf3's JSON stays clean even
     when ESXi's iperf3 spams ``getsockopt`` errors on stderr.
+
+    Under bash (``caps.shell``) with GNU ``timeout`` and a barrier, the client is started before the barrier and waits
+    on a FIFO of the private directory (``esxilab-iperf-<pid>.go``, opened read-write by the script, so neither end
+    blocks); at the start time the script reads its start time and writes the FIFO: the fork and the two execs
+    (``timeout``, ``sh``) of every client are no longer made by all the clients of the host at the same moment, only
+    iperf's exec. The barrier's naps are bash's ``read -t`` on a second FIFO nobody writes (no sleep process). Where
+    ``mkfifo`` fails, the script runs as without bash.
     """
     seconds = max(1, math.ceil(timeout))
+    ahead = bool(caps.shell) and caps.gnu_timeout and start_at is not None
     lines = [
         "umask 077",
         state_snippet(token, state_dir, create=True),
         'if [ "$_st" != ok ]; then ' + marker(token, "done") + "; exit 0; fi",
         '_o="$_pd/esxilab-iperf-$$.out"; _e="$_pd/esxilab-iperf-$$.err"',
-        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=; _ip=; _lp=; _irc=; _lrc=',
-        f'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}',
+        '_k="$_pd/esxilab-iperf-$$.timedout"; _p=; _w=; _g=; _ip=; _lp=; _irc=; _lrc=; _fast=0',
+        '_q="$_pd/esxilab-iperf-$$.go"; _h="$_pd/esxilab-iperf-$$.nap"',
+        f'rm -f "$_o" "$_e" "$_k" "$_q" "$_h" {ping.IDLE_FILE} {ping.LOADED_FILE}',
         "set -C",
         # An interrupted run (hang-up, play stopped) leaves no files and no iperf behind. Long
         # waits are `cmd & wait`, so a signal is handled at once (a trap waits for a foreground
         # command to end).
         '_stop() { for _x in $_p $_w $_g $_ip $_lp; do kill "$_x" 2>/dev/null; done; }',
-        f"""trap 'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}' EXIT""",
+        f"""trap 'rm -f "$_o" "$_e" "$_k" "$_q" "$_h" {ping.IDLE_FILE} {ping.LOADED_FILE}' EXIT""",
         "trap '_stop; exit 129' HUP",
         "trap '_stop; exit 143' TERM",
         "trap '_stop; exit 130' INT",
@@ -434,18 +449,35 @@ def build_client_script(
     idle = latency is not None and latency["idle_argv"] is not None
     if latency is not None and latency["idle_argv"] is not None:
         lines.append(ping.idle_start(latency["idle_argv"]))
+    command = shlex.join(argv)
+    if ahead and start_at is not None:
+        # the client started now, waiting for the FIFO; its timeout counts the wait at the barrier too
+        lines += [
+            'if mkfifo -m 600 "$_q" "$_h" 2>/dev/null; then exec 8<>"$_q" 9<>"$_h"; _fast=1; fi',
+            'if [ "$_fast" = 1 ]; then',
+            f"  {now_us(caps)}; _lead=$(( ({round(start_at * 1_000_000)} - _nu) / 1000000 + 1 ))",
+            '  if [ "$_lead" -lt 0 ]; then _lead=0; fi',
+            f"  timeout -k {KILL_GRACE} $(( {seconds} + _lead )) sh -c "
+            """'read -r _x <"$1"; shift; exec "$@" 8>&- 9>&-' sh "$_q" """
+            f'{command} >"$_o" 2>"$_e" </dev/null &',
+            "  _p=$!",
+            "fi",
+        ]
     if start_at is not None:
-        lines.append(build_barrier(token, caps, start_at))
+        lines.append(build_barrier(token, caps, start_at, quiet_fd=ahead))
     if idle:
         lines.append(ping.idle_end(barrier=start_at is not None))
     loaded = [ping.loaded_start(latency["loaded_argv"])] if latency is not None else []
     lines.append(started_at_capture(caps))
+    if ahead:
+        lines.append('if [ "$_fast" = 1 ]; then echo go >&8; fi')  # the client goes (a write to a FIFO held open)
     lines.append(marker(token, "started_at", "$_sa"))
-    command = shlex.join(argv)
     if caps.gnu_timeout:
         lines += [
-            f'timeout -k {KILL_GRACE} {seconds} {command} >"$_o" 2>"$_e" </dev/null &',
-            "_p=$!",
+            'if [ "$_fast" != 1 ]; then',
+            f'  timeout -k {KILL_GRACE} {seconds} {command} >"$_o" 2>"$_e" </dev/null &',
+            "  _p=$!",
+            "fi",
             *loaded,
             'wait "$_p"; _rc=$?',
             'if [ "$_rc" -eq 124 ] || [ "$_rc" -eq 137 ]; then : >"$_k"; fi',
@@ -477,6 +509,6 @@ def build_client_script(
         'if [ -f "$_e" ] && [ ! -L "$_e" ]; then cat "$_e"; fi',
         *(ping.output(lambda name, args: marker(token, name, args)) if latency is not None else []),
         marker(token, "done"),
-        f'rm -f "$_o" "$_e" "$_k" {ping.IDLE_FILE} {ping.LOADED_FILE}',
+        f'rm -f "$_o" "$_e" "$_k" "$_q" "$_h" {ping.IDLE_FILE} {ping.LOADED_FILE}',
     ]
     return "\n".join(lines)

@@ -38,6 +38,9 @@ def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail:
         def value(self, name: str) -> Any:
             return self.variables.get(name)
 
+        def twin(self) -> Any:  # the second session of the host: the same recorded steps
+            return self
+
         def step(self, _action: Any, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
             made.append((self.host, name, dict(args)))
             if fail and args.get("mode") == "server":
@@ -95,6 +98,9 @@ def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch:
 
         def value(self, name: str) -> Any:
             return {"h2": "/opt/iperf3"}.get(self.host) if name == "bin" else None
+
+        def twin(self) -> Any:  # the second session of the host: the same recorded steps
+            return self
 
         def step(self, _action: Any, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
             made.append((self.host, name, dict(args)))

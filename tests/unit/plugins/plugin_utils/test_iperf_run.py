@@ -394,6 +394,8 @@ def test_a_bash_with_epochrealtime_runs_the_client_when_the_login_shell_forks_da
     assert r.parse_caps(GNU_ENV + "bash=bin/bash\nbash_epoch=1796019183.874025\n").bash == ""  # not absolute
     assert r.with_bash_clock(r.HostCaps(clock="date_ns")).shell == ""
     assert r.in_shell(r.HostCaps(), "echo hi") == "echo hi"
+    # a login shell with its own clock (bash, busybox ash 1.3x) - a bash found runs the client all the same
+    assert r.parse_caps("epochrealtime=1796019183,874025\nbash=/bin/bash\nbash_epoch=1796019183.874025\n").bash
     bash = shutil.which("bash")
     assert bash is not None
     caps = r.with_bash_clock(r.HostCaps(clock="date_ns", nap="fracsleep", bash=bash))
@@ -403,6 +405,37 @@ def test_a_bash_with_epochrealtime_runs_the_client_when_the_login_shell_forks_da
     sections = r.parse_sections(_sh(r.in_shell(caps, script)), TOKEN)
     started = float(sections[1].args)
     assert before + 0.29 <= started <= time.time()
+
+
+@pytest.mark.parametrize("fifo", [True, False])
+def test_under_bash_the_client_is_started_before_the_barrier_and_let_go_at_the_start_time(
+    tmp_path: Path, fifo: bool
+) -> None:
+    bash = shutil.which("bash")
+    assert bash is not None
+    caps = r.with_bash_clock(r.HostCaps(clock="date_ns", nap="fracsleep", gnu_timeout=True, bash=bash))
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    start_at = time.time() + 1.2
+    script = r.build_client_script(
+        TOKEN, ["date", "+%s.%N"], caps=caps, timeout=5, start_at=start_at, state_dir=str(base)
+    )
+    assert "mkfifo -m 600" in script and "read -r -t" in script and "echo go >&8" in script
+    env = dict(os.environ)
+    if not fifo:  # no mkfifo on the host: as without bash (the client started after the barrier)
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / "mkfifo").write_text("#!/bin/sh\nexit 1\n")
+        (tmp_path / "bin" / "mkfifo").chmod(0o755)
+        env["PATH"] = f"{tmp_path / 'bin'}:{env['PATH']}"
+    out = subprocess.run(["/bin/sh", "-c", r.in_shell(caps, script)], capture_output=True, text=True, timeout=20,
+                         check=True, env=env)  # fmt: skip
+    sections = {s.name: s for s in r.parse_sections(out.stdout, TOKEN)}
+    started, ran = float(sections["started_at"].args), float(sections["stdout"].text)
+    assert r.parse_kv(sections["exit"].args) == {"rc": "0", "timedout": "0"}, out.stdout + out.stderr
+    assert start_at <= started <= ran < started + 0.5  # the client ran after the start time it reported
+    private = next(base.iterdir())
+    assert list(private.iterdir()) == []  # the FIFOs and files are gone
 
 
 def test_barrier_in_the_past_returns_at_once() -> None:
