@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import Unknown, closest, unknown_names
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.units import finite_float
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import (
     IDENTITY_LABELS,
     MAX_RUNS,
@@ -201,6 +202,13 @@ def preflight(
             outcome.problems.extend(check_latency_gate(report_settings, plan))
         # the line rate a host's links are given (the lab's shaped links): the plan carries it to with_line_rates
         plan["given_link_speeds"] = {host: speed for host, speed in given_speeds.items() if host in plan["hosts"]}
+        # a link speed that would not be used is not read: a host's given speed wins, and so does report_line_rate_bps
+        given_rate = finite_float(report_settings.get("report_line_rate_bps"))
+        plan["addresses_by_host"] = (
+            {}
+            if given_rate is not None and given_rate > 0
+            else {h: a for h, a in plan["addresses_by_host"].items() if h not in plan["given_link_speeds"]}
+        )
         outcome.plan = plan
     if reporting:
         outcome.problems.extend(check_report(report_settings, resolve=resolve, connect=connect))

@@ -57,6 +57,17 @@ def test_good_settings_give_the_plan_and_no_problem() -> None:
     assert outcome.plan is not None and outcome.plan["run_count"] == 1 and outcome.plan["hosts"] == ["h1", "h2"]
 
 
+def test_a_link_speed_that_would_not_be_used_is_not_read() -> None:
+    tests = [{"name": "t", "pairs": [{**PAIRS[0], "client_address": "198.18.0.2"}]}]
+    read = _run(tests, defined=("paired_test_tests",))
+    assert read.plan is not None and read.plan["addresses_by_host"] == {"h1": ["198.18.0.1"], "h2": ["198.18.0.2"]}
+    given = _run(tests, defined=("paired_test_tests",), link_speeds={"h1": 100})  # h1's given speed wins there
+    assert given.plan is not None and given.plan["addresses_by_host"] == {"h2": ["198.18.0.2"]}
+    for rate, hosts in ((1e9, []), ("not a rate", ["h1", "h2"])):  # report_line_rate_bps wins everywhere
+        outcome = _run(tests, defined=("paired_test_tests",), report={"report_line_rate_bps": rate}, reporting=False)
+        assert outcome.plan is not None and sorted(outcome.plan["addresses_by_host"]) == hosts
+
+
 def test_every_problem_is_listed_at_once_with_its_path_and_a_did_you_mean(tmp_path: Path) -> None:
     """Typos in a test, a pair, repeat and a role variable; bad values; the baseline missing - all in one go."""
     tests = [
