@@ -1508,8 +1508,11 @@ def test_paired_test_role_passes_peer_is_esxi() -> None:
     assert facts["__paired_test_esxi_hosts"] == "{{ __paired_test_probe.esxi_hosts }}"  # the probe's caps.esxi
 
 
+@pytest.mark.parametrize("by", ["targets", "port"])
 @pytest.mark.parametrize("shell", RUN_SHELLS)
-def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Path, shell: list[str]) -> None:
+def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Path, shell: list[str], by: str) -> None:
+    """``by``: the pidfile entries a probe read (build_stop_script), or the port, the script reading the pidfile
+    itself (build_stop_port_script; a port without a pidfile stops nothing)."""
     base = tmp_path / "state"
     base.mkdir()
     base.chmod(0o1777)
@@ -1531,10 +1534,16 @@ def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Pat
             entry = r.read_pidfile(f"esxilab-iperf-{port}.pid", content)
             assert entry is not None
             targets.append(entry)
-        script = r.build_stop_script(TOKEN, targets, caps=GNU_CAPS, state_dir=str(base))
-        out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
-        stopped = {r.parse_kv(s.args)["pid"]: (r.parse_kv(s.args)["status"], s.text)
-                   for s in r.parse_sections(out.stdout, TOKEN) if s.name == "stopped"}  # fmt: skip
+        if by == "targets":
+            scripts = [r.build_stop_script(TOKEN, targets, caps=GNU_CAPS, state_dir=str(base))]
+        else:
+            names = [f"esxilab-iperf-{port}.pid" for port in (15997, 15996, 15995)]
+            scripts = [r.build_stop_port_script(TOKEN, name, caps=GNU_CAPS, state_dir=str(base)) for name in names]
+        stopped = {}
+        for script in scripts:
+            out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
+            stopped |= {r.parse_kv(s.args)["pid"]: (r.parse_kv(s.args)["status"], s.text)
+                        for s in r.parse_sections(out.stdout, TOKEN) if s.name == "stopped"}  # fmt: skip
         assert stopped == {
             str(server.pid): ("stopped", "log of 15997\n"),
             str(victim.pid): ("reused", "log of 15996\n"),

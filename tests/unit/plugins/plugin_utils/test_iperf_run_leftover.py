@@ -7,7 +7,6 @@ otherwise. Liveness is checked with real processes of this machine."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
@@ -208,38 +207,3 @@ def test_the_guard_ends_with_its_server_even_a_zombie(tmp_path: Path) -> None:
         assert not pidfile.exists()
     finally:
         zombie.wait(timeout=10)
-
-
-@pytest.mark.parametrize("shell", RUN_SHELLS)
-def test_a_stop_by_port_reads_the_pidfile_itself_and_checks_before_it_kills(tmp_path: Path, shell: list[str]) -> None:
-    base, private = _private(tmp_path)
-    fake = tmp_path / "bin" / "iperf3"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nsleep 30\n")
-    fake.chmod(0o755)
-    server = subprocess.Popen([str(fake), "-s", "-p", "15981"], start_new_session=True)
-    victim = subprocess.Popen(["sleep", "30"])  # a recorded pid that now belongs to someone else
-    try:
-        time.sleep(0.3)
-        for port, pid in ((15981, server.pid), (15982, victim.pid)):
-            (private / f"esxilab-iperf-{port}.pid").write_text(f"pid={pid}\nguard=\ntool=iperf3\nbinary={fake}\n")
-            (private / f"esxilab-iperf-{port}.log").write_text(f"log of {port}\n")
-        outcome = {}
-        for port in (15981, 15982, 15983):  # ours; a reused pid; no pidfile at all
-            name = f"esxilab-iperf-{port}.pid"
-            script = r.build_stop_port_script(TOKEN, name, caps=GNU_CAPS, state_dir=str(base))
-            out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
-            sections = r.parse_sections(out.stdout, TOKEN)
-            done = [r.parse_kv(s.args)["status"] for s in sections if s.name == "stopped"]
-            outcome[port] = (done, [s.text for s in sections if s.name == "pidfile"])
-        assert outcome[15981] == (["stopped"], [f"pid={server.pid}\nguard=\ntool=iperf3\nbinary={fake}\n"])
-        assert outcome[15982][0] == ["reused"] and outcome[15983] == ([], [])
-        assert server.wait(timeout=10) is not None
-        assert victim.poll() is None  # left alone
-        assert list(private.glob("*.pid")) == []
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, 9)
-        for proc in (server, victim):
-            proc.kill()
-            proc.wait(timeout=10)
