@@ -63,7 +63,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "host": ("common", "iperf"),
     # the ping figures of latency under load: parsed like the iperf output, read by the client and the plan
     "latency": ("common", "iperf"),
-    **{name: ("common", "iperf", "host", "latency", *HOST_SIDE) for name in HOST_SIDE},
+    # cpu: the CPU reading a NIC reading carries (nic/facts_script.py)
+    **{name: ("common", "iperf", "host", "latency", "cpu", *HOST_SIDE) for name in HOST_SIDE},
     "report": ("common", "iperf"),
     "paired": ("common", "iperf", "report", "cpu", "latency"),
     "ratesearch": ("common", "iperf", "report"),
