@@ -2,8 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The one plain ``sh`` command of ``iperf_facts`` and the split of its output (see the action's docstring for what
-it reads), and the NIC and CPU readings of it as facts: the action runs it on its own; ``iperf_run``'s client runs
-its reading part before and after its test (option ``readings``), in the same session.
+it reads), and the NIC and CPU readings of it as facts.
 
 Plain data in, plain data out; no Ansible import, no I/O. Private module: not part of the collection's public API.
 """
@@ -31,7 +30,6 @@ __all__ = [
     "has_glob",
     "parse_probe_output",
     "reading_facts",
-    "reading_script",
     "sh_glob_word",
 ]
 
@@ -326,11 +324,6 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
 # --------------------------------------------------------------------------------------
 # The NIC and CPU readings
 # --------------------------------------------------------------------------------------
-
-
-def reading_script(marker: str, nic_counters_of: Sequence[str], cpu_times: bool) -> str:
-    """The command that reads only the NIC counters of ``nic_counters_of`` and, with ``cpu_times``, the CPU."""
-    return build_script(marker, gather_tools=False, nic_counters_of=nic_counters_of, cpu_times=cpu_times)
 
 
 def reading_facts(out: ProbeOutput, nic_counters_of: Sequence[str], cpu_times: bool) -> dict[str, Any]:
