@@ -1539,7 +1539,7 @@ def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Pat
         else:
             names = [f"esxilab-iperf-{port}.pid" for port in (15997, 15996, 15995)]
             scripts = [r.build_stop_port_script(TOKEN, name, caps=GNU_CAPS, state_dir=str(base)) for name in names]
-        stopped = {}
+        stopped: dict[str, tuple[str, str]] = {}
         for script in scripts:
             out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
             stopped |= {r.parse_kv(s.args)["pid"]: (r.parse_kv(s.args)["status"], s.text)
