@@ -109,7 +109,9 @@ def test_postgresql_migration_5_and_the_latency_columns(pg_url: str) -> None:
     assert recorded is True
     assert conn.execute(query)[1] == (0.031, None, None, 0.037, 0.04, None, None, 0.049)
     # a baseline read back from the history carries them (the gate's latency checks, issue 25)
-    (found,) = history.previous(conn, history.entries_of(newer), before=new_id).values()
+    previous = list(history.previous(conn, history.entries_of(newer), before=new_id).values())
+    assert len(previous) == 1
+    found = previous[0]
     assert [found.entry.latency[c] for c in history.LATENCY_COLUMNS] == [
         0.04,
         None,
