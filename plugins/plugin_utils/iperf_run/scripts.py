@@ -471,7 +471,8 @@ def build_client_script(
     lines.append(started_at_capture(caps))
     if ahead:
         lines.append('if [ "$_fast" = 1 ]; then echo go >&8; fi')  # the client goes (a write to a FIFO held open)
-    lines.append(marker(token, "started_at", "$_sa"))
+    # the start time is printed after the test: a line to the session's terminal now wakes the host's sshd (and the
+    # controller's ssh) at the moment every client of the host wakes up
     if caps.gnu_timeout:
         lines += [
             'if [ "$_fast" != 1 ]; then',
@@ -498,6 +499,7 @@ def build_client_script(
             'kill "$_g" 2>/dev/null',
         ]
     lines += [
+        marker(token, "started_at", "$_sa"),
         'if [ -f "$_k" ] && [ ! -L "$_k" ]; then _to=1; else _to=0; fi',
         *([ping.loaded_end()] if latency is not None else []),
         marker(token, "exit", "rc=$_rc timedout=$_to"),
