@@ -35,6 +35,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive, each
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import seen
 
 _NAME = "esxilab.iperf.paired_test_host"
 #: The actions of the steps, imported with this one: the play's process imports this action (its strategy reads the
@@ -214,7 +215,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
         record = outcome.record
         result.update(
-            ansible_facts={"__paired_test_recorded": [*previous, record], "__paired_test_halt": outcome.halt},
+            # what the callbacks read of this run's record (paired.progress.seen), not every record so far: the facts
+            # are every host's and copied again for every later task; the role lists the records from the loop's
+            # results (record)
+            ansible_facts={"__paired_test_recorded": [seen(record)], "__paired_test_halt": outcome.halt},
             record=record,
             ok=record["ok"],
             failed_hosts=outcome.failed_hosts,

@@ -36,9 +36,10 @@ description:
     clients, from the run's start - its time per step times the clients, at least one step's latency). A host's NIC
     counters and CPU are read while its servers start and while they stop, over a second session.
   - O(part=run) then builds the record of the run (P(esxilab.iperf.paired_test_record#filter)), writes it and the state
-    of the series to O(spool), and returns the records so far as facts. It first reads the state of the series - a run
-    the series does not make (it stopped after a failed run, or the run's C(repeat) point is done) does nothing and is
-    skipped. Prints the command of every server outside the inventory a client will connect to.
+    of the series to O(spool), and returns the record (and what the callbacks read of it, as a fact). It first reads
+    the state of the series - a run the series does not make (it stopped after a failed run, or the run's
+    C(repeat) point is done) does nothing and is skipped. Prints the command of every server outside the inventory a
+    client will connect to.
   - A host's connection that is lost, or cannot be set up, fails that host's part of the run and the run (recorded as
     such), not the task; the series goes on or stops as O(continue_on_error) says.
   - O(part=esxi_cpu) - after the runs, the CPU of each host of O(esxi_hosts) over each run of O(records) from the
@@ -96,7 +97,7 @@ options:
         (the role's C(report_line_rate_bps)).
     type: raw
   records:
-    description: O(part=esxi_cpu) - the run records (the records so far of O(part=run)).
+    description: O(part=esxi_cpu) - the run records (RV(record) of each O(part=run)).
     type: list
     elements: dict
     default: []
@@ -229,7 +230,10 @@ ansible_facts:
   type: dict
   contains:
     __paired_test_recorded:
-      description: The run records so far, this run's last (P(esxilab.iperf.paired_test_record#filter)).
+      description: What the progress callbacks read of this run's record (its C(run), C(test), C(streams),
+        C(direction), C(swapped), C(repetition), C(start_delay), C(total_bits_per_second), C(ok), C(errors)), the
+        list's one item. The whole record is RV(record); the records of the runs before it are in their own results
+        (and in O(spool)).
       type: list
       elements: dict
     __paired_test_halt:

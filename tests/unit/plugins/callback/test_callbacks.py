@@ -111,7 +111,7 @@ def _recording_tasks(path: str) -> list[dict[str, Any]]:
 
 def test_the_role_keeps_the_contract_progress_depends_on() -> None:
     """paired_test_plan set in the preflight; paired_test_results set to [] before the runs; after each run the
-    run's task returns the records so far (__paired_test_recorded, tests/unit/plugins/action/)."""
+    run's task returns its record (__paired_test_recorded, tests/unit/plugins/action/)."""
     assert any("paired_test_plan" in facts for facts in _set_facts("preflight.yml"))
     assert any(facts.get("paired_test_results") == [] for facts in _set_facts("preflight.yml"))
     assert len(_recording_tasks("series.yml")) == 1
