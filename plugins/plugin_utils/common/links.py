@@ -65,7 +65,10 @@ class HostLink:
         task's action plugin, whose task and loaders it borrows)."""
         if self.lost:
             return {"unreachable": True, "msg": self.lost}
-        task = action._task.copy()
+        # as TaskExecutor copies a task for each item of a loop: the task alone, on the same parent (a full copy
+        # duplicated every block above it with all their tasks - the role's whole tree - for every step)
+        task = action._task.copy(exclude_parent=True, exclude_tasks=True)
+        task._parent = action._task._parent
         task.args = dict(args)
         task.action = f"esxilab.iperf.{name}"
         with _BUILD:  # the plugin loader imports a plugin's file on first use: not from two threads at once
