@@ -64,37 +64,79 @@ Input is not trusted: an empty ``runs`` is refused (``ReportError``), text from 
 HTML-escaped in ``summary.md`` (``md_text``), and CSV cells go through ``csv_cells.csv_safe``.
 
 The builder's names below are the package's interface, imported from here; ``plots`` and
-``files`` (the effects) are imported as modules.
+``files`` (the effects) are imported as modules. Each name is imported from its module when it is first used
+(PEP 562): a reader of one module - the preflight's ``history``, the progress callbacks' ``base`` - does not import
+the whole builder (about 20 modules compiled from source by Ansible's collection loader on every play).
 
 Private package: not part of the collection's public API.
 """
 
 from __future__ import annotations
 
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
-    FILES,
-    NA,
-    REPORT_FORMAT,
-    REPORT_VERSION,
-    ReportError,
-    Unit,
-    format_rate,
-    pick_unit,
-)
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report, build_report
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.console import table_lines
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables import (
-    RESULT_COLUMNS,
-    SUMMARY_COLUMNS,
-    results_csv,
-    summary_csv,
-)
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec, Series, plot_specs
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import json_text, report_doc, to_json
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, read_runs
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them; at run time, __getattr__ imports each on first use
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import (
+        FILES,
+        NA,
+        REPORT_FORMAT,
+        REPORT_VERSION,
+        ReportError,
+        Unit,
+        format_rate,
+        pick_unit,
+    )
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import Report, build_report
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.comparison import Comparison
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.console import table_lines
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.csv_tables import (
+        RESULT_COLUMNS,
+        SUMMARY_COLUMNS,
+        results_csv,
+        summary_csv,
+    )
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.groups import Group, Sweep
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.markdown import to_markdown
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import PlotSpec, Series, plot_specs
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.results_json import (
+        json_text,
+        report_doc,
+        to_json,
+    )
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.rows import ResultRow, RunRow, read_runs
+
+#: The package's interface: each name and the module of the package that defines it.
+_WHERE = {
+    "FILES": "base",
+    "NA": "base",
+    "REPORT_FORMAT": "base",
+    "REPORT_VERSION": "base",
+    "RESULT_COLUMNS": "csv_tables",
+    "SUMMARY_COLUMNS": "csv_tables",
+    "Comparison": "comparison",
+    "Group": "groups",
+    "PlotSpec": "plot_data",
+    "Report": "build",
+    "ReportError": "base",
+    "ResultRow": "rows",
+    "RunRow": "rows",
+    "Series": "plot_data",
+    "Sweep": "groups",
+    "Unit": "base",
+    "build_report": "build",
+    "format_rate": "base",
+    "json_text": "results_json",
+    "pick_unit": "base",
+    "plot_specs": "plot_data",
+    "read_runs": "rows",
+    "report_doc": "results_json",
+    "results_csv": "csv_tables",
+    "summary_csv": "csv_tables",
+    "table_lines": "console",
+    "to_json": "results_json",
+    "to_markdown": "markdown",
+}
 
 __all__ = [
     "FILES",
@@ -126,3 +168,17 @@ __all__ = [
     "to_json",
     "to_markdown",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the interface, imported from its module on first use (then kept in the package)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
