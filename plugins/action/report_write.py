@@ -24,23 +24,6 @@ from ansible.utils.display import Display
 from ansible_collections.esxilab.iperf.plugins.modules.report_write import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
-    FILES,
-    ReportError,
-    build_report,
-    json_text,
-    plot_specs,
-    report_doc,
-    results_csv,
-    summary_csv,
-    table_lines,
-    to_markdown,
-)
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import check_generated_at, compare_by_warning
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.html import HTML_FILE, html_files, raw_files
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
 
 _NAME = "esxilab.iperf.report_write"
 _display = Display()
@@ -59,6 +42,30 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     TRANSFERS_FILES = False
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        # The builder is imported when the task runs: the play's process loads this class for the task before it
+        # knows the task is skipped (Ansible's linear strategy), and a play that writes no report should not compile
+        # the builder's twenty modules from source (Ansible's collection loader keeps no bytecode).
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
+            FILES,
+            ReportError,
+            build_report,
+            json_text,
+            plot_specs,
+            report_doc,
+            results_csv,
+            summary_csv,
+            table_lines,
+            to_markdown,
+        )
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.build import (
+            check_generated_at,
+            compare_by_warning,
+        )
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.files import ReportDirError, write_report
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.html import HTML_FILE, html_files, raw_files
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plot_data import timeseries_note
+        from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.plots import matplotlib_problem, render_all
+
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
         if args is None:  # wrong or unknown options
             return result
