@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ansible import constants as C
+from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
@@ -26,6 +28,27 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight imp
 
 _NAME = "esxilab.iperf.paired_test_preflight"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
+#: The role's variables this action reads of every host of the play itself (besides the one named by address_var).
+STATE_DIR_VAR = "paired_test_state_dir"
+LINK_SPEED_VAR = "paired_test_link_speed_mbps"
+
+
+def own_values(variables: Mapping[str, Any], name: str, fallback: Any) -> tuple[dict[str, Any], list[str]]:
+    """Each host of the play's own value of the variable ``name`` - from ``hostvars``, templated for the host, as
+    Jinja's ``map('extract', hostvars)`` gives it - else ``fallback``; and the problems (a value that cannot be
+    templated, naming the host and the variable). One read of each host's variables per name: the role's Jinja read
+    them once per host and option."""
+    hostvars = variables.get("hostvars") or {}
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for host in variables.get("ansible_play_hosts_all") or ():
+        try:
+            values[host] = hostvars[host].get(name, fallback)
+        except KeyError:
+            values[host] = fallback
+        except AnsibleError as exc:
+            problems.append(f"{name} of {host} cannot be read: {exc}; fix the host's variable")
+    return values, problems
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -53,6 +76,10 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result.update(failed=True, msg=f"{_NAME}: {exc}; {fix}")
             return result
         forks = variables.get("ansible_forks")
+        address_var = args["address_var"]
+        addresses, address_problems = own_values(variables, address_var, None) if address_var else ({}, [])
+        state_dirs, state_problems = own_values(variables, STATE_DIR_VAR, variables.get(STATE_DIR_VAR))
+        link_speeds, speed_problems = own_values(variables, LINK_SPEED_VAR, "")
         outcome = preflight(
             args["tests"],
             defaults=args["defaults"],
@@ -62,13 +89,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 "max_runs": args["max_runs"],
             },
             report_settings=args["report"],
-            state_dirs=args["state_dirs"],
-            link_speeds=args["link_speeds"],
+            state_dirs=state_dirs,
+            link_speeds=link_speeds,
             defined=list(variables),
             roles=roles,
             unknown_fail=args["unknown_variables"] == "fail",
-            addresses=args["addresses"],
-            address_var=args["address_var"],
+            addresses={host: value or None for host, value in addresses.items()},
+            address_var=address_var,
             inventory_hosts=list(variables.get("groups", {}).get("all", [])),
             play_hosts=list(variables.get("ansible_play_batch", [])),
             forks=int(forks) if isinstance(forks, int) and not isinstance(forks, bool) else None,
@@ -82,11 +109,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if warnings:
             result["warnings"] = warnings
         result.update(changed=False)
-        if outcome.problems:  # in the message only: Ansible prints a failed result's keys once more
-            count = len(outcome.problems)
+        problems = [*address_problems, *state_problems, *speed_problems, *outcome.problems]
+        if problems:  # in the message only: Ansible prints a failed result's keys once more
             result.update(
                 failed=True,
-                msg=f"{count} problem(s) with the settings, nothing was run:\n" + "\n".join(outcome.problems),
+                msg=f"{len(problems)} problem(s) with the settings, nothing was run:\n" + "\n".join(problems),
             )
             return result
         plan = outcome.plan or {}

@@ -23,6 +23,10 @@ description:
   - A variable that starts with C(paired_test_) or C(report_) and is no option of the role is a problem (a typo such as
     C(report_max_drop_percnt) would otherwise switch the gate off silently); with O(unknown_variables=warn) it is a
     warning.
+  - Each host of the play's own C(paired_test_state_dir) (the play's value where the host has none),
+    C(paired_test_link_speed_mbps) (a positive number of Mbit/s, where set; the plan returned carries the given ones in
+    C(given_link_speeds)) and test address (the variable O(address_var)) are read from its variables by the action,
+    once per host.
   - Returns the plan of runs (as the filter P(esxilab.iperf.paired_test_plan#filter) does). Reads files on the
     controller and connects to a PostgreSQL history to read its schema version; writes nothing.
 options:
@@ -34,12 +38,10 @@ options:
     description: The per-test settings of the role (C(paired_test_duration) and so on, without the prefix).
     type: dict
     default: {}
-  addresses:
-    description: The test address of each host of the play (from the host variable O(address_var)).
-    type: dict
-    default: {}
   address_var:
-    description: The host variable that holds a host's test address (C(paired_test_address_var)).
+    description:
+      - The host variable that holds a host's test address (C(paired_test_address_var)); each host of the play's own
+        value is read (none where the host has none).
     type: str
   max_runs:
     description: The most runs the tests may make (C(paired_test_max_runs)).
@@ -52,16 +54,6 @@ options:
   report_name:
     description: C(paired_test_report_name), a plain file name, or null.
     type: raw
-  state_dirs:
-    description: C(paired_test_state_dir) of each host of the play.
-    type: dict
-    default: {}
-  link_speeds:
-    description:
-      - C(paired_test_link_speed_mbps) of each host of the play (null where unset) - a positive number of Mbit/s.
-        The plan returned carries the given ones in C(given_link_speeds).
-    type: dict
-    default: {}
   report:
     description:
       - The report's settings by variable name (C(report_history), C(report_history_password), C(report_baseline),
@@ -125,7 +117,6 @@ EXAMPLES = r"""
 - name: Check the tests, the hosts and the report settings
   esxilab.iperf.paired_test_preflight:
     tests: "{{ paired_test_tests }}"
-    addresses: "{{ dict(hosts | zip(hosts | map('extract', hostvars, 'lab_address'))) }}"
     address_var: lab_address
     role_path: "{{ role_path }}"
     report:
@@ -133,8 +124,6 @@ EXAMPLES = r"""
       report_baseline: previous
   run_once: true
   register: preflight
-  vars:
-    hosts: "{{ ansible_play_hosts_all }}"
 """
 
 RETURN = r"""

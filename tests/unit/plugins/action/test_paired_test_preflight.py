@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
+from ansible.errors import AnsibleError
 
 from ansible_collections.esxilab.iperf.plugins.action import paired_test_preflight as action
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_preflight import ActionModule
@@ -19,9 +21,18 @@ ROLE = str(REPO / "roles" / "paired_test")
 TEST = {"name": "t", "pairs": [{"server": "h1", "address": "198.18.0.1", "client": "h2"}]}
 
 
-def _run(task_vars: dict[str, Any], **args: Any) -> dict[str, Any]:
+def _run(task_vars: dict[str, Any], state_dirs: Mapping[str, str] | None = None, **args: Any) -> dict[str, Any]:
+    """The action on the hosts h1 and h2; ``state_dirs``: the hosts' own paired_test_state_dir (their hostvars)."""
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_preflight", {"role_path": ROLE, **args})
-    base = {"groups": {"all": ["h1", "h2"]}, "ansible_play_batch": ["h1", "h2"], "ansible_forks": 5}
+    hosts = ["h1", "h2"]
+    hostvars = {host: {"paired_test_state_dir": value} for host, value in (state_dirs or {}).items()}
+    base = {
+        "groups": {"all": hosts},
+        "ansible_play_batch": hosts,
+        "ansible_play_hosts_all": hosts,
+        "ansible_forks": 5,
+        "hostvars": hostvars,
+    }
     result: dict[str, Any] = plugin.run(task_vars={**base, **task_vars})
     return result
 
@@ -54,6 +65,43 @@ def test_typos_of_both_roles_fail_with_the_closest_name_known_from_the_roles() -
     dirs = {"h1": "/t", "h2": "/t"}
     warned = _run({"report_max_drop_percnt": 5}, tests=[TEST], unknown_variables="warn", state_dirs=dirs)
     assert not warned.get("failed") and "did you mean report_max_drop_percent?" in warned["warnings"][0]
+
+
+class _Broken(Mapping[str, Any]):
+    """A host's variables whose address cannot be templated (an undefined variable in it)."""
+
+    def __getitem__(self, name: str) -> Any:
+        raise AnsibleError("'lab_net' is undefined")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["lab_address"])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_each_hosts_own_variables_are_read_once_by_the_action() -> None:
+    """The address, state directory and link speed of each host of the play: its own value (its hostvars), the play's
+    state directory where it has none, none for the others; a value that cannot be templated names host and variable."""
+    hostvars: dict[str, Any] = {
+        "h1": {"lab_address": "198.18.0.1", "paired_test_link_speed_mbps": 1000},
+        "h2": {"lab_address": "198.18.0.2", "paired_test_state_dir": "/var/tmp"},
+    }
+    pair = {"server": "h1", "client": "h2"}
+    tests = [{"name": "t", "pairs": [pair]}]
+    result = _run({"hostvars": hostvars, "paired_test_state_dir": "/tmp"}, tests=tests, address_var="lab_address")
+    assert not result.get("failed"), result
+    assert result["plan"]["runs"][0]["pairs"][0]["address"] == "198.18.0.1"
+    assert result["plan"]["given_link_speeds"] == {"h1": 1000.0}
+    # h1 takes the play's state directory; h2's own is checked
+    relative = {**hostvars, "h2": {**hostvars["h2"], "paired_test_state_dir": "var/tmp"}}
+    checked = _run({"hostvars": relative, "paired_test_state_dir": "/tmp"}, tests=tests, address_var="lab_address")
+    assert [line.split(" is ")[0] for line in checked["msg"].splitlines()[1:]] == [
+        'paired_test_state_dir="var/tmp" on h2'
+    ]
+    broken = _run({"hostvars": {**hostvars, "h2": _Broken()}}, tests=tests, address_var="lab_address")
+    assert broken["failed"] is True
+    assert "lab_address of h2 cannot be read: 'lab_net' is undefined; fix the host's variable" in broken["msg"]
 
 
 def test_the_host_part_documentation_matches_its_argument_spec() -> None:
