@@ -163,7 +163,7 @@ def drive(
     starting = sorted(set(run.get("server_hosts") or ()) | set(run.get("client_hosts") or ()))
     began = clock()
     note("start", each(starting, start))
-    ready = [p["ready_at"] for p in pieces["start"].values() if isinstance(p.get("ready_at"), int | float)]
+    ready = recorder.ready_times(pieces["start"])
     client_hosts = set(run.get("client_hosts") or ())
     handed = sum(1 for p in run.get("pairs") or () if isinstance(p, Mapping) and p.get("client") in client_hosts)
     dispatch = first_dispatch(began, answered.values(), ready, len(made), handed)
@@ -171,7 +171,7 @@ def drive(
     start_at: float | None = None
     if run.get("barrier"):
         delay = auto_start_delay(run, state.get("dispatch") or (), dispatch)
-        start_at = recorder.start_at(pieces["start"], delay, clock())
+        start_at = recorder.start_at(ready, delay, clock())
         barrier = {"run": number, "start_at": start_at, "start_delay": delay}
 
     going_on()

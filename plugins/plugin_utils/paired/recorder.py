@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # The parts of a run, each giving a piece per host; and which keys of a host's report come from which piece.
@@ -230,8 +230,12 @@ def skip_reason(state: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
     return None
 
 
-def start_at(pieces: Mapping[str, Mapping[str, Any]], delay: float, now: float) -> float:
-    """The clients' common start time: when the last host of the run was ready (its start piece's ``ready_at``;
-    now when none is known), plus ``delay``."""
-    ready = [p["ready_at"] for p in pieces.values() if isinstance(p.get("ready_at"), int | float)]
+def ready_times(pieces: Mapping[str, Mapping[str, Any]]) -> list[float]:
+    """When each host of the run was ready: the ``ready_at`` of its start piece (a host without one is left out)."""
+    return [float(p["ready_at"]) for p in pieces.values() if isinstance(p.get("ready_at"), int | float)]
+
+
+def start_at(ready: Sequence[float], delay: float, now: float) -> float:
+    """The clients' common start time: when the last host of the run was ready (``ready_times``; now when none is
+    known), plus ``delay``."""
     return round((max(ready) if ready else now) + delay, 3)

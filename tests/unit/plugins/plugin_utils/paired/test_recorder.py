@@ -106,8 +106,9 @@ def test_the_state_of_the_series_skips_runs_and_keeps_what_the_start_delay_learn
 
 
 def test_the_clients_start_when_the_last_host_was_ready_plus_the_delay() -> None:
-    assert recorder.start_at({"h1": {"ready_at": 100.25}, "h2": {"ready_at": 101.5}, "h3": {}}, 1.25, 0.0) == 102.75
-    assert recorder.start_at({}, 1.0, 50.0) == 51.0  # no start piece: from now
+    ready = recorder.ready_times({"h1": {"ready_at": 100.25}, "h2": {"ready_at": 101.5}, "h3": {}})
+    assert ready == [100.25, 101.5] and recorder.start_at(ready, 1.25, 0.0) == 102.75
+    assert recorder.start_at([], 1.0, 50.0) == 51.0  # no start piece: from now
 
 
 @pytest.mark.parametrize(
