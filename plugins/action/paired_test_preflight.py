@@ -33,21 +33,24 @@ STATE_DIR_VAR = "paired_test_state_dir"
 LINK_SPEED_VAR = "paired_test_link_speed_mbps"
 
 
-def own_values(variables: Mapping[str, Any], name: str, fallback: Any) -> tuple[dict[str, Any], list[str]]:
-    """Each host of the play's own value of the variable ``name`` - from ``hostvars``, templated for the host, as
-    Jinja's ``map('extract', hostvars)`` gives it - else ``fallback``; and the problems (a value that cannot be
-    templated, naming the host and the variable). One read of each host's variables per name: the role's Jinja read
-    them once per host and option."""
+def own_values(
+    variables: Mapping[str, Any], fallbacks: Mapping[str, Any]
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """For each variable name of ``fallbacks``: each host of the play's own value - from ``hostvars``, templated for
+    the host, as Jinja's ``map('extract', hostvars)`` gives it - else the name's fallback; and the problems (a value
+    that cannot be templated, naming the host and the variable; the host is then left out of that name's values).
+    Each host's variables are gathered once (``hostvars[host]``: Ansible gathers them, and copies the host's facts,
+    on each such read; the role's Jinja read them once per host and option)."""
     hostvars = variables.get("hostvars") or {}
-    values: dict[str, Any] = {}
+    values: dict[str, dict[str, Any]] = {name: {} for name in fallbacks}
     problems: list[str] = []
     for host in variables.get("ansible_play_hosts_all") or ():
-        try:
-            values[host] = hostvars[host].get(name, fallback)
-        except KeyError:
-            values[host] = fallback
-        except AnsibleError as exc:
-            problems.append(f"{name} of {host} cannot be read: {exc}; fix the host's variable")
+        own = hostvars[host]
+        for name, fallback in fallbacks.items():
+            try:
+                values[name][host] = own.get(name, fallback)
+            except AnsibleError as exc:
+                problems.append(f"{name} of {host} cannot be read: {exc}; fix the host's variable")
     return values, problems
 
 
@@ -77,9 +80,17 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return result
         forks = variables.get("ansible_forks")
         address_var = args["address_var"]
-        addresses, address_problems = own_values(variables, address_var, None) if address_var else ({}, [])
-        state_dirs, state_problems = own_values(variables, STATE_DIR_VAR, variables.get(STATE_DIR_VAR))
-        link_speeds, speed_problems = own_values(variables, LINK_SPEED_VAR, "")
+        read_problems: list[str] = []
+        try:  # the play's value, for a host without its own: templated as the role's Jinja default did
+            play_state_dir = self._templar.template(variables.get(STATE_DIR_VAR))
+        except AnsibleError as exc:
+            play_state_dir = None
+            read_problems.append(f"{STATE_DIR_VAR} cannot be read: {exc}; fix the variable")
+        fallbacks = {STATE_DIR_VAR: play_state_dir, LINK_SPEED_VAR: "", **({address_var: None} if address_var else {})}
+        own, host_problems = own_values(variables, fallbacks)
+        read_problems += host_problems
+        state_dirs, link_speeds = own[STATE_DIR_VAR], own[LINK_SPEED_VAR]
+        addresses = own[address_var] if address_var else {}
         outcome = preflight(
             args["tests"],
             defaults=args["defaults"],
@@ -109,7 +120,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if warnings:
             result["warnings"] = warnings
         result.update(changed=False)
-        problems = [*address_problems, *state_problems, *speed_problems, *outcome.problems]
+        problems = [*read_problems, *outcome.problems]
         if problems:  # in the message only: Ansible prints a failed result's keys once more
             result.update(
                 failed=True,

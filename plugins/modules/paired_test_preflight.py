@@ -138,12 +138,13 @@ spool:
   returned: success
   type: str
 ansible_facts:
-  description: The records of the series start empty on every host of the play.
+  description: The series starts with no run on every host of the play (the facts the progress callbacks read).
   returned: success
   type: dict
   contains:
     __paired_test_recorded:
-      description: The run records so far (empty); the keeper's stop adds one per run.
+      description: Empty; each run's task (M(esxilab.iperf.paired_test_host)) sets it to what the callbacks read of its
+        record.
       type: list
       elements: dict
     __paired_test_halt:

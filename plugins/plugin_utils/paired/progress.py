@@ -10,8 +10,8 @@ The callback plugins ``esxilab.iperf.progress`` and ``esxilab.iperf.concise`` fe
   number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
   ``paired.plan.run_seconds``);
 * ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
-* after each run, its record (``__paired_test_recorded``, the facts of the run's task: a list, the
-  new ``RunRecord`` last): ``run``, ``test``,
+* after each run, what it reads of the run's record (``__paired_test_recorded``, a fact of the run's task:
+  a list, the new record last, with the keys ``RECORD_KEYS``): ``run``, ``test``,
   ``streams``, ``direction``, ``swapped``, ``repetition``, ``start_delay`` (the one used, None
   without a barrier), ``total_bits_per_second``, ``ok``, ``errors``.
 

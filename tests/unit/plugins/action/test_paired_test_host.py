@@ -20,7 +20,7 @@ import pytest
 from ansible_collections.esxilab.iperf.plugins.action import paired_test_host
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import ActionModule
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import RECORD_KEYS, seen
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import RECORD_KEYS, Progress, seen
 from tests.unit.plugins.action_harness import make_action
 from tests.unit.plugins.plugin_utils.paired.test_engine import RUN  # the run of the engine's tests
 
@@ -78,6 +78,14 @@ def test_a_run_is_one_task_that_records_it_and_the_next_run_after_a_failure_is_s
     assert result["ansible_facts"]["__paired_test_recorded"] == [seen(result["record"])]
     assert result["record"]["run"] == 3
     assert set(seen(result["record"])) == set(RECORD_KEYS) and "pairs" in result["record"]
+    # the callbacks print the same from what the fact holds as from the whole record
+    lines = []
+    for facts in (result["ansible_facts"], {"__paired_test_recorded": [result["record"]]}):
+        progress = Progress()
+        progress.plan({"runs": [RUN]})
+        progress.observe({"paired_test_results": []}, 100.0)
+        lines.append(progress.observe(facts, 112.5))
+    assert lines[0] is not None and lines[0] == lines[1]
     assert result["ok"] is False and result["ansible_facts"]["__paired_test_halt"] is True
     assert [r["run"] for r in recorder.read_records(spool)] == [2, 3]
     following = _run(spool, monkeypatch, {**RUN, "run": 4})

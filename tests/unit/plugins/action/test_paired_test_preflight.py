@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from ansible.errors import AnsibleError
+from ansible.template import Templar, trust_as_template
 
 from ansible_collections.esxilab.iperf.plugins.action import paired_test_preflight as action
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_preflight import ActionModule
@@ -25,7 +26,8 @@ def _run(task_vars: dict[str, Any], state_dirs: Mapping[str, str] | None = None,
     """The action on the hosts h1 and h2; ``state_dirs``: the hosts' own paired_test_state_dir (their hostvars)."""
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_preflight", {"role_path": ROLE, **args})
     hosts = ["h1", "h2"]
-    hostvars = {host: {"paired_test_state_dir": value} for host, value in (state_dirs or {}).items()}
+    hostvars: dict[str, Any] = {host: {} for host in hosts}
+    hostvars.update({host: {"paired_test_state_dir": value} for host, value in (state_dirs or {}).items()})
     base = {
         "groups": {"all": hosts},
         "ansible_play_batch": hosts,
@@ -33,7 +35,9 @@ def _run(task_vars: dict[str, Any], state_dirs: Mapping[str, str] | None = None,
         "ansible_forks": 5,
         "hostvars": hostvars,
     }
-    result: dict[str, Any] = plugin.run(task_vars={**base, **task_vars})
+    variables = {**base, **task_vars}
+    plugin._templar = Templar(loader=None, variables=variables)  # the play's values are templated (a Jinja default)
+    result: dict[str, Any] = plugin.run(task_vars=variables)
     return result
 
 
@@ -68,16 +72,31 @@ def test_typos_of_both_roles_fail_with_the_closest_name_known_from_the_roles() -
 
 
 class _Broken(Mapping[str, Any]):
-    """A host's variables whose address cannot be templated (an undefined variable in it)."""
+    """A host's variables whose address cannot be templated (an undefined variable in it); the others can."""
 
     def __getitem__(self, name: str) -> Any:
-        raise AnsibleError("'lab_net' is undefined")
+        if name == "lab_address":
+            raise AnsibleError("'lab_net' is undefined")
+        raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(["lab_address"])
 
     def __len__(self) -> int:
         return 1
+
+
+class _Counted(dict[str, Any]):
+    """hostvars that count the reads of each host's variables (Ansible gathers them, with a copy of the facts,
+    on each read)."""
+
+    def __init__(self, hosts: Mapping[str, Any]) -> None:
+        super().__init__(hosts)
+        self.reads: dict[str, int] = {}
+
+    def __getitem__(self, host: str) -> Any:
+        self.reads[host] = self.reads.get(host, 0) + 1
+        return super().__getitem__(host)
 
 
 def test_each_hosts_own_variables_are_read_once_by_the_action() -> None:
@@ -89,19 +108,24 @@ def test_each_hosts_own_variables_are_read_once_by_the_action() -> None:
     }
     pair = {"server": "h1", "client": "h2"}
     tests = [{"name": "t", "pairs": [pair]}]
-    result = _run({"hostvars": hostvars, "paired_test_state_dir": "/tmp"}, tests=tests, address_var="lab_address")
+    counted = _Counted(hostvars)
+    # the play's state directory is templated for a host without its own (the role's Jinja default did it)
+    play = {"paired_test_state_dir": trust_as_template("{{ lab_dir }}/state"), "lab_dir": "/tmp"}
+    result = _run({"hostvars": counted, **play}, tests=tests, address_var="lab_address")
     assert not result.get("failed"), result
+    assert counted.reads == {"h1": 1, "h2": 1}  # each host's variables gathered once, for the three names
     assert result["plan"]["runs"][0]["pairs"][0]["address"] == "198.18.0.1"
     assert result["plan"]["given_link_speeds"] == {"h1": 1000.0}
     # h1 takes the play's state directory; h2's own is checked
     relative = {**hostvars, "h2": {**hostvars["h2"], "paired_test_state_dir": "var/tmp"}}
-    checked = _run({"hostvars": relative, "paired_test_state_dir": "/tmp"}, tests=tests, address_var="lab_address")
+    checked = _run({"hostvars": relative, **play}, tests=tests, address_var="lab_address")
     assert [line.split(" is ")[0] for line in checked["msg"].splitlines()[1:]] == [
         'paired_test_state_dir="var/tmp" on h2'
     ]
-    broken = _run({"hostvars": {**hostvars, "h2": _Broken()}}, tests=tests, address_var="lab_address")
+    broken = _run({"hostvars": {**hostvars, "h2": _Broken()}, **play}, tests=tests, address_var="lab_address")
     assert broken["failed"] is True
     assert "lab_address of h2 cannot be read: 'lab_net' is undefined; fix the host's variable" in broken["msg"]
+    assert "on h2" not in broken["msg"]  # said once: not again as a missing address or state directory
 
 
 def test_the_host_part_documentation_matches_its_argument_spec() -> None:
