@@ -32,9 +32,9 @@ description:
     C([defaults]) section of C(ansible.cfg) (or C(ANSIBLE_CALLBACKS_ENABLED)).
   - 'It depends on these facts of the role, and on nothing else (task names may change): C(paired_test_plan) with its
     C(runs) (each with C(run), C(duration), C(omit), C(start_delay), C(barrier), C(start_delay_auto));
-    C(paired_test_results) set to an empty list right before the first run; after each run, what it reads of the record
-    of the run (a list, the new one last) in the fact C(__paired_test_recorded) the recording task returns (C(run), C(test),
-    C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
+    C(paired_test_results) set to an empty list right before the first run; after each run, what it reads of the
+    record of the run (a list, the new one last) in the fact C(__paired_test_recorded) the recording task returns
+    (C(run), C(test), C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
     C(total_bits_per_second), C(ok), C(errors)).'
 requirements:
   - enabled in callbacks_enabled
