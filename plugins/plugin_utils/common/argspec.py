@@ -27,14 +27,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DocSpecError", "argument_spec"]
+__all__ = ["SAFE_LOADER", "DocSpecError", "argument_spec"]
 
 _OWN_FRAGMENT = "esxilab.iperf."
 _FRAGMENTS = "ansible_collections.esxilab.iperf.plugins.doc_fragments."
 
 # libyaml's loader where PyYAML has it (the documentation of every action is read when it is imported, in the
-# play's process: about ten times faster than the pure-Python one), else the pure-Python one; both safe.
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# play's process: about ten times faster than the pure-Python one), else the pure-Python one; both safe. The role files
+# the preflight reads use it too (common.role_vars).
+SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # The option keys that carry over to the argument spec unchanged.
 _COPIED = ("elements", "default", "required", "aliases", "no_log")
@@ -71,7 +72,7 @@ def argument_spec(documentation: str, *, validate_as: Mapping[str, str] | None =
     message); the option's ``elements`` are dropped with it. Naming an undocumented option is
     an error, so an override cannot outlive its option.
     """
-    doc = yaml.load(documentation, Loader=_LOADER)  # a safe loader
+    doc = yaml.load(documentation, Loader=SAFE_LOADER)  # a safe loader
     if not isinstance(doc, Mapping) or not isinstance(doc.get("options") or {}, Mapping):
         raise DocSpecError("the DOCUMENTATION is not a YAML mapping with an options mapping")
     spec: dict[str, dict[str, Any]] = {}
@@ -98,7 +99,7 @@ def _fragment_options(fragment: str) -> Mapping[str, Any]:
     text = getattr(holder, variable.upper() or "DOCUMENTATION", None)
     if not isinstance(text, str):
         raise DocSpecError(f"documentation fragment {fragment} has no {variable.upper() or 'DOCUMENTATION'}")
-    loaded = yaml.load(text, Loader=_LOADER)  # a safe loader
+    loaded = yaml.load(text, Loader=SAFE_LOADER)  # a safe loader
     options = loaded.get("options") if isinstance(loaded, Mapping) else None
     if not isinstance(options, Mapping):
         return {}

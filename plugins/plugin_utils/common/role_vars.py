@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import SAFE_LOADER
+
 __all__ = ["RoleVarsError", "Unknown", "closest", "known_names", "unknown_keys_text", "unknown_names", "warning"]
 
 _SET_FACT = ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact")
@@ -36,9 +38,6 @@ _BLOCK_KEYS = ("block", "rescue", "always")
 # difflib's ratio above which a valid name counts as "close": paired_test_stream -> paired_test_streams
 # is 0.97, report_titel -> report_title 0.83, paired_test_dration -> paired_test_duration 0.97.
 _CUTOFF = 0.75
-# libyaml's safe loader where PyYAML has it: the preflight of every play reads the role files (13 files of the two
-# roles: 0.1 s with the pure-Python loader, on the play's path before anything runs).
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RoleVarsError(ValueError):
@@ -56,7 +55,9 @@ class Unknown:
 def _load(path: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_LOADER)  # a safe loader
+            # libyaml's safe loader where PyYAML has it: the preflight of every play reads 13 role files (0.1 s with
+            # the pure-Python loader, on the play's path before anything runs)
+            return yaml.load(handle, Loader=SAFE_LOADER)
     except FileNotFoundError:
         return None
     except (OSError, yaml.YAMLError) as exc:
