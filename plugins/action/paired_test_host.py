@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Action plugin ``esxilab.iperf.paired_test_host``: a host's probe, or a whole run from the controller.
+"""Action plugin ``esxilab.iperf.paired_test_host``: a whole run from the controller; the probe of the hosts.
 
 Documentation: the module file of the same name. Each server start, client, collect, stop and NIC
 read is the collection's own action (``iperf_run``, ``iperf_facts``) run over the host's own
@@ -47,84 +47,16 @@ _display = Display()
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
-    """A host's probe, or a whole run on the hosts of the run."""
+    """A whole run on the hosts of the run, or the ESXi hosts' CPU over the runs."""
 
     TRANSFERS_FILES = False
-
-    def _links(
-        self, hosts: list[str], names: Mapping[str, Any], task_vars: dict[str, Any]
-    ) -> tuple[dict[str, Step], dict[str, dict[str, Any]], dict[str, str]]:
-        """Each host's steps and the options of its steps from its own variables (``host_options``); a host whose
-        connection cannot be set up gets steps that say why (its part fails), and the reason."""
-        steps: dict[str, Step] = {}
-        options: dict[str, dict[str, Any]] = {}
-        unlinked: dict[str, str] = {}
-        for host in hosts:
-            try:
-                own = link(self, task_vars, host)
-            except LinkError as exc:
-                unlinked[host] = f"{exc}"
-                steps[host], options[host] = _unreachable(unlinked[host]), {}
-                continue
-            steps[host] = _steps(self, own)
-            options[host] = _host_options(own, names)
-        return steps, options, unlinked
-
-    def _probe(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        """The one probe of every host of the tests at once (``paired.parts.probe_part``: ``iperf_run mode=probe``,
-        and at the same time the link speed of the host's test addresses) - one task; every host's problem at once.
-        With ``plan``: the plan with the line rate of every run (``paired.line_rate.with_line_rates``; what
-        ``esxi_network`` published on a host - its variable named ``published`` in ``host_options`` - wins)."""
-        hosts = [str(h) for h in args["hosts"]]
-        steps, options, unlinked = self._links(hosts, args["host_options"], task_vars)
-        readers = {host: _read_steps(self, link(self, task_vars, host)) for host in hosts if host not in unlinked}
-        require: Mapping[str, Any] = args["require"]
-        speed_of: Mapping[str, Any] = args["link_speed_of"]
-        parts = each(
-            hosts,
-            lambda h: probe_part(
-                steps[h],
-                list(require.get(h) or ()),
-                list(speed_of.get(h) or ()),
-                options[h].get("binary"),
-                readers.get(h),
-            ),
-        )
-        probes = {h: part.piece.get("probe") for h, part in parts.items()}
-        esxi = []
-        for host in hosts:
-            found = probes[host]
-            caps = found.get("caps") if isinstance(found, Mapping) else None
-            if isinstance(caps, Mapping) and caps.get("esxi"):
-                esxi.append(host)
-        speeds = {h: part.piece.get("link_speeds") or {} for h, part in parts.items()}
-        result.update(changed=False, probes=probes, link_speeds=speeds, esxi_hosts=esxi)
-        warnings = [f"{h}: {w}" for h, part in parts.items() for w in part.warnings]
-        if warnings:
-            result["warnings"] = warnings
-        failed = [f"{h}: {'; '.join(part.failed)}" for h, part in parts.items() if part.failed]
-        if failed:
-            result.update(
-                failed=True, msg=f"{_NAME}: the probe failed on {len(failed)} host(s) - " + " | ".join(failed)
-            )
-            return result
-        result["msg"] = f"probed {len(hosts)} host(s)"
-        if args["plan"] is not None:
-            published = {h: options[h].get("published") or {} for h in hosts}
-            try:
-                result["plan"] = with_line_rates(
-                    args["plan"], speeds, published=published, report_line_rate_bps=args["report_line_rate_bps"]
-                )
-            except (KeyError, TypeError, ValueError) as exc:
-                result.update(failed=True, msg=f"{_NAME}: the line rates of the plan cannot be set: {exc}")
-        return result
 
     def _esxi_cpu(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """The ESXi hosts' CPU over every run from the vSphere API (``cpu.esxi_runs``), into the records: each host's
         endpoint and credentials from its own variables (``host_options``: ``hostname``, ``port``, ``username``,
         ``password``, ``validate_certs``, ``esxi_hostname``)."""
         hosts = [str(h) for h in args["esxi_hosts"]]
-        _steps_of, endpoints, unlinked = self._links(hosts, args["host_options"], task_vars)
+        _steps_of, endpoints, unlinked = links(self, hosts, args["host_options"], task_vars)
         sessions: dict[str, Any] = {}
         reasons: dict[str, str] = dict(unlinked)
         with ExitStack() as stack:
@@ -181,7 +113,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
             return result
         controller = os.getppid()  # ansible-playbook: a Ctrl-C ends it, and this task's process is left alone
-        steps, options, unlinked = self._links(recorder.run_hosts(run), args["host_options"], task_vars)
+        steps, options, unlinked = links(self, recorder.run_hosts(run), args["host_options"], task_vars)
         for host in options:
             options[host] = given(**options[host], probe=(args["probes"] or {}).get(host))
         # the links are made: link() gives each host's again (one per task and host)
@@ -233,8 +165,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         if args is None:  # wrong or unknown options
             return result
         variables = task_vars or {}
-        if args["part"] == "probe":  # read-only: also in check mode
-            return self._probe(result, args, variables)
         if args["part"] == "esxi_cpu":  # read-only
             return self._esxi_cpu(result, args, variables)
         if self._play_context.check_mode:
@@ -246,12 +176,84 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         return self._run(result, args, variables)
 
 
-def _steps(action: ActionModule, own: HostLink) -> Step:
+def links(
+    action: ActionBase, hosts: list[str], names: Mapping[str, Any], task_vars: dict[str, Any]
+) -> tuple[dict[str, Step], dict[str, dict[str, Any]], dict[str, str]]:
+    """Each host's steps and the options of its steps from its own variables (``names``: option -> variable name); a
+    host whose connection cannot be set up gets steps that say why (its part fails), and the reason."""
+    steps: dict[str, Step] = {}
+    options: dict[str, dict[str, Any]] = {}
+    unlinked: dict[str, str] = {}
+    for host in hosts:
+        try:
+            own = link(action, task_vars, host)
+        except LinkError as exc:
+            unlinked[host] = f"{exc}"
+            steps[host], options[host] = _unreachable(unlinked[host]), {}
+            continue
+        steps[host] = _steps(action, own)
+        options[host] = _host_options(own, names)
+    return steps, options, unlinked
+
+
+def probe(
+    action: ActionBase,
+    task_vars: dict[str, Any],
+    plan: Mapping[str, Any],
+    host_options: Mapping[str, Any],
+    report_line_rate_bps: Any = None,
+) -> dict[str, Any]:
+    """The one probe of every host of the plan at once (``paired.parts.probe_part``: ``iperf_run mode=probe`` with the
+    iperf families the host's runs use - ``plan.tools_by_host`` - and at the same time, over a second session, the
+    link speed of the host's test addresses - ``plan.addresses_by_host``); every host's problem at once. Returns
+    ``probes``, ``link_speeds``, ``esxi_hosts`` and the plan with the line rate of every run
+    (``paired.line_rate.with_line_rates``; what ``esxi_network`` published on a host - its variable named
+    ``published`` in ``host_options`` - wins), or ``failed`` and ``msg``."""
+    hosts = [str(h) for h in plan.get("hosts") or ()]
+    steps, options, unlinked = links(action, hosts, host_options, task_vars)
+    readers = {host: _read_steps(action, link(action, task_vars, host)) for host in hosts if host not in unlinked}
+    require: Mapping[str, Any] = plan.get("tools_by_host") or {}
+    speed_of: Mapping[str, Any] = plan.get("addresses_by_host") or {}
+    parts = each(
+        hosts,
+        lambda h: probe_part(
+            steps[h],
+            list(require.get(h) or ()),
+            list(speed_of.get(h) or ()),
+            options[h].get("binary"),
+            readers.get(h),
+        ),
+    )
+    probes = {h: part.piece.get("probe") for h, part in parts.items()}
+    esxi = []
+    for host in hosts:
+        found = probes[host]
+        caps = found.get("caps") if isinstance(found, Mapping) else None
+        if isinstance(caps, Mapping) and caps.get("esxi"):
+            esxi.append(host)
+    speeds = {h: part.piece.get("link_speeds") or {} for h, part in parts.items()}
+    result: dict[str, Any] = {"probes": probes, "link_speeds": speeds, "esxi_hosts": esxi}
+    warnings = [f"{h}: {w}" for h, part in parts.items() for w in part.warnings]
+    if warnings:
+        result["warnings"] = warnings
+    failed = [f"{h}: {'; '.join(part.failed)}" for h, part in parts.items() if part.failed]
+    if failed:
+        result.update(failed=True, msg=f"the probe failed on {len(failed)} host(s) - " + " | ".join(failed))
+        return result
+    published = {h: options[h].get("published") or {} for h in hosts}
+    try:
+        result["plan"] = with_line_rates(plan, speeds, published=published, report_line_rate_bps=report_line_rate_bps)
+    except (KeyError, TypeError, ValueError) as exc:
+        result.update(failed=True, msg=f"the line rates of the plan cannot be set: {exc}")
+    return result
+
+
+def _steps(action: ActionBase, own: HostLink) -> Step:
     """The steps of a host: the collection's actions over its own connection."""
     return lambda name, args: own.step(action, name, args)
 
 
-def _read_steps(action: ActionModule, own: HostLink) -> Step:
+def _read_steps(action: ActionBase, own: HostLink) -> Step:
     """The host's steps over a second connection plugin (``HostLink.twin``): its readings, made while its servers
     start and stop."""
     return lambda name, args: own.twin().step(action, name, args)

@@ -5,13 +5,13 @@
 
 Documentation: the module file of the same name. The checks are ``plugin_utils/paired/preflight.py``;
 this plugin hands them the task's options, the names of the variables defined, Ansible's host lists
-and ``forks``, and resolves relative paths as Ansible does (against the playbook directory).
+and ``forks``, and resolves relative paths as Ansible does (against the playbook directory). With ``probe``,
+once every check passed, the probe of the hosts of the tests (``paired_test_host.probe``).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,18 +19,23 @@ from ansible import constants as C
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import probe
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path, shadowing
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import RoleVarsError, known_names
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import RoleNames, preflight
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import planned
 
 _NAME = "esxilab.iperf.paired_test_preflight"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 #: The role's variables this action reads of every host of the play itself (besides the one named by address_var).
 STATE_DIR_VAR = "paired_test_state_dir"
 LINK_SPEED_VAR = "paired_test_link_speed_mbps"
+#: The probe's options from each host of the tests' own variables: its iperf binary, and the link speeds esxi_network
+#: published on it.
+PROBE_HOST_OPTIONS = {"binary": "paired_test_binary", "published": "esxi_network_link_speeds"}
 
 
 def own_values(
@@ -128,12 +133,28 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             )
             return result
         plan = outcome.plan or {}
+        summary = f"{plan.get('run_count', 0)} run(s) on {len(plan.get('hosts', []))} host(s), every setting usable"
+        if args["probe"]:  # every check passed: now, and only now, the hosts of the tests
+            found = probe(self, variables, plan, PROBE_HOST_OPTIONS, (args["report"] or {}).get("report_line_rate_bps"))
+            probe_warnings = found.pop("warnings", None)
+            if probe_warnings:
+                result["warnings"] = [*result.get("warnings", ()), *probe_warnings]
+            if found.get("failed"):
+                result.update(found, msg=f"{_NAME}: {found['msg']}")
+                return result
+            plan = found.pop("plan")
+            result.update(found)
+            summary += f"; probed {len(plan.get('hosts', []))} host(s)"
         result.update(
             plan=plan,
             spool=recorder.make_spool(C.DEFAULT_LOCAL_TMP),  # removed with Ansible's own directory at the end
-            # the records of this play's series start empty on every host (facts of an earlier play are cleared)
-            ansible_facts={"__paired_test_recorded": [], "__paired_test_halt": False},
-            finished_at=round(time.time(), 3),
-            msg=f"{plan.get('run_count', 0)} run(s) on {len(plan.get('hosts', []))} host(s), every setting usable",
+            # the series starts with no record on every host (facts of an earlier play are cleared), and what the
+            # progress callbacks read of the plan: the clock starts (paired.progress)
+            ansible_facts={
+                "__paired_test_recorded": [],
+                "__paired_test_halt": False,
+                "__paired_test_planned": planned(plan),
+            },
+            msg=summary,
         )
         return result

@@ -95,9 +95,6 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
         """A task of a run, shown as the run's line."""
         if not self._lines or task is None:
             return False
-        args = getattr(task, "args", None)
-        if isinstance(args, dict) and args.get("part") == "probe":  # the probe before the runs: shown
-            return False
         return bool({getattr(task, "action", None), getattr(task, "resolved_action", None)} & _RUN_ACTIONS)
 
     def v2_playbook_on_task_start(self, task: Any, is_conditional: Any) -> None:

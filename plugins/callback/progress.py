@@ -4,7 +4,7 @@
 """Callback ``esxilab.iperf.progress``: one line per finished paired_test run with the time left.
 
 The lines and the time left come from ``plugin_utils/paired/progress.py``; this file hands it the
-facts the role sets (``paired_test_plan``, ``paired_test_results``) and prints what it returns.
+facts the role sets (``__paired_test_planned``, ``__paired_test_recorded``) and prints what it returns.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ description:
   - An aggregate callback - it prints beside the stdout callback (C(ansible.builtin.default), AWX's own), so it works
     in a terminal and in AWX job output alike. Enable it with C(callbacks_enabled = esxilab.iperf.progress) in the
     C([defaults]) section of C(ansible.cfg) (or C(ANSIBLE_CALLBACKS_ENABLED)).
-  - 'It depends on these facts of the role, and on nothing else (task names may change): C(paired_test_plan) with its
-    C(runs) (each with C(run), C(duration), C(omit), C(start_delay), C(barrier), C(start_delay_auto));
-    C(paired_test_results) set to an empty list right before the first run; after each run, what it reads of the
+  - 'It depends on these facts of the role, and on nothing else (task names may change): C(__paired_test_planned),
+    what it reads of the plan, with its C(runs) (each with C(run), C(duration), C(omit), C(start_delay), C(barrier),
+    C(start_delay_auto), C(client_hosts), C(external_wait), C(latency_idle)), and C(__paired_test_recorded) set to an
+    empty list, both by the preflight right before the first run; after each run, what it reads of the
     record of the run (a list, the new one last) in the fact C(__paired_test_recorded) the recording task returns
     (C(run), C(test), C(streams), C(direction), C(swapped), C(repetition), C(start_delay),
     C(total_bits_per_second), C(ok), C(errors)).'

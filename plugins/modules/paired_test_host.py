@@ -12,19 +12,12 @@ version_added: "1.0.0"
 author:
   - esxilab.iperf contributors (@esxilab)
 description:
-  - Used by the role C(esxilab.iperf.paired_test) - once for the probe of the hosts of the tests, then once per run
-    (an item of a loop), each time on the controller (C(run_once)), so that the probe is one task and a run is one
-    task however many hosts they have. Each host's part is done by the same actions a hand-written play would use -
-    M(esxilab.iperf.iperf_run) and M(esxilab.iperf.iperf_facts) - over that host's own connection, as a task
-    delegated to the host would run there (the host''s variables, connection and become settings); the hosts of a
-    step work at the same time.
-  - O(part=probe) - the one probe of every host of O(hosts) (M(esxilab.iperf.iperf_run)
-    O(esxilab.iperf.iperf_run#module:mode=probe) with the host's O(require)) and, at the same time over a second
-    session, the link speed of the host's test addresses (O(link_speed_of); M(esxilab.iperf.iperf_facts)
-    O(esxilab.iperf.iperf_facts#module:link_speed_of)). Every host's problem is reported at once. With O(plan), the
-    plan with the line rate of every run (RV(plan); P(esxilab.iperf.paired_test_line_rates#filter) with the link
-    speeds read, and what C(esxi_network) published on each host - its variable named C(published) in
-    O(host_options)).
+  - Used by the role C(esxilab.iperf.paired_test) - once per run (an item of a loop), then once after the runs, each
+    time on the controller (C(run_once)), so that a run is one task however many hosts it has (the probe of the
+    hosts before the runs is done by M(esxilab.iperf.paired_test_preflight)). Each host's part is done by the same
+    actions a hand-written play would use - M(esxilab.iperf.iperf_run) and M(esxilab.iperf.iperf_facts) - over that
+    host's own connection, as a task delegated to the host would run there (the host''s variables, connection and
+    become settings); the hosts of a step work at the same time.
   - O(part=run) - the whole run O(run) on every host of it - first every host's start, the NIC counters and the host
     CPU before the run (when the run reads them), then the servers of its pairs (a server that fails to start fails
     the host's part, and its clients are not run); then every host's clients, at the run's common start time when
@@ -52,50 +45,22 @@ description:
 options:
   part:
     description:
-      - Which part (V(probe) - the probe of the hosts of the tests, before the runs; V(run) - a whole run;
-        V(esxi_cpu) - the ESXi hosts' CPU over the runs, after them).
+      - Which part (V(run) - a whole run; V(esxi_cpu) - the ESXi hosts' CPU over the runs, after them).
     type: str
     required: true
-    choices: [probe, run, esxi_cpu]
+    choices: [run, esxi_cpu]
   run:
     description:
       - O(part=run) - the run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs).
     type: dict
-  hosts:
-    description: O(part=probe) - the hosts to probe (the hosts of the tests).
-    type: list
-    elements: str
-    default: []
   host_options:
     description:
       - The options of each host's steps that come from the host's own variables - C(state_dir)
         (O(esxilab.iperf.iperf_run#module:state_dir)) and C(binary) (O(esxilab.iperf.iperf_run#module:binary); unset
-        or empty - the probe's choice); for O(part=probe) also C(published) (the link speeds C(esxi_network)
-        published on the host); for O(part=esxi_cpu) the vSphere endpoint (see above) - each the name of the
+        or empty - the probe's choice); for O(part=esxi_cpu) the vSphere endpoint (see above) - each the name of the
         variable, templated for each host as a task on that host would template it.
     type: dict
     default: {}
-  require:
-    description:
-      - O(part=probe) - per host, the iperf families its runs use (O(esxilab.iperf.iperf_run#module:require)).
-    type: dict
-    default: {}
-  link_speed_of:
-    description:
-      - O(part=probe) - per host, its test addresses whose link speed is read after the probe; a host without any -
-        none is read.
-    type: dict
-    default: {}
-  plan:
-    description:
-      - O(part=probe) - the plan of the tests (what M(esxilab.iperf.paired_test_preflight) returned as C(plan)); the
-        probe then returns it with the line rate of every run as RV(plan).
-    type: dict
-  report_line_rate_bps:
-    description:
-      - O(part=probe) with O(plan) - the line rate every run is measured against, in bit/s, instead of the link speeds
-        (the role's C(report_line_rate_bps)).
-    type: raw
   records:
     description: O(part=esxi_cpu) - the run records (RV(record) of each O(part=run)).
     type: list
@@ -103,14 +68,15 @@ options:
     default: []
   probes:
     description:
-      - O(part=run) - what the probe found on each host (RV(probes) of O(part=probe)), handed to every start and
-        client so that each needs one session.
+      - O(part=run) - what the probe found on each host (C(probes) of M(esxilab.iperf.paired_test_preflight)),
+        handed to every start and client so that each needs one session.
     type: dict
     default: {}
   link_speeds:
     description:
-      - O(part=run) - the link speeds the probe read on each host (RV(link_speeds) of O(part=probe)); an ESXi client
-        pings out of the VMkernel adapter of its test address (latency under load).
+      - O(part=run) - the link speeds the probe read on each host (C(link_speeds) of
+        M(esxilab.iperf.paired_test_preflight)); an ESXi client pings out of the VMkernel adapter of its test address
+        (latency under load).
     type: dict
     default: {}
   spool:
@@ -137,8 +103,8 @@ attributes:
   check_mode:
     support: partial
     details:
-      - O(part=probe) reads only and runs in check mode. O(part=run) starts and stops processes - in check mode it
-        does nothing and is skipped (the role does not run its series in check mode).
+      - O(part=esxi_cpu) reads only. O(part=run) starts and stops processes - in check mode it does nothing and is
+        skipped (the role does not run its series in check mode).
   diff_mode:
     support: none
     details:
@@ -155,20 +121,12 @@ seealso:
 
 EXAMPLES = r"""
 ---
-- name: Probe the hosts of the tests for iperf3
-  esxilab.iperf.paired_test_host:
-    part: probe
-    hosts: [h1, h2]
-    require: {h1: [iperf3], h2: [iperf3]}
-  run_once: true
-  register: probed
-
 - name: Make each run of a plan, one after the other (the role esxilab.iperf.paired_test does this)
   esxilab.iperf.paired_test_host:
     part: run
     run: "{{ item }}"
     host_options: {state_dir: iperf_state_dir}  # each host's own variable of this name
-    probes: "{{ probed.probes }}"
+    probes: "{{ preflight.probes }}"  # the preflight's probe (esxilab.iperf.paired_test_preflight probe=true)
     spool: "{{ preflight.spool }}"
   loop: "{{ preflight.plan.runs }}"
   run_once: true
@@ -181,26 +139,6 @@ run:
   description: O(part=run) - the run's number.
   returned: part is run
   type: int
-probes:
-  description: O(part=probe) - per host, what M(esxilab.iperf.iperf_run) O(esxilab.iperf.iperf_run#module:mode=probe)
-    found (C(null) where it failed).
-  returned: part is probe
-  type: dict
-link_speeds:
-  description: O(part=probe) - per host, the link speeds of its test addresses (the fact C(iperf_link_speeds) of
-    M(esxilab.iperf.iperf_facts)); C({}) where none was read.
-  returned: part is probe
-  type: dict
-esxi_hosts:
-  description: O(part=probe) - the hosts the probe found to be ESXi.
-  returned: part is probe
-  type: list
-  elements: str
-plan:
-  description: O(part=probe) with O(plan) - the plan with C(line_rate_bps) and C(line_rate_source) in the labels of
-    every run and pair (RV(esxilab.iperf.paired_test_line_rates#filter:_value)).
-  returned: part is probe, O(plan) was given and every host was probed
-  type: dict
 skip_reason:
   description: O(part=run) - why the run was not made - the series stopped after a failed run, or the run's point is
     done.

@@ -29,6 +29,16 @@ description:
     once per host.
   - Returns the plan of runs (as the filter P(esxilab.iperf.paired_test_plan#filter) does). Reads files on the
     controller and connects to a PostgreSQL history to read its schema version; writes nothing.
+  - With O(probe=true), once every check passed - and only then - the one probe of the hosts of the tests, all at once
+    from the controller (whatever their number, one task) - each host's M(esxilab.iperf.iperf_run)
+    O(esxilab.iperf.iperf_run#module:mode=probe) with the iperf families its runs use (it fails on a host that cannot
+    run them, every host's problem at once) and, at the same time over a second session, the link speed of its test
+    addresses (M(esxilab.iperf.iperf_facts) O(esxilab.iperf.iperf_facts#module:link_speed_of), for the runs'
+    "% of line rate"; not read where the line rate is given). Each host's own C(paired_test_binary) and
+    C(esxi_network_link_speeds) (what C(esxi_network) published; it wins over the speed read) are read from its
+    variables. The plan returned then carries the line rate of every run
+    (RV(esxilab.iperf.paired_test_line_rates#filter:_value)), and RV(probes), RV(link_speeds) and RV(esxi_hosts) are
+    what each run's task (M(esxilab.iperf.paired_test_host)) reads instead of probing again.
 options:
   tests:
     description: The tests, C(paired_test_tests).
@@ -87,6 +97,11 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
+  probe:
+    description:
+      - Probe the hosts of the tests once every check passed (see above); V(false) - no host is contacted.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - esxilab.iperf.attributes
   - esxilab.iperf.attributes.action
@@ -103,7 +118,8 @@ attributes:
     support: full
     platforms: posix
     details:
-      - Runs on the controller only; the host is not contacted.
+      - Runs on the controller; no host is contacted unless O(probe=true) and every check passed. Linux and ESXi hosts
+        over the plain shell, as M(esxilab.iperf.iperf_run).
 seealso:
   - plugin: esxilab.iperf.paired_test_plan
     plugin_type: filter
@@ -119,6 +135,7 @@ EXAMPLES = r"""
     tests: "{{ paired_test_tests }}"
     address_var: lab_address
     role_path: "{{ role_path }}"
+    probe: true  # then each host of the tests for iperf3 and its link speed
     report:
       report_history: sqlite:///reports/history.sqlite
       report_baseline: previous
@@ -128,9 +145,27 @@ EXAMPLES = r"""
 
 RETURN = r"""
 plan:
-  description: The plan of runs - what the filter P(esxilab.iperf.paired_test_plan#filter) returns.
+  description:
+    - The plan of runs - what the filter P(esxilab.iperf.paired_test_plan#filter) returns; with O(probe=true), with
+      C(line_rate_bps) and C(line_rate_source) in the labels of every run and pair
+      (RV(esxilab.iperf.paired_test_line_rates#filter:_value)).
   returned: success
   type: dict
+probes:
+  description: O(probe=true) - per host of the tests, what M(esxilab.iperf.iperf_run)
+    O(esxilab.iperf.iperf_run#module:mode=probe) found (C(null) where it failed).
+  returned: O(probe=true) and every check passed
+  type: dict
+link_speeds:
+  description: O(probe=true) - per host of the tests, the link speeds of its test addresses (the fact
+    C(iperf_link_speeds) of M(esxilab.iperf.iperf_facts)); C({}) where none was read.
+  returned: O(probe=true) and every check passed
+  type: dict
+esxi_hosts:
+  description: O(probe=true) - the hosts of the tests the probe found to be ESXi.
+  returned: O(probe=true) and every check passed
+  type: list
+  elements: str
 spool:
   description:
     - A new private directory on the controller, inside Ansible's own temporary directory (removed by Ansible when the
@@ -150,11 +185,11 @@ ansible_facts:
     __paired_test_halt:
       description: Whether the series stops (a run failed); false.
       type: bool
-finished_at:
-  description: When the check ended (epoch seconds on the controller); the role measures from it how long Ansible takes
-    to hand the next task to the hosts.
-  returned: success
-  type: float
+    __paired_test_planned:
+      description: What the progress callbacks read of the plan's runs (C(paired.progress.PLAN_KEYS) - C(run),
+        C(duration), C(omit), C(start_delay), C(barrier), C(start_delay_auto), C(client_hosts), C(external_wait),
+        C(latency_idle)); the whole plan is RV(plan).
+      type: dict
 msg:
   description: Every problem found, one line each after the first (the play fails when there is one), or what was
     checked.

@@ -240,8 +240,12 @@ class Bench:
             script.chmod(0o755)
         control = self.work / "cp"
         control.mkdir()
-        self.env = dict(
-            os.environ,
+        self.env = dict(os.environ)
+        # Python's bytecode cache as on a user's machine: the untimed warm-up play writes the collection's (its
+        # plugin_utils package is imported through it, see plugins/plugin_utils/__init__.py), as a first play does;
+        # ansible-core's own was written when it was installed
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env.update(
             ANSIBLE_COLLECTIONS_PATH=str(ensure_collection_path()),
             ANSIBLE_NOCOLOR="1",
             ANSIBLE_RETRY_FILES_ENABLED="0",

@@ -607,8 +607,8 @@ def test_a_run_is_one_task_and_one_line_and_idle_hosts_are_not_contacted(lab: La
         items = re.findall(r"^ok: \[\w+\] => \(item=run \d", proc.stdout, flags=re.MULTILINE)
         assert len(items) == repeat, proc.stdout[-3000:]
         counts.append(len(_banners(proc.stdout)) - 1 + len(items))  # the loop's banner is its first item
-        probe = proc.stdout.index("TASK [esxilab.iperf.paired_test : Probe the hosts of the tests")
-        after = proc.stdout[proc.stdout.index("TASK [", probe + 10) :]  # after the probe
+        probe = proc.stdout.index("TASK [esxilab.iperf.paired_test : Check every setting of the tests")
+        after = proc.stdout[proc.stdout.index("TASK [", probe + 10) :]  # after the preflight and its probe
         for host in ("h1", "h2"):
             assert f"<{ADDRESS[host]}>" not in after, after[:3000]
         assert f"<{ADDRESS['h3']}> SSH: EXEC" in after  # the control: the run's hosts are reached

@@ -24,6 +24,8 @@ from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, run_playbook
 pytestmark = pytest.mark.slow
 
 PLAYBOOK = PAIRED_TEST_PLAYBOOK
+# the banner of the preflight task (its name ends with the count of tests and whether a report is written)
+PREFLIGHT = "TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report:"
 INVENTORY = """[lab]
 h1 ansible_connection=local lab_address=198.19.236.11
 h2 ansible_connection=local lab_address=198.19.236.12
@@ -88,7 +90,7 @@ def test_every_problem_is_reported_at_once_before_anything_runs(tmp_path: Path) 
     for needle in lines:
         assert needle in message, (needle, message)
     assert message.count("is not an option") == 1  # the message once, not once per host
-    assert "Probe the hosts of the tests for iperf" not in output  # stopped before any host is contacted
+    assert "nothing was run" in message  # stopped at the checks: the probe comes only once every check passed
     assert not (tmp_path / "reports").exists()
     baseline = _no_test_play(tmp_path)
     print(f"preflight failure {seconds:.1f} s, a play with no task {baseline:.1f} s ({seconds / baseline:.2f}x)")
@@ -99,8 +101,7 @@ def test_good_settings_pass_and_a_host_no_test_uses_does_nothing_after_the_prefl
     settings = {"paired_test_knee_tolerance": "0.1", "paired_test_max_runs": 2, "paired_test_bandwidth": "1.5G/10"}
     rc, output, _seconds = _play(tmp_path, [{**TEST, "repeat": 2}], "--check", **settings)
     assert rc == 0, output[-3000:]
-    assert "Probe the hosts of the tests for iperf" in output
-    probe = output[output.index("Probe the hosts of the tests for iperf") :]
+    probe = output[output.index(PREFLIGHT) :]  # the checks, then the probe of the hosts of the tests
     probe = probe[: probe.index("TASK [", 10)]
     # one task on the controller for the hosts of the tests (h1, h2); h3 (no test uses it) has no line of its own
     assert re.search(r"^ok: \[h1\]", probe, flags=re.MULTILINE) and "[h3]" not in probe, probe
@@ -111,4 +112,4 @@ def test_an_external_pair_passes_the_preflight_in_check_mode(tmp_path: Path) -> 
     test = {**TEST, "pairs": [{"server": "h1", "external": {"count": 2, "deadline": 30, "from": "198.19.236.50"}}]}
     rc, output, _seconds = _play(tmp_path, [test], "--check")
     assert rc == 0, output[-3000:]
-    assert "Probe the hosts of the tests for iperf" in output
+    assert PREFLIGHT in output

@@ -23,7 +23,6 @@ Private module: not part of the collection's public API.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -156,6 +155,8 @@ def query(si: Any, host_name: str | None, start: float, end: float) -> dict[str,
 @contextmanager
 def session(hostname: str, port: int, username: str, password: str, validate_certs: bool) -> Iterator[Any]:
     """A pyVmomi service instance of the vSphere endpoint (an ESXi host's own API or a vCenter), logged out after."""
+    import ssl  # imported here with pyVmomi: a play without an ESXi host never needs it
+
     from pyVim import connect  # pyVmomi: a controller requirement of the vSphere parts only
 
     context = ssl.create_default_context()

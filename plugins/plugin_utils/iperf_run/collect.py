@@ -29,7 +29,6 @@ from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import Execute
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import first, parse_kv
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import detect, parse_result, split_tests
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import IperfParseError, Result, plain
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common import (
@@ -134,7 +133,12 @@ def _by_peer(piece: str) -> list[str]:
         tool, _kind = detect(piece)
     except IperfParseError:
         return [piece]
-    return split_iperf2_by_peer(piece) if tool == "iperf2" else [piece]
+    if tool != "iperf2":
+        return [piece]
+    # imported with the iperf2 parser, when an iperf2 log needs it (iperf.parse)
+    from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf2_text import split_iperf2_by_peer
+
+    return split_iperf2_by_peer(piece)
 
 
 def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None, offset: int = 0) -> str:

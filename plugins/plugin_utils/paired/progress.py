@@ -6,10 +6,10 @@
 The callback plugins ``esxilab.iperf.progress`` and ``esxilab.iperf.concise`` feed this from the facts the role
 ``esxilab.iperf.paired_test`` sets - the contract it depends on, and nothing else:
 
-* ``paired_test_plan`` (set once per call of the role): ``runs``, each with ``run`` (its
-  number), ``duration``, ``omit``, ``start_delay``, ``barrier``, ``start_delay_auto`` (see
-  ``paired.plan.run_seconds``);
-* ``paired_test_results`` set to ``[]`` right before the first run: the clock starts;
+* ``__paired_test_planned`` and ``__paired_test_recorded`` set to ``[]`` (facts of the preflight, once per call of the
+  role, right before the first run: the clock starts): what it reads of the plan (``planned``), ``runs``, each with
+  the keys ``PLAN_KEYS`` - ``run`` (its number), ``duration``, ``omit``, ``start_delay``, ``barrier``,
+  ``start_delay_auto``, ``client_hosts``, ``external_wait``, ``latency_idle`` (see ``paired.plan.run_seconds``);
 * after each run, what it reads of the run's record (``__paired_test_recorded``, a fact of the run's task:
   a list, the new record last, with the keys ``RECORD_KEYS``): ``run``, ``test``,
   ``streams``, ``direction``, ``swapped``, ``repetition``, ``start_delay`` (the one used, None
@@ -40,7 +40,17 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.stats import s
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import run_seconds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.base import rate_with_unit
 
-__all__ = ["RECORD_KEYS", "Progress", "duration_text", "playbook_name", "result_data", "seen", "stdout_prints_runs"]
+__all__ = [
+    "PLAN_KEYS",
+    "RECORD_KEYS",
+    "Progress",
+    "duration_text",
+    "planned",
+    "playbook_name",
+    "result_data",
+    "seen",
+    "stdout_prints_runs",
+]
 
 #: What the progress reads of a run record - all the run's task hands the callbacks (``seen``), as a fact.
 RECORD_KEYS = (
@@ -73,6 +83,30 @@ def playbook_name(playbook: Any) -> str | None:
     """The file name of a callback's playbook object (``v2_playbook_on_start``), without its directory."""
     name = getattr(playbook, "_file_name", None)
     return os.path.basename(name) if isinstance(name, str) and name else None
+
+
+#: What the progress reads of each run of the plan - all the preflight hands the callbacks of it (``planned``), as a
+#: fact.
+PLAN_KEYS = (
+    "run",
+    "duration",
+    "omit",
+    "start_delay",
+    "barrier",
+    "start_delay_auto",
+    "client_hosts",
+    "external_wait",
+    "latency_idle",
+)
+
+
+def planned(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of the plan the progress reads (``runs`` with ``PLAN_KEYS``): the fact the preflight returns - not the
+    whole plan, for the reason ``seen`` gives."""
+    runs = plan.get("runs") or ()
+    return {
+        "runs": [{key: run.get(key) for key in PLAN_KEYS if key in run} for run in runs if isinstance(run, Mapping)]
+    }
 
 
 def seen(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,7 +175,7 @@ class Progress:
         return lines
 
     def plan(self, plan: Any) -> None:
-        """A new plan (``paired_test_plan``): its runs are the ones counted from now on."""
+        """A new plan (``__paired_test_planned``): its runs are the ones counted from now on."""
         runs = plan.get("runs") if isinstance(plan, Mapping) else None
         if not isinstance(runs, Sequence):
             return
@@ -169,13 +203,13 @@ class Progress:
         """The facts of a task result: a new plan, the start of the runs, or a run's records (the line to print)."""
         if not isinstance(facts, Mapping):
             return None
-        if "paired_test_plan" in facts:
-            self.plan(facts["paired_test_plan"])
-        records = facts.get("__paired_test_recorded", facts.get("paired_test_results"))
+        if "__paired_test_planned" in facts:
+            self.plan(facts["__paired_test_planned"])
+        records = facts.get("__paired_test_recorded")
         return self.record(records, now) if isinstance(records, list) else None
 
     def start(self, now: float) -> None:
-        """The runs begin (``paired_test_results`` set to ``[]``)."""
+        """The runs begin (``__paired_test_recorded`` set to ``[]``)."""
         self.started = now
         self.done = set()
         self.spent = 0.0
@@ -232,7 +266,7 @@ class Progress:
             self.learned[_clients(run)] = delay
 
     def record(self, records: Any, now: float) -> str | None:
-        """``paired_test_results`` was set: the line of its newest run, or None (nothing new)."""
+        """``__paired_test_recorded`` was set: the line of its newest run, or None (nothing new)."""
         if not isinstance(records, Sequence) or isinstance(records, str):
             return None
         if not records:

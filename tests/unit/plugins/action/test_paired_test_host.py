@@ -1,7 +1,7 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""paired_test_host: a host's probe in one task, and a whole run in one task - its record kept in the spool, a run
+"""paired_test_host: the probe of every host at once, and a whole run in one task - its record kept in the spool, a run
 the series does not make skipped.
 
 What each host's part does is proven in tests/unit/plugins/plugin_utils/paired/test_engine.py; the connections to
@@ -101,7 +101,8 @@ def test_a_run_needs_its_spool_and_is_skipped_in_check_mode(tmp_path: Path) -> N
     assert plugin.run(task_vars={"inventory_hostname": "h1"})["skipped"] is True
 
 
-def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_probe_of_every_host_is_one_call_and_says_every_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    """paired_test_host.probe - what the preflight (probe=true) runs once every check passed."""
     made: list[tuple[str, str, dict[str, Any]]] = []
 
     class Link:
@@ -123,15 +124,15 @@ def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch:
             return {"changed": False, "ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
 
     monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
-    args = {
-        "part": "probe",
+    plan = {
         "hosts": ["h1", "h2"],
-        "require": {"h1": ["iperf3"], "h2": ["iperf3"]},
-        "link_speed_of": {"h1": ["198.18.0.1"]},
-        "host_options": {"binary": "bin"},
+        "tools_by_host": {"h1": ["iperf3"], "h2": ["iperf3"]},
+        "addresses_by_host": {"h1": ["198.18.0.1"]},
+        "runs": [],
     }
-    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
-    result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "h1"})
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {"part": "run"})
+    task_vars = {"inventory_hostname": "h1"}
+    result = paired_test_host.probe(plugin, task_vars, plan, {"binary": "bin"})
     assert not result.get("failed"), result.get("msg")
     assert sorted(made, key=lambda m: (m[0], m[1])) == [
         ("h1", "iperf_facts", {"gather_tools": False, "link_speed_of": ["198.18.0.1"]}),
@@ -141,11 +142,11 @@ def test_the_probe_of_every_host_is_one_task_and_says_every_problem(monkeypatch:
     assert result["probes"] == {"h1": {"caps": {"esxi": False}}, "h2": {"caps": {"esxi": True}}}
     assert result["link_speeds"] == {"h1": {"198.18.0.1": {"speed_mbps": 1000}}, "h2": {}}
     assert result["esxi_hosts"] == ["h2"]
-    # a host that cannot run iperf3: the task fails naming it, every other host probed
-    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {**args, "hosts": ["h1", "h3"]})
-    result = plugin.run(task_vars={"inventory_hostname": "h1"})
+    assert result["plan"]["hosts"] == ["h1", "h2"]  # the plan with the line rates (none here: no run)
+    # a host that cannot run iperf3: the probe fails naming it, every other host probed
+    result = paired_test_host.probe(plugin, task_vars, {**plan, "hosts": ["h1", "h3"]}, {"binary": "bin"})
     assert result["failed"] is True and "h3: no iperf3 on the PATH" in result["msg"], result["msg"]
-    assert result["probes"]["h1"] == {"caps": {"esxi": False}}
+    assert result["probes"]["h1"] == {"caps": {"esxi": False}} and "plan" not in result
 
 
 def test_the_esxi_hosts_cpu_comes_from_their_vsphere_api_after_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pytest
 import yaml
 from ansible.errors import AnsibleError
 from ansible.template import Templar, trust_as_template
@@ -15,6 +16,7 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.esxilab.iperf.plugins.action import paired_test_preflight as action
 from ansible_collections.esxilab.iperf.plugins.action.paired_test_preflight import ActionModule
 from ansible_collections.esxilab.iperf.plugins.modules import paired_test_preflight as module_doc
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import planned
 from tests.collection_path import REPO
 from tests.unit.plugins.action_harness import assert_docs_only, assert_options_documented, make_action
 
@@ -51,6 +53,45 @@ def test_the_plan_comes_back_when_every_setting_is_usable() -> None:
     result = _run({"paired_test_streams": 2, "report_history": "none"}, tests=[TEST], state_dirs=dirs)
     assert not result.get("failed"), result
     assert result["plan"]["run_count"] == 1 and result["msg"].startswith("1 run(s) on 2 host(s)")
+
+
+def test_the_series_starts_with_the_planned_runs_and_no_record() -> None:
+    """The facts the progress callbacks read (paired.progress): what they read of the plan, no record yet."""
+    result = _run({"report_history": "none"}, tests=[TEST], state_dirs={"h1": "/tmp", "h2": "/tmp"})
+    facts = result["ansible_facts"]
+    assert facts["__paired_test_recorded"] == [] and facts["__paired_test_halt"] is False
+    assert facts["__paired_test_planned"] == planned(result["plan"])
+    assert facts["__paired_test_planned"]["runs"][0]["duration"] == result["plan"]["runs"][0]["duration"]
+
+
+def test_the_probe_comes_after_every_check_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    probed: list[dict[str, Any]] = []
+    broken: list[str] = []  # the hosts the stand-in probe finds without iperf3
+
+    def probe(_action: Any, _task_vars: Any, plan: Mapping[str, Any], options: Any, rate: Any) -> dict[str, Any]:
+        probed.append({"hosts": plan["hosts"], "options": options, "rate": rate})
+        if broken:
+            return {"probes": {}, "failed": True, "msg": f"the probe failed on 1 host(s) - {broken[0]}: no iperf3"}
+        return {"probes": {"h1": {}, "h2": {}}, "link_speeds": {}, "esxi_hosts": [], "plan": {**plan, "rated": True}}
+
+    monkeypatch.setattr(action, "probe", probe)
+    dirs = {"h1": "/tmp", "h2": "/tmp"}
+    # a bad setting: nothing is probed
+    assert _run({"paired_test_strams": 2}, tests=[TEST], state_dirs=dirs, probe=True)["failed"] is True
+    assert not probed
+    result = _run({"report_history": "none"}, tests=[TEST], state_dirs=dirs, probe=True)
+    assert not result.get("failed"), result
+    assert probed == [{"hosts": ["h1", "h2"], "options": action.PROBE_HOST_OPTIONS, "rate": None}]
+    assert result["plan"]["rated"] is True and result["probes"] == {"h1": {}, "h2": {}}
+    assert result["msg"].endswith("; probed 2 host(s)")
+    assert result["ansible_facts"]["__paired_test_planned"] == planned(result["plan"])
+    # without probe: no host is contacted
+    assert "probes" not in _run({"report_history": "none"}, tests=[TEST], state_dirs=dirs) and len(probed) == 1
+    # a host that cannot run the tests: the task fails naming it, with no plan to run
+    broken.append("h2")
+    failed = _run({"report_history": "none"}, tests=[TEST], state_dirs=dirs, probe=True)
+    assert failed["failed"] is True and "plan" not in failed and "ansible_facts" not in failed
+    assert failed["msg"] == "esxilab.iperf.paired_test_preflight: the probe failed on 1 host(s) - h2: no iperf3"
 
 
 def test_typos_of_both_roles_fail_with_the_closest_name_known_from_the_roles() -> None:

@@ -16,6 +16,7 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
 from ansible_collections.esxilab.iperf.plugins.callback import concise, progress
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import planned
 from tests.collection_path import REPO
 
 TASKS = REPO / "roles" / "paired_test" / "tasks"
@@ -60,13 +61,15 @@ def test_progress_reads_the_plan_and_the_records_from_the_facts() -> None:
     record = {k: plan["runs"][0][k] for k in ("run", "test", "streams", "direction", "swapped", "repetition")}
     record.update(total_bits_per_second=9.41e9, ok=True, errors=[])
     steps: list[dict[str, Any]] = [
-        {"paired_test_plan": plan},
-        {"paired_test_results": []},
-        {"__paired_test_recorded": [record], "__paired_test_halt": False},  # the recording stop of run 1
+        # the preflight: what the progress reads of the plan, and no run yet (the clock starts)
+        {"__paired_test_planned": planned(plan), "__paired_test_recorded": [], "__paired_test_halt": False},
+        {"__paired_test_recorded": [record], "__paired_test_halt": False},  # run 1's task
     ]
     for facts in steps:
         plugin.v2_runner_on_ok(_Result({"ansible_facts": facts}))
     plugin.v2_runner_on_ok(_Result({"changed": False}))  # any other task: nothing
+    # the role's publish at the end (set_fact): the whole plan and records - no new plan, no line again
+    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"paired_test_plan": plan, "paired_test_results": [record]}}))
     (call,) = plugin._display.display.call_args_list
     assert call.args[0].startswith("run 1/2 t 1 stream forward: 9.410 Gbit/s \u2014 ")
     plugin.v2_playbook_on_stats(MagicMock())
@@ -77,7 +80,7 @@ def test_quiet_progress_prints_nothing() -> None:
     plugin = progress.CallbackModule()
     plugin._shown = False
     plugin._display = MagicMock()
-    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"paired_test_results": []}}))
+    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"__paired_test_recorded": []}}))
     plugin.v2_playbook_on_stats(MagicMock())
     plugin._display.display.assert_not_called()
 
@@ -110,11 +113,14 @@ def _recording_tasks(path: str) -> list[dict[str, Any]]:
 
 
 def test_the_role_keeps_the_contract_progress_depends_on() -> None:
-    """paired_test_plan set in the preflight; paired_test_results set to [] before the runs; after each run the
-    run's task returns its record (__paired_test_recorded, tests/unit/plugins/action/)."""
-    assert any("paired_test_plan" in facts for facts in _set_facts("preflight.yml"))
-    assert any(facts.get("paired_test_results") == [] for facts in _set_facts("preflight.yml"))
+    """The preflight, right before the runs, returns __paired_test_planned and __paired_test_recorded = [] as facts
+    (tests/unit/plugins/action/test_paired_test_preflight.py); after each run the run's task returns its record
+    (__paired_test_recorded, tests/unit/plugins/action/test_paired_test_host.py); no set_fact of the role sets them."""
+    preflight = yaml.safe_load((TASKS / "preflight.yml").read_text())
+    assert [task.get("register") for task in preflight] == ["__paired_test_preflight"]  # the one task before the runs
     assert len(_recording_tasks("series.yml")) == 1
+    for path in ("main.yml", "preflight.yml", "series.yml", "report.yml"):
+        assert not any({"__paired_test_planned", "__paired_test_recorded"} & set(facts) for facts in _set_facts(path))
 
 
 def test_concise_drops_the_spec_dump_of_a_failed_validation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,12 +173,13 @@ def test_concise_shows_a_run_as_one_line_and_its_failures_in_full(monkeypatch: p
     record = {k: plan["runs"][0][k] for k in ("run", "test", "streams", "direction", "swapped", "repetition")}
     record.update(total_bits_per_second=9.41e9, ok=True, errors=[])
     host = "esxilab.iperf.paired_test_host"
-    plugin.v2_runner_on_ok(_TaskResult({"ansible_facts": {"paired_test_plan": plan, "paired_test_results": []}}, "set"))
+    preflight = {"ansible_facts": {"__paired_test_planned": planned(plan), "__paired_test_recorded": []}}
+    plugin.v2_runner_on_ok(_TaskResult(preflight, "esxilab.iperf.paired_test_preflight"))
     plugin.v2_playbook_on_task_start(_Task(host), False)
     plugin.v2_runner_on_skipped(_TaskResult({"skipped": True}, host))
     plugin.v2_runner_on_ok(_TaskResult({"msg": "run 1: start done on a"}, host))
     plugin.v2_runner_on_ok(_TaskResult({"ansible_facts": {"__paired_test_recorded": [record]}}, host))
-    assert [name for name, _item in shown] == ["v2_runner_on_ok"]  # the set_fact's ok line only
+    assert [name for name, _item in shown] == ["v2_runner_on_ok"]  # the preflight's ok line only
     (line,) = [call.args[0] for call in plugin._display.display.call_args_list]
     assert line.startswith("run 1/2 t 1 stream forward: 9.410 Gbit/s \u2014 ")
     plugin.v2_runner_on_failed(_TaskResult({"failed": True, "msg": "lost"}, host))
@@ -191,6 +198,6 @@ def test_progress_is_quiet_when_concise_prints_the_runs(monkeypatch: pytest.Monk
     plugin._shown = True
     plugin._display = MagicMock()
     monkeypatch.setattr(progress, "stdout_prints_runs", lambda: True)
-    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"paired_test_results": []}}))
+    plugin.v2_runner_on_ok(_Result({"ansible_facts": {"__paired_test_recorded": []}}))
     plugin.v2_playbook_on_stats(MagicMock())
     plugin._display.display.assert_not_called()

@@ -1500,12 +1500,14 @@ def test_peer_is_esxi_leaves_the_client_sending_alone() -> None:
 def test_paired_test_role_passes_peer_is_esxi() -> None:
     tasks = yaml.safe_load((REPO / "roles/paired_test/tasks/series.yml").read_text())
     run = next(t for t in tasks if t.get("esxilab.iperf.paired_test_host", {}).get("part") == "run")
-    assert run["esxilab.iperf.paired_test_host"]["esxi_hosts"] == "{{ __paired_test_esxi_hosts }}"
-    # read once from the hosts' probes of the preflight (the same uname check as host_is_esxi); paired_test_host
-    # gives a client peer_is_esxi when its server is one of them (tests/unit/plugins/action/test_paired_test_host.py)
+    # read once from the hosts' probes of the preflight (the same uname check as host_is_esxi: the probe's caps.esxi,
+    # tests/unit/plugins/action/test_paired_test_host.py); paired_test_host gives a client peer_is_esxi when its server
+    # is one of them
+    assert run["esxilab.iperf.paired_test_host"]["esxi_hosts"] == "{{ __paired_test_preflight.esxi_hosts }}"
     preflight = yaml.safe_load((REPO / "roles/paired_test/tasks/preflight.yml").read_text())
-    facts = next(t["ansible.builtin.set_fact"] for t in preflight if "ansible.builtin.set_fact" in t)
-    assert facts["__paired_test_esxi_hosts"] == "{{ __paired_test_probe.esxi_hosts }}"  # the probe's caps.esxi
+    (task,) = [t for t in preflight if "esxilab.iperf.paired_test_preflight" in t]
+    assert task["esxilab.iperf.paired_test_preflight"]["probe"] is True
+    assert task["register"] == "__paired_test_preflight"
 
 
 @pytest.mark.parametrize("by", ["targets", "port"])

@@ -122,7 +122,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "fail_on_regression": {"type": "bool", "default": True},
     },
     "paired_test_host": {  # new since: its documented spec, as a check that it derives as meant
-        "part": {"type": "str", "required": True, "choices": ["probe", "run", "esxi_cpu"]},
+        "part": {"type": "str", "required": True, "choices": ["run", "esxi_cpu"]},
         "run": {"type": "dict"},
         "esxi_hosts": {"type": "list", "elements": "str", "default": []},
     },
@@ -130,6 +130,7 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "tests": {"type": "raw", "required": True},
         "role_path": {"type": "path", "required": True},
         "unknown_variables": {"type": "str", "choices": ["fail", "warn"], "default": "fail"},
+        "probe": {"type": "bool", "default": False},
     },
     "report_check": {  # new since: its documented spec, as a check that it derives as meant
         "runs": {"type": "int", "required": True},
