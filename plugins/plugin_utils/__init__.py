@@ -3,14 +3,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The collection's controller-side code, imported with Python's bytecode cache.
 
-Ansible's collection loader compiles a collection's Python files from source on every import and keeps no bytecode
-(``_AnsibleCollectionPkgLoaderBase.get_code``): a play that runs ``esxilab.iperf.paired_test`` compiled about 110
-modules of this package, 0.1 s of the play's process on the 2-core lab, before each play. The modules of this
-package (never sent to a host: the controller's side of the actions, filters and callbacks) are therefore found by
-Python's own file finder for the directory Ansible chose for the package (placed right before Ansible's collection
-finder), whose loader reads and writes the bytecode cache (``__pycache__``, as for any installed package; not
-written when Python is told not to - ``PYTHONDONTWRITEBYTECODE``). Only this package's submodules are found so;
-every other import, the actions and the modules themselves go through Ansible's loader as before.
+Ansible's plugin loader loads an action, filter or callback file itself with Python's file loader (bytecode cached),
+but what such a file imports by name from the collection goes through Ansible's collection loader, which compiles the
+Python file from source on every import and keeps no bytecode (``_AnsibleCollectionPkgLoaderBase.get_code``): a play
+that runs ``esxilab.iperf.paired_test`` compiled about 110 modules of this package, 0.1 s of the play's process on the
+2-core lab, before each play. The modules of this package (never sent to a host: the controller's side of the
+actions, filters and callbacks) are therefore found by Python's own file finder for the directory Ansible chose for
+the package (placed right before Ansible's collection finder), whose loader reads and writes the bytecode cache
+(``__pycache__``, as for any installed package; not written when Python is told not to - ``PYTHONDONTWRITEBYTECODE``).
+Only this package's submodules are found so; every other import goes through Ansible's loader as before. Should
+Ansible put its finder first again (it does when it installs it), this package is merely compiled from source again.
 
 Private module: not part of the collection's public API.
 """
@@ -30,6 +32,12 @@ class CachedFinder:
     package Ansible imported."""
 
     finders: dict[str, FileFinder] = {}
+
+    @classmethod
+    def invalidate_caches(cls) -> None:
+        """``importlib.invalidate_caches()``: each directory's file finder forgets its listing."""
+        for finder in cls.finders.values():
+            finder.invalidate_caches()
 
     @classmethod
     def find_spec(

@@ -24,8 +24,8 @@ from tests.integration.labkit import PAIRED_TEST_PLAYBOOK, run_playbook
 pytestmark = pytest.mark.slow
 
 PLAYBOOK = PAIRED_TEST_PLAYBOOK
-# the banner of the preflight task (its name ends with the count of tests and whether a report is written)
-PREFLIGHT = "TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report:"
+# the banner of the preflight task (its name ends with whether a report is written)
+PREFLIGHT = "TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report, then probe"
 INVENTORY = """[lab]
 h1 ansible_connection=local lab_address=198.19.236.11
 h2 ansible_connection=local lab_address=198.19.236.12
@@ -99,17 +99,19 @@ def test_every_problem_is_reported_at_once_before_anything_runs(tmp_path: Path) 
 
 def test_good_settings_pass_and_a_host_no_test_uses_does_nothing_after_the_preflight(tmp_path: Path) -> None:
     settings = {"paired_test_knee_tolerance": "0.1", "paired_test_max_runs": 2, "paired_test_bandwidth": "1.5G/10"}
-    rc, output, _seconds = _play(tmp_path, [{**TEST, "repeat": 2}], "--check", **settings)
+    rc, output, _seconds = _play(tmp_path, [{**TEST, "repeat": 2}], "--check", "-v", **settings)
     assert rc == 0, output[-3000:]
     probe = output[output.index(PREFLIGHT) :]  # the checks, then the probe of the hosts of the tests
     probe = probe[: probe.index("TASK [", 10)]
-    # one task on the controller for the hosts of the tests (h1, h2); h3 (no test uses it) has no line of its own
+    # one task on the controller for the hosts of the tests (h1, h2), probed in check mode too (read-only); h3 (no
+    # test uses it) has no line of its own
     assert re.search(r"^ok: \[h1\]", probe, flags=re.MULTILINE) and "[h3]" not in probe, probe
+    assert "every setting usable; probed 2 host(s)" in probe, probe[-3000:]
 
 
 def test_an_external_pair_passes_the_preflight_in_check_mode(tmp_path: Path) -> None:
     """A pair without a client in the inventory (external) is accepted by the role's argument spec and the plan."""
     test = {**TEST, "pairs": [{"server": "h1", "external": {"count": 2, "deadline": 30, "from": "198.19.236.50"}}]}
-    rc, output, _seconds = _play(tmp_path, [test], "--check")
+    rc, output, _seconds = _play(tmp_path, [test], "--check", "-v")
     assert rc == 0, output[-3000:]
-    assert PREFLIGHT in output
+    assert "every setting usable; probed 1 host(s)" in output, output[-3000:]  # h1, the server; its clients are not

@@ -212,7 +212,7 @@ def test_example_inventory_is_planned_by_every_playbook_in_check_mode(
     assert {host for host, *counts in recaps} == {h for n in names for h in EXAMPLE_HOSTS[n]}
     assert all(counts == ["0", "0"] for host, *counts in recaps), recaps
     # the paired_test preflight checked the plan of each of the eight playbooks, run_once (mtu: twice)
-    assert output.count("TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report:") == 9
+    assert output.count("TASK [esxilab.iperf.paired_test : Check every setting of the tests and of the report") == 9
     assert not list(tmp_path.glob("*/results.json"))  # check mode writes no report
 
 
