@@ -106,7 +106,10 @@ def test_a_busy_loop_in_a_lab_host_shows_in_the_record_and_the_report(lab: Lab, 
         assert entry["max_core_percent"] == pytest.approx(_mean_of(entry["before"], entry["after"], core), abs=0.01)
         # the busy loop kept one core busy over the run (from the start part to the stop part: more than -t 3)
         assert entry["max_core_percent"] >= 80.0, entry
-        assert 0.0 < entry["mean_percent"] <= entry["max_core_percent"]
+        # the total line and the core lines are separate counters of the kernel: with every core near 100 % (the
+        # busy loop on one, the play on the other) the total can come out a tick above the busiest core (97.40
+        # against 97.39 once) - not more than half a point
+        assert 0.0 < entry["mean_percent"] <= entry["max_core_percent"] + 0.5, entry
         assert 3.0 <= entry["seconds"] <= 60.0
     # a namespace has no CPU of its own: h1 and h2 read the same machine (readings moments apart)
     assert abs(cpu["h1"]["mean_percent"] - cpu["h2"]["mean_percent"]) <= 25.0
