@@ -60,6 +60,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress impo
     Progress,
     playbook_name,
     result_data,
+    result_view,
     stdout_prints_runs,
 )
 
@@ -104,7 +105,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
         super().v2_playbook_on_task_start(task, is_conditional)
 
     def v2_runner_on_ok(self, result: Any) -> None:
-        data = result_data(result)
+        data = result_view(result)
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
         if not self._quiet(_task_of(result)):
             super().v2_runner_on_ok(result)
@@ -119,7 +120,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
 
     def v2_runner_item_on_ok(self, result: Any) -> None:
         """A run of the series (an item of the runs' loop): its line."""
-        data = result_data(result)
+        data = result_view(result)
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
         if not self._quiet(_task_of(result)):
             super().v2_runner_item_on_ok(result)

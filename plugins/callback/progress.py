@@ -70,7 +70,7 @@ from ansible.plugins.callback import CallbackBase
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import (
     Progress,
     playbook_name,
-    result_data,
+    result_view,
     stdout_prints_runs,
 )
 
@@ -104,8 +104,10 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]  # ansible-core ships 
         self._shown = _shown(str(self.get_option("mode")))
 
     def v2_runner_on_ok(self, result: Any) -> None:
-        data = result_data(result)
-        if not self._shown or data is None or stdout_prints_runs():
+        if not self._shown or stdout_prints_runs():
+            return
+        data = result_view(result)
+        if data is None:
             return
         line = self._progress.observe(data.get("ansible_facts"), time.monotonic())
         if line:

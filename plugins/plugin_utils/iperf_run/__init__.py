@@ -91,6 +91,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts im
     listener_function,
     now_us,
     poll_nap,
+    port_taken,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISOURS,
@@ -150,6 +151,7 @@ __all__ = [
     "parse_started_at",
     "poll_nap",
     "port_conflicts",
+    "port_taken",
     "probe_result",
     "read_pidfile",
     "run",

@@ -60,7 +60,7 @@ __all__ = ["NIC_SCRIPT", "Output", "esxi_reading", "linux_reading"]
 #: ``(text, exit status)`` of one command the script ran (127: the shell did not find it).
 Output = tuple[str, int | None]
 
-# Shell functions of the iperf_facts script (its ``_ifof``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
+# Shell functions of the iperf_facts script (its ``_ifset``, ``_ex`` and ``$M`` are used). ``lnic ADDRESS``:
 # the interface's counters and driver on Linux, and when the interface is a Linux bridge or an Open vSwitch
 # bridge's port (``lbridge``: ``/sys/class/net/X/bridge``, ``ovs-vsctl port-to-br``) the counters, driver and
 # speed of each of the bridge's ports; ``nic_esxi``: nic get / nic stats get / privstats get of every uplink of a
@@ -74,7 +74,7 @@ NIC_SCRIPT = r"""_nx() {
   return $_r
 }
 lnic() {
-  _i=$(_ifof "$1")
+  _ifset "$1"
   printf '\n%%s NIC %%s %%s\n' "$M" "$1" "$_i"
   if [ -n "$_i" ]; then
     _nx "$1 ipjson" ip -s -s -j link show dev "$_i" || _nx "$1 iptext" ip -s -s link show dev "$_i"

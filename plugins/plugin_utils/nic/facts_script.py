@@ -130,9 +130,20 @@ readf() {
 _ifof() {
   (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; }
 }
+_ifs='
+'
+_ifset() {
+  case $_ifs in *"
+$1 "*) _i=${_ifs#*"
+$1 "}; _i=${_i%%%%"
+"*}; return 0 ;; esac
+  _i=$(_ifof "$1")
+  _ifs="$_ifs$1 $_i
+"
+}
 lspeed() {
   printf '\n%%s SPEED %%s\n' "$M" "$1"
-  _i=$(_ifof "$1")
+  _ifset "$1"
   printf '%%s\n' "$_i"
   if [ -n "$_i" ]; then cat "/sys/class/net/$_i/speed" 2>&1; fi
   printf '\n%%s SPEEDEND\n' "$M"

@@ -71,6 +71,21 @@ RECORD_KEYS = (
 _STDOUT_PRINTS_RUNS: list[bool] = [False]
 
 
+#: What the callbacks read of a task they do not print in full (:func:`result_view`).
+VIEW_KEYS = ("ansible_facts", "warnings", "deprecations")
+
+
+def result_view(result: Any) -> Mapping[str, Any] | None:
+    """The keys :data:`VIEW_KEYS` of a callback's task result, read from the result as received
+    (``_return_data``, ansible-core 2.19 and later): its ``result`` turns every value of the whole result into a
+    native type on first use, 0.2 s of the controller's time for the records of a 16-pair run that the callbacks do not
+    read; else :func:`result_data`."""
+    raw = getattr(result, "_return_data", None)
+    if isinstance(raw, Mapping):
+        return {key: raw[key] for key in VIEW_KEYS if key in raw}
+    return result_data(result)
+
+
 def result_data(result: Any) -> MutableMapping[str, Any] | None:
     """The result dictionary of a callback's task result (``result`` from ansible-core 2.19, ``_result`` before)."""
     data = getattr(result, "result", None)

@@ -1263,6 +1263,45 @@ def test_is_our_server(cmdline: str, ours: bool) -> None:
     assert r.is_our_server(cmdline, "/opt/esx/usr/lib/vmware/vsan/bin/iperf3.copy", 5201) is ours
 
 
+_SOCKETS_HEAD = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+
+
+@pytest.mark.parametrize(
+    ("tables", "taken"),
+    [
+        ({"tcp": "", "tcp6": "", "udp": "", "udp6": ""}, False),
+        # 5201 = 0x1451: listening (0A) over IPv4, an established session on it (01) that does not hold the port
+        ({"tcp": "   0: 0100007F:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0\n"}, True),
+        ({"tcp": "   0: 0100007F:1451 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0\n"}, False),
+        ({"tcp": "   0: 0100007F:1452 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0\n"}, False),
+        (
+            {
+                "tcp": "",
+                "udp6": "  12: 00000000000000000000000000000000:1451 00000000000000000000000000000000:0000 07 0\n",
+            },
+            True,
+        ),
+        ({}, True),  # no /proc/net/tcp (ESXi): the listing decides
+    ],
+    ids=["free", "tcp-listen", "tcp-session", "other-port", "udp6-bound", "no-proc"],
+)
+@pytest.mark.parametrize(
+    "shell", [s for s in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(s[0])], ids=lambda s: s[0]
+)
+def test_port_taken_reads_the_kernels_tables(
+    tmp_path: Path, shell: list[str], tables: dict[str, str], taken: bool
+) -> None:
+    """The server's start lists the sockets with their processes (``ss -p``) only when the port is taken, or when the
+    host has no table to tell."""
+    (tmp_path / "net").mkdir()
+    for name, lines in tables.items():
+        (tmp_path / "net" / name).write_text(_SOCKETS_HEAD + lines)
+    test = r.port_taken(5201, proc=str(tmp_path))
+    done = subprocess.run([*shell, f"if {test}; then echo taken; else echo free; fi"], capture_output=True, text=True,
+                          timeout=30, check=True)  # fmt: skip
+    assert done.stdout.strip() == ("taken" if taken else "free")
+
+
 def _process_shells() -> list[Any]:
     shells = [pytest.param(["/bin/sh", "-c"], None, id="sh-procps")]
     busybox = shutil.which("busybox")

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,26 @@ def test_linux_reading_through_the_script_on_this_shell() -> None:
     probe = parse_probe_output(subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60,
                                               check=True).stdout, "MK")  # fmt: skip
     assert probe.finished and probe.nic_interfaces == {"192.0.2.77": ""} and probe.esxcli_nic == {}
+
+
+def test_the_script_looks_up_the_interface_of_an_address_once(tmp_path: Path) -> None:
+    """An address whose link speed and counters are both read: one ``ip -o addr`` for it (each costs a fork and an
+    exec on the host), the interface the same in both sections."""
+    real = shutil.which("ip")
+    assert real, "iproute2's ip is needed (a Debian package of the lab)"
+    calls = tmp_path / "calls"
+    (tmp_path / "ip").write_text(f'#!/bin/sh\necho "$*" >>{calls}\nexec {real} "$@"\n')
+    (tmp_path / "ip").chmod(0o755)
+    script = build_script(
+        "MK", gather_tools=False, link_speed_of=["127.0.0.1"], nic_counters_of=["127.0.0.1", "192.0.2.77"]
+    )
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    probe = parse_probe_output(subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60,
+                                              check=True, env=env).stdout, "MK")  # fmt: skip
+    assert probe.nic_interfaces == {"127.0.0.1": "lo", "192.0.2.77": ""}
+    assert probe.speeds["127.0.0.1"][0] == "lo" and probe.speeds["192.0.2.77"][0] == ""
+    lookups = [line for line in calls.read_text().splitlines() if line.startswith("-o addr")]
+    assert lookups == ["-o addr show to 127.0.0.1", "-o addr show to 192.0.2.77"]
 
 
 # --------------------------------------------------------------------------------------------
