@@ -159,6 +159,28 @@ options:
         the stop needs one session; its script reads the pidfile of that port itself and makes the same checks before
         any kill. Not used with O(mode=collect) and O(mode=probe).
     type: dict
+  reading:
+    description:
+      - With O(mode=server) and O(mode=stop), read the NIC counters and the CPU times as M(esxilab.iperf.iperf_facts)
+        does with its O(esxilab.iperf.iperf_facts#module:nic_counters_of) and
+        O(esxilab.iperf.iperf_facts#module:cpu_times), in the same SSH session, just before the server starts (or
+        just before it is stopped); returned as RV(reading). No session of its own - where a reading takes seconds
+        (esxcli on ESXi), a second session made at the same time is quicker.
+      - Not made in check mode.
+    type: dict
+    suboptions:
+      nic_counters_of:
+        description:
+          - The addresses whose interface counters are read (each address's NIC, as
+            O(esxilab.iperf.iperf_facts#module:nic_counters_of)).
+        type: list
+        elements: str
+        default: []
+      cpu_times:
+        description:
+          - Read the host's CPU times (C(/proc/stat)), as O(esxilab.iperf.iperf_facts#module:cpu_times).
+        type: bool
+        default: false
   state_dir:
     description:
       - 'Directory on the host under which the module keeps its files, in a private directory
@@ -578,6 +600,17 @@ listener:
   returned: mode is server and a server was started
   type: str
   sample: seen
+reading:
+  description:
+    - The reading asked for by O(reading), as M(esxilab.iperf.iperf_facts) returns it - C(ansible_facts) with
+      C(iperf_nic_counters) and C(iperf_cpu_times) - or C(failed) and C(msg) when it did not complete. Not set
+      when the start or the stop failed.
+  returned: O(reading) is set, mode is server or stop, not in check mode
+  type: dict
+  sample:
+    changed: false
+    ansible_facts:
+      iperf_cpu_times: {kind: linux, uptime: 885.7, cpus: {cpu: [35856, 0, 20692, 114484, 313, 0, 2415, 20, 0, 0]}}
 host_is_esxi:
   description: Whether the host is ESXi (C(uname -s) prints C(VMkernel)). Pass a server's value to the clients as
     O(peer_is_esxi).

@@ -61,6 +61,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     select_binary,
     with_bash_clock,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.reading import riding
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
     build_client_script,
     build_server_script,
@@ -101,6 +102,12 @@ def run(
     Raises ``IperfRunError`` with a message naming the cause and the fix.
     """
     mode = validate_params(params, spec)
+    reading = params.get("reading")
+    if reading and mode in ("server", "stop") and not check_mode:
+        ridden, read = riding(execute, reading)
+        params = {**params, "reading": None}
+        result = run(params, ridden, spec=spec, check_mode=check_mode, token=token, now=now, sleep=sleep, run_id=run_id)
+        return {**result, "reading": read()}
     if mode == "probe":
         return _run_probe(params, execute, token=token)
     if mode == "server":

@@ -39,7 +39,18 @@ REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]], ["mode", "collec
 _COMMON = {"mode", "tool", "binary", "port"}
 APPLIES: dict[Mode, set[str]] = {
     "server": _COMMON
-    | {"bind", "protocol", "interval", "window", "extra_args", "state_dir", "server_timeout", "one_off", "probe"},
+    | {
+        "bind",
+        "protocol",
+        "interval",
+        "window",
+        "extra_args",
+        "state_dir",
+        "server_timeout",
+        "one_off",
+        "probe",
+        "reading",
+    },
     "client": _COMMON
     | {
         "bind",
@@ -68,7 +79,7 @@ APPLIES: dict[Mode, set[str]] = {
         "probe",
         "latency",
     },
-    "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe"},
+    "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe", "reading"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
     "probe": {"mode", "binary", "require"},
 }

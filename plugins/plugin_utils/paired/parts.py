@@ -53,19 +53,50 @@ def _lost(outcome: Mapping[str, Any]) -> bool:
     return bool(outcome.get("unreachable"))
 
 
-def reads(step: Step, run: Mapping[str, Any], host: str, when: str) -> tuple[Any, Any]:
-    """The NIC counters and the host CPU, read ``before`` the run (start) or ``after`` it (stop) in one
-    ``iperf_facts``: ``(its result for the NIC, the CPU reading)``, each ``None`` when not read."""
+def reading_of(run: Mapping[str, Any], host: str, when: str) -> dict[str, Any] | None:
+    """What the host reads ``before`` the run (start) or ``after`` it (stop) - ``nic_counters_of`` and
+    ``cpu_times``, as ``iperf_facts`` and ``iperf_run``'s ``reading`` take them - or ``None``: nothing."""
     addresses = list((run.get("nic_addresses") or {}).get(host) or ()) if run.get(f"nic_{when}") else []
     cpu = host in (run.get("cpu_hosts") or ())
     if not addresses and not cpu:
+        return None
+    return {**({"nic_counters_of": addresses} if addresses else {}), **({"cpu_times": True} if cpu else {})}
+
+
+def split(found: Mapping[str, Any], reading: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(the result for the NIC, the CPU reading)`` of a reading's result (``split_reading``)."""
+    return split_reading(found, nic=bool(reading.get("nic_counters_of")), cpu=bool(reading.get("cpu_times")))
+
+
+def reads(step: Step, run: Mapping[str, Any], host: str, when: str) -> tuple[Any, Any]:
+    """The NIC counters and the host CPU, read ``before`` the run (start) or ``after`` it (stop) in one
+    ``iperf_facts``: ``(its result for the NIC, the CPU reading)``, each ``None`` when not read."""
+    reading = reading_of(run, host, when)
+    if reading is None:
         return None, None
-    args = {
-        "gather_tools": False,
-        **({"nic_counters_of": addresses} if addresses else {}),
-        **({"cpu_times": True} if cpu else {}),
-    }
-    return split_reading(step("iperf_facts", args), nic=bool(addresses), cpu=cpu)
+    return split(step("iperf_facts", {"gather_tools": False, **reading}), reading)
+
+
+def rides(run: Mapping[str, Any], host: str, options: Mapping[str, Any], when: str) -> dict[str, Any] | None:
+    """The reading the host's first server start (``before``) or stop (``after``) makes in its own session
+    (``iperf_run`` option ``reading``), or ``None``: nothing to read, no server of the host to start or stop, or a
+    host not known to be quick to read - ESXi (its ``esxcli`` calls take seconds, made at the same time over a
+    second session instead) or a host whose probe is not known."""
+    probe = options.get("probe")
+    caps = probe.get("caps") if isinstance(probe, Mapping) else None
+    if not isinstance(caps, Mapping) or caps.get("esxi") is not False:
+        return None
+    if not any(p.get("server") == host and not p.get("external_server") for p in _pairs(run)):
+        return None
+    return reading_of(run, host, when)
+
+
+def _ridden(found: Any, outcome: Mapping[str, Any], reading: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The NIC and CPU readings of a reading made by ``iperf_run`` (``found``: its ``reading``, missing when the start
+    or the stop failed)."""
+    if not isinstance(found, Mapping):
+        found = {"failed": True, "msg": f"no reading: {outcome.get('msg') or 'the script made none'}"}
+    return split(found, reading)
 
 
 @contextmanager
@@ -90,14 +121,28 @@ def start_part(
     """Read the NIC counters and the CPU before the run and start the host's servers (a failed start stops the loop:
     the ones started are stopped by the stop part). With ``read_step`` the reading and the starts are made at the same
     time: the reading is done before the clients start all the same."""
-    with reading(read_step, step, run, host, "before") as got:
-        part = _start_servers(step, run, host, options, say)
-        nic, cpu = got()
+    ride = rides(run, host, options, "before")
+    if ride is not None:
+        part = _start_servers(step, run, host, options, say, ride)
+        nic, cpu = part.piece.pop("reading", (None, None))
+    else:
+        with reading(read_step, step, run, host, "before") as got:
+            part = _start_servers(step, run, host, options, say)
+            nic, cpu = got()
     part.piece.update(nic_before=nic, cpu_before=cpu)
     return part
 
 
-def _start_servers(step: Step, run: Mapping[str, Any], host: str, options: Mapping[str, Any], say: Say) -> Part:
+def _start_servers(
+    step: Step,
+    run: Mapping[str, Any],
+    host: str,
+    options: Mapping[str, Any],
+    say: Say,
+    ride: Mapping[str, Any] | None = None,
+) -> Part:
+    """Start the host's servers; with ``ride``, the first start makes that reading (the piece's ``reading``: the NIC
+    and CPU readings)."""
     part = Part({})
     for pair in _pairs(run):
         outside = pair.get("external_server")
@@ -107,7 +152,7 @@ def _start_servers(step: Step, run: Mapping[str, Any], host: str, options: Mappi
                 "server outside the inventory - it must be listening there now (iperf3.exe on Windows takes "
                 f"the same arguments): {outside.get('command')}"
             )
-    items = []
+    items: list[dict[str, Any]] = []
     for pair in _pairs(run):
         if pair.get("server") != host or pair.get("external_server"):
             continue
@@ -118,8 +163,11 @@ def _start_servers(step: Step, run: Mapping[str, Any], host: str, options: Mappi
             "one_off": bool(pair.get("one_off")),
             **given(bind=pair.get("bind")),
             **options,
+            **({"reading": ride} if ride is not None and not items else {}),
         }
-        outcome = step("iperf_run", args)
+        outcome = dict(step("iperf_run", args))
+        if ride is not None and not items:
+            part.piece["reading"] = _ridden(outcome.pop("reading", None), outcome, ride)
         items.append({**outcome, "item": pair})
         # servers an interrupted run left on this port, stopped before this start: said, not only recorded
         part.warnings += [f"pair {pair['pair']}: {note}" for note in outcome.get("leftovers") or []]
@@ -198,9 +246,17 @@ def stop_part(
     """Stop the host's servers and read the NIC counters and the CPU after the run (with ``read_step``, at the same
     time: the clients are done, a stop moves no test traffic). Nothing is read from a host whose stop lost it."""
     part = Part({})
-    items = []
+    items: list[dict[str, Any]] = []
     lost = False
-    with reading(read_step, step, run, host, "after") if read_step is not None else _after(step, run, host) as got:
+    ride = rides(run, host, options, "after")
+    ridden: tuple[Any, Any] = (None, None)
+    if ride is not None:
+        context = _made(lambda: ridden)
+    elif read_step is not None:
+        context = reading(read_step, step, run, host, "after")
+    else:
+        context = _after(step, run, host)
+    with context as got:
         for pair in _pairs(run):
             if pair.get("server") != host or pair.get("external_server") or lost:
                 continue
@@ -209,14 +265,23 @@ def stop_part(
                 "port": pair["port"],
                 # the host's tools known: one session, the script reads the pidfile (no probe before it)
                 **given(bind=pair.get("bind"), state_dir=options.get("state_dir"), probe=options.get("probe")),
+                **({"reading": ride} if ride is not None and not items else {}),
             }
-            outcome = step("iperf_run", args)
+            outcome = dict(step("iperf_run", args))
+            if ride is not None and not items:
+                ridden = _ridden(outcome.pop("reading", None), outcome, ride)
             items.append({**outcome, "item": pair})
             lost = _lost(outcome)
         after = got() if not lost else (None, None)
     part.piece["stops"] = {"results": items}
     part.piece["nic_after"], part.piece["cpu_after"] = after
     return part
+
+
+@contextmanager
+def _made(got: Callable[[], Any]) -> Iterator[Callable[[], Any]]:
+    """The reading the block's steps made themselves (``iperf_run``'s ``reading``)."""
+    yield got
 
 
 @contextmanager

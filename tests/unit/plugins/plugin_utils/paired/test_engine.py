@@ -279,6 +279,49 @@ def test_a_hosts_readings_go_over_its_second_step_function_beside_its_servers() 
     assert stop_part(lost, {**RUN, "nic_after": True}, "h1", OPTIONS, reader).piece["nic_after"] is None
 
 
+class Riding(Steps):
+    """Steps whose ``iperf_run`` returns the reading it was asked for (option ``reading``)."""
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        out = super().__call__(name, args)
+        if args.get("reading"):
+            out["reading"] = {"ansible_facts": {"iperf_cpu_times": {"kind": "linux"}, "iperf_nic_counters": {}}}
+        return out
+
+
+LINUX = {"caps": {"esxi": False}}
+
+
+def test_a_linux_hosts_readings_ride_in_its_first_server_start_and_stop() -> None:
+    """A host known not to be ESXi reads in the session of its first start and of its first stop (no session of its
+    own); a host without a server, an ESXi host and a host whose probe is unknown read with ``iperf_facts``."""
+    run = {**RUN, "nic_after": True, "cpu_hosts": ["h1", "h3"]}
+    steps, reader = Riding(), Riding()
+    part = start_part(steps, run, "h1", {**OPTIONS, "probe": LINUX}, _said()[1], reader)
+    assert not reader.made and [a.get("reading") for _n, a in steps.made] == [
+        {"nic_counters_of": ["198.18.0.1"], "cpu_times": True},
+        None,
+    ]
+    assert part.piece["cpu_before"] == {"kind": "linux"} and part.piece["nic_before"]["ansible_facts"] == {
+        "iperf_nic_counters": {}
+    }
+    assert all("reading" not in item for item in part.piece["servers"]["results"])
+    steps, reader = Riding(), Riding()
+    part = stop_part(steps, run, "h1", {**OPTIONS, "probe": LINUX}, reader)
+    assert not reader.made and [a["mode"] for _n, a in steps.made] == ["stop", "stop"]
+    assert steps.made[0][1]["reading"] == {"nic_counters_of": ["198.18.0.1"], "cpu_times": True}
+    assert part.piece["cpu_after"] == {"kind": "linux"} and part.piece["nic_after"] is not None
+    for host, probe in (("h3", LINUX), ("h1", {"caps": {"esxi": True}}), ("h1", None)):
+        steps, reader = Riding(), Riding()
+        start_part(steps, run, host, {**OPTIONS, "probe": probe}, _said()[1], reader)
+        assert [n for n, _a in reader.made] == ["iperf_facts"] and all("reading" not in a for _n, a in steps.made)
+    # the first start lost the host, with its reading: the readings say why; a stop that lost it keeps none
+    lost = start_part(Steps(lost="server"), run, "h1", {**OPTIONS, "probe": LINUX}, _said()[1])
+    assert lost.failed and lost.piece["cpu_before"] == {"error": "no reading: connection lost"}
+    lost = stop_part(Steps(lost="stop"), run, "h1", {**OPTIONS, "probe": LINUX})
+    assert lost.piece["cpu_after"] is None and lost.piece["nic_after"] is None
+
+
 class Probing(Steps):
     def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         self.made.append((name, dict(args)))
