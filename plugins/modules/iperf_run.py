@@ -161,11 +161,12 @@ options:
     type: dict
   reading:
     description:
-      - With O(mode=server) and O(mode=stop), read the NIC counters and the CPU times as M(esxilab.iperf.iperf_facts)
-        does with its O(esxilab.iperf.iperf_facts#module:nic_counters_of) and
-        O(esxilab.iperf.iperf_facts#module:cpu_times), in the same SSH session, just before the server starts (or
-        just before it is stopped); returned as RV(reading). No session of its own - where a reading takes seconds
-        (esxcli on ESXi), a second session made at the same time is quicker.
+      - With O(mode=server), O(mode=stop) and O(mode=client), read the NIC counters and the CPU times as
+        M(esxilab.iperf.iperf_facts) does with its O(esxilab.iperf.iperf_facts#module:nic_counters_of) and
+        O(esxilab.iperf.iperf_facts#module:cpu_times), in the same SSH session - just before the server starts, just
+        before it is stopped, or just after the client's test - returned as RV(reading). No session of its own;
+        where a reading takes seconds (esxcli on ESXi), a second session made at the same time as a start or a stop
+        is quicker.
       - Not made in check mode.
     type: dict
     suboptions:
@@ -604,8 +605,8 @@ reading:
   description:
     - The reading asked for by O(reading), as M(esxilab.iperf.iperf_facts) returns it - C(ansible_facts) with
       C(iperf_nic_counters) and C(iperf_cpu_times) - or C(failed) and C(msg) when it did not complete. Not set
-      when the start or the stop failed.
-  returned: O(reading) is set, mode is server or stop, not in check mode
+      when the start, the stop or the client failed.
+  returned: O(reading) is set, mode is server, stop or client, not in check mode
   type: dict
   sample:
     changed: false

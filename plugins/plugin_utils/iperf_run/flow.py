@@ -61,7 +61,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     select_binary,
     with_bash_clock,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.reading import riding
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.reading import Rider
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
     build_client_script,
     build_server_script,
@@ -103,11 +103,15 @@ def run(
     """
     mode = validate_params(params, spec)
     reading = params.get("reading")
-    if reading and mode in ("server", "stop") and not check_mode:
-        ridden, read = riding(execute, reading)
+    if reading and mode in ("server", "stop", "client") and not check_mode:
+        rider = Rider(reading)
         params = {**params, "reading": None}
-        result = run(params, ridden, spec=spec, check_mode=check_mode, token=token, now=now, sleep=sleep, run_id=run_id)
-        return {**result, "reading": read()}
+        if mode == "client":
+            result = _run_client(params, execute, check_mode=check_mode, token=token, now=now, rider=rider)
+        else:
+            ridden = rider.first(execute)
+            result = run(params, ridden, spec=spec, check_mode=check_mode, token=token, now=now, run_id=run_id)
+        return {**result, "reading": rider.result()}
     if mode == "probe":
         return _run_probe(params, execute, token=token)
     if mode == "server":
@@ -323,7 +327,13 @@ def _stop_leftover(
 
 
 def _run_client(
-    params: Mapping[str, Any], execute: Execute, *, check_mode: bool, token: str, now: Callable[[], float]
+    params: Mapping[str, Any],
+    execute: Execute,
+    *,
+    check_mode: bool,
+    token: str,
+    now: Callable[[], float],
+    rider: Rider | None = None,
 ) -> dict[str, Any]:
     start_at = params.get("start_at")
     if start_at is not None:
@@ -355,7 +365,10 @@ def _run_client(
     script = build_client_script(
         token, argv, caps=caps, timeout=timeout, start_at=start_at, state_dir=state_dir, latency=pings
     )
-    out = execute(in_shell(caps, script))
+    if rider is not None:  # in the script: the shell it is handed to (exec) runs the reading too
+        out = rider.seen(execute(in_shell(caps, rider.after(script))))
+    else:
+        out = execute(in_shell(caps, script))
     sections = parse_sections(out.stdout, token)
     raise_state_error(first(sections, "state"), state_dir, base)
     if first(sections, "exit") is None:

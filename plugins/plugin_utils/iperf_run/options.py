@@ -78,6 +78,7 @@ APPLIES: dict[Mode, set[str]] = {
         "peer_is_esxi",
         "probe",
         "latency",
+        "reading",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe", "reading"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},

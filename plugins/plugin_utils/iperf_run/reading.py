@@ -1,12 +1,13 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A NIC and CPU reading made in the session of a server's start or stop (option ``reading``).
+"""A NIC and CPU reading made in the session of a server's start or stop, or of a client (option ``reading``).
 
-The reading is ``iperf_facts``' own script (``nic_counters_of``, ``cpu_times``), run in a subshell before the
-first script of the start or the stop, in the same SSH session: no session of its own, no second action on the
-controller. Its output (its own marker) comes before the script's, which drops what comes before its first marker;
-the result is the one ``iperf_facts`` returns for the same reading.
+The reading is ``iperf_facts``' own script (``nic_counters_of``, ``cpu_times``), run in a subshell in the same SSH
+session: before the first script of a start or a stop, after the client's script (its test done). No session of its
+own, no second action on the controller. Its output has its own marker; the scripts' parsers drop what is not theirs
+(before their first marker, or in their last section). The result is the one ``iperf_facts`` returns for the same
+reading.
 
 Private module: not part of the collection's public API.
 """
@@ -14,7 +15,7 @@ Private module: not part of the collection's public API.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.command import CommandOutput, Execute
@@ -24,34 +25,50 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.facts_script imp
     reading_facts,
 )
 
-__all__ = ["riding"]
+__all__ = ["Rider"]
 
 
-def riding(execute: Execute, reading: Mapping[str, Any]) -> tuple[Execute, Callable[[], dict[str, Any]]]:
-    """``execute`` whose first script carries the reading ``reading`` (``nic_counters_of``, ``cpu_times``), and a
-    function that returns the reading's result as ``iperf_facts`` would (``ansible_facts``), or ``failed`` and
-    ``msg`` when it did not complete or no script ran."""
-    addresses = [str(a) for a in reading.get("nic_counters_of") or ()]
-    cpu = bool(reading.get("cpu_times"))
-    marker = f"ESXILAB_IPERF_{secrets.token_hex(16)}"
-    rider = build_script(marker, gather_tools=False, nic_counters_of=addresses, cpu_times=cpu)
-    outputs: list[CommandOutput] = []
+class Rider:
+    """The reading ``reading`` (``nic_counters_of``, ``cpu_times``) riding in a script of the session."""
 
-    def execute_first(script: str) -> CommandOutput:
-        if outputs:
-            return execute(script)
-        out = execute(f"(\n{rider}\n)\n{script}")
-        outputs.append(out)
-        return out
+    def __init__(self, reading: Mapping[str, Any]) -> None:
+        self.addresses = [str(a) for a in reading.get("nic_counters_of") or ()]
+        self.cpu = bool(reading.get("cpu_times"))
+        self.marker = f"ESXILAB_IPERF_{secrets.token_hex(16)}"
+        self.script = build_script(self.marker, gather_tools=False, nic_counters_of=self.addresses, cpu_times=self.cpu)
+        self.out: CommandOutput | None = None
 
-    def result() -> dict[str, Any]:
-        if not outputs:
+    def first(self, execute: Execute) -> Execute:
+        """``execute`` whose first script is run after the reading."""
+
+        def execute_first(script: str) -> CommandOutput:
+            if self.out is not None:
+                return execute(script)
+            self.out = execute(f"(\n{self.script}\n)\n{script}")
+            done = f"{self.marker} DONE\n"
+            end = self.out.stdout.find(done)
+            return self.out._replace(stdout=self.out.stdout[end + len(done) :] if end >= 0 else self.out.stdout)
+
+        return execute_first
+
+    def after(self, script: str) -> str:
+        """``script`` and then the reading (hand its output to :meth:`seen`)."""
+        return f"{script}\n(\n{self.script}\n)"
+
+    def seen(self, out: CommandOutput) -> CommandOutput:
+        """Keep the output of :meth:`after`'s script; return the script's own (without the reading's)."""
+        self.out = out
+        start = out.stdout.find(f"{self.marker} START")
+        return out._replace(stdout=out.stdout[:start]) if start >= 0 else out
+
+    def result(self) -> dict[str, Any]:
+        """What ``iperf_facts`` returns for the reading (``ansible_facts``), or ``failed`` and ``msg`` when it did not
+        complete or no script carried it."""
+        if self.out is None:
             return {"failed": True, "msg": "the reading was not made: no script ran on the host"}
-        found = parse_probe_output(outputs[0].stdout, marker)
+        found = parse_probe_output(self.out.stdout, self.marker)
         if not found.finished:
-            shown = (outputs[0].stderr or "").strip()[-300:] or "no output"
-            status = outputs[0].rc
+            shown = (self.out.stderr or "").strip()[-300:] or "no output"
+            status = self.out.rc
             return {"failed": True, "msg": f"the reading did not complete on the host (exit status {status}): {shown}"}
-        return {"changed": False, "ansible_facts": reading_facts(found, addresses, cpu)}
-
-    return execute_first, result
+        return {"changed": False, "ansible_facts": reading_facts(found, self.addresses, self.cpu)}

@@ -187,7 +187,7 @@ def drive(
     note(
         "stop",
         each(
-            recorder.stop_hosts(run),
+            recorder.stop_hosts(run, pieces["clients"]),
             lambda host: stop_part(steps[host], run, host, options[host], (read_steps or {}).get(host)),
         ),
     )

@@ -77,18 +77,24 @@ def reads(step: Step, run: Mapping[str, Any], host: str, when: str) -> tuple[Any
     return split(step("iperf_facts", {"gather_tools": False, **reading}), reading)
 
 
-def rides(run: Mapping[str, Any], host: str, options: Mapping[str, Any], when: str) -> dict[str, Any] | None:
-    """The reading the host's first server start (``before``) or stop (``after``) makes in its own session
-    (``iperf_run`` option ``reading``), or ``None``: nothing to read, no server of the host to start or stop, or a
-    host not known to be quick to read - ESXi (its ``esxcli`` calls take seconds, made at the same time over a
-    second session instead) or a host whose probe is not known."""
+def rides(
+    run: Mapping[str, Any], host: str, options: Mapping[str, Any], when: str, *, client: bool = False
+) -> dict[str, Any] | None:
+    """The reading the host's first server start (``before``) or stop (``after``) makes in its own session, or with
+    ``client`` its client after the test (a host without a server in the run: ``after``) - ``iperf_run`` option
+    ``reading`` - or ``None``: nothing to read, no such step of the host, or a host not known to be quick to read -
+    ESXi (its ``esxcli`` calls take seconds, made at the same time as the servers' over a second session instead) or
+    a host whose probe is not known."""
     probe = options.get("probe")
     caps = probe.get("caps") if isinstance(probe, Mapping) else None
     if not isinstance(caps, Mapping) or caps.get("esxi") is not False:
         return None
-    if not any(p.get("server") == host and not p.get("external_server") for p in _pairs(run)):
-        return None
-    return reading_of(run, host, when)
+    pairs = _pairs(run)
+    if client:
+        only_a_client = any(p.get("client") == host for p in pairs) and all(p.get("server") != host for p in pairs)
+        return reading_of(run, host, when) if only_a_client else None
+    serves = any(p.get("server") == host and not p.get("external_server") for p in pairs)
+    return reading_of(run, host, when) if serves else None
 
 
 def _ridden(found: Any, outcome: Mapping[str, Any], reading: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -193,7 +199,8 @@ def clients_part(
     the host's servers. ``link_speeds`` - the host's fact ``iperf_link_speeds`` (an ESXi client's pings of latency
     under load go out of the VMkernel adapter of its test address)."""
     part = Part({})
-    items = []
+    items: list[dict[str, Any]] = []
+    ride = rides(run, host, options, "after", client=True)
     for pair in _pairs(run):
         if pair.get("client") != host:
             continue
@@ -210,8 +217,12 @@ def clients_part(
             "peer_is_esxi": peer is not None and peer in esxi_hosts,
             **given(bind=pair.get("client_bind"), start_at=start_at),
             **options,
+            **({"reading": ride} if ride is not None and not items else {}),
         }
-        outcome = step("iperf_run", args)
+        outcome = dict(step("iperf_run", args))
+        if ride is not None and not items:
+            # the host's readings after the run, made once its test is done (its stop has nothing else to do)
+            part.piece["nic_after"], part.piece["cpu_after"] = _ridden(outcome.pop("reading", None), outcome, ride)
         items.append({**outcome, "item": pair})
         if outcome.get("failed") or _lost(outcome):
             part.failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the client failed')}")

@@ -38,6 +38,8 @@ REPORT_KEYS = {
     "cpu_before": "start",
     "cpu_after": "stop",
 }
+#: The readings after the run, made by the stop or, on a host that only runs a client, by its client after the test.
+READ_AFTER = ("nic_after", "cpu_after")
 STATE_FILE = "series.json"
 _RECORD_FILE = re.compile(r"record([0-9]{1,9})\.json")
 
@@ -93,13 +95,14 @@ def _read_json(path: str) -> Any:
             return None
 
 
-def stop_hosts(run: Mapping[str, Any]) -> list[str]:
+def stop_hosts(run: Mapping[str, Any], read: Mapping[str, Any] | None = None) -> list[str]:
     """The hosts that take part in the run's stop: its servers, and the hosts whose NIC counters or CPU are read
-    after."""
+    after - but those whose piece of the clients (``read``: the host's piece) has them already."""
     hosts = set(run.get("server_hosts") or ()) | set(run.get("cpu_hosts") or ())
     if run.get("nic_after"):
         hosts |= set(run.get("nic_addresses") or {})
-    return sorted(hosts)
+    done = {h for h, piece in (read or {}).items() if isinstance(piece, Mapping) and set(READ_AFTER) & set(piece)}
+    return sorted(hosts - (done - set(run.get("server_hosts") or ())))
 
 
 def run_hosts(run: Mapping[str, Any]) -> list[str]:
@@ -137,6 +140,8 @@ def reports(
         lacking = False
         for key, kind in REPORT_KEYS.items():
             piece = pieces.get(kind, {}).get(host)
+            if key in READ_AFTER and key in (pieces.get("clients", {}).get(host) or {}):
+                piece = pieces["clients"][host]  # read by its client, after the test (paired.parts.rides)
             if piece is not None:
                 report[key] = piece.get(key)
                 continue

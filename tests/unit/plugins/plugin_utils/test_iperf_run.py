@@ -30,7 +30,7 @@ import yaml
 import ansible_collections.esxilab.iperf.plugins.modules.iperf_run as module_doc
 from ansible_collections.esxilab.iperf.plugins.action.iperf_run import ARGUMENT_SPEC as SPEC
 from ansible_collections.esxilab.iperf.plugins.plugin_utils import iperf_run as r
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.reading import riding
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.reading import Rider
 from tests.collection_path import ESXI_RECORDINGS, FIXTURES, REPO
 
 TOKEN = "0123abcd"
@@ -1303,9 +1303,10 @@ def test_port_taken_reads_the_kernels_tables(
     assert done.stdout.strip() == ("taken" if taken else "free")
 
 
-def test_a_reading_rides_in_the_first_script_of_a_start_or_a_stop() -> None:
-    """Option ``reading``: iperf_facts' script, in a subshell before the first script only (its variables do not
-    reach the script); the result is iperf_facts' own, from this shell's /proc and ``lo``."""
+def test_a_reading_rides_in_the_first_script_of_a_start_or_a_stop_or_after_a_client() -> None:
+    """Option ``reading``: iperf_facts' script, in a subshell before the first script only, or after the client's
+    (its variables do not reach the script; each script's output without the reading's); the result is
+    iperf_facts' own, from this shell's /proc and ``lo``."""
     scripts: list[str] = []
 
     def execute(script: str) -> r.CommandOutput:
@@ -1313,17 +1314,23 @@ def test_a_reading_rides_in_the_first_script_of_a_start_or_a_stop() -> None:
         done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, check=False)
         return r.CommandOutput(done.returncode, done.stdout, done.stderr)
 
-    ridden, result = riding(execute, {"nic_counters_of": ["127.0.0.1"], "cpu_times": True})
-    assert result() == {"failed": True, "msg": "the reading was not made: no script ran on the host"}
-    out = ridden(f'printf "%s\\n" "{M} done i=${{_i-unset}}"')
-    assert [(s.name, s.args) for s in r.parse_sections(out.stdout, TOKEN)] == [("done", "i=unset")]
-    ridden("true")
-    assert "ESXILAB_IPERF_" in scripts[0] and scripts[1] == "true"
-    facts = result()["ansible_facts"]
+    rider = Rider({"nic_counters_of": ["127.0.0.1"], "cpu_times": True})
+    assert rider.result() == {"failed": True, "msg": "the reading was not made: no script ran on the host"}
+    ridden = rider.first(execute)
+    main = f'printf "%s\\n" "{M} done i=${{_i-unset}}"'
+    out = ridden(main)
+    assert out.stdout == f"{M} done i=unset\n"
+    assert ridden("true").stdout == "" and "ESXILAB_IPERF_" in scripts[0] and scripts[1] == "true"
+    facts = rider.result()["ansible_facts"]
     assert facts["iperf_cpu_times"]["kind"] == "linux" and facts["iperf_nic_counters"]["127.0.0.1"]["interface"] == "lo"
-    broken, result = riding(lambda script: r.CommandOutput(255, "", "connection lost"), {"cpu_times": True})
-    broken("true")
-    assert result() == {
+    after = Rider({"cpu_times": True})  # in the script handed to the client's shell (exec sh -c)
+    assert (
+        after.seen(execute(r.in_shell(r.HostCaps(shell="/bin/sh"), after.after(main)))).stdout == f"{M} done i=unset\n"
+    )
+    assert after.result()["ansible_facts"]["iperf_cpu_times"]["kind"] == "linux"
+    broken = Rider({"cpu_times": True})
+    broken.first(lambda script: r.CommandOutput(255, "", "connection lost"))("true")
+    assert broken.result() == {
         "failed": True,
         "msg": "the reading did not complete on the host (exit status 255): connection lost",
     }

@@ -322,6 +322,24 @@ def test_a_linux_hosts_readings_ride_in_its_first_server_start_and_stop() -> Non
     assert lost.piece["cpu_after"] is None and lost.piece["nic_after"] is None
 
 
+def test_a_linux_host_that_only_runs_a_client_reads_after_its_test_in_its_session_and_is_not_stopped() -> None:
+    run = {**RUN, "nic_after": True, "cpu_hosts": ["h1", "h2", "h3"]}
+    steps = Riding()
+    part = clients_part(
+        steps, run, "h3", {**OPTIONS, "probe": LINUX}, _said()[1], start_at=None, esxi_hosts=frozenset()
+    )
+    assert [a.get("reading") for _n, a in steps.made] == [{"cpu_times": True}]
+    assert part.piece["cpu_after"] == {"kind": "linux"} and part.piece["nic_after"] is None
+    assert "reading" not in part.piece["clients"]["results"][0]
+    assert recorder.stop_hosts(run, {"h3": part.piece}) == ["h1", "h2"]  # its stop has nothing left to do
+    assert recorder.stop_hosts(run) == ["h1", "h2", "h3"]
+    (report,) = [r for r in recorder.reports(run, {"clients": {"h3": part.piece}}, str, "no stop") if r["host"] == "h3"]
+    assert report["cpu_after"] == {"kind": "linux"} and report["stops"] == {"results": []}
+    steps = Riding()  # h2 also serves (pair 3): it reads at its stop
+    clients_part(steps, run, "h2", {**OPTIONS, "probe": LINUX}, _said()[1], start_at=None, esxi_hosts=frozenset())
+    assert all("reading" not in a for _n, a in steps.made)
+
+
 class Probing(Steps):
     def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         self.made.append((name, dict(args)))
