@@ -209,7 +209,7 @@ def test_progress_is_quiet_when_concise_prints_the_runs(monkeypatch: pytest.Monk
 def test_the_callbacks_read_a_run_without_converting_its_record() -> None:
     """ansible-core's task result for callbacks converts the whole result on first use of ``result`` (its records: 0.2 s
     for 16 pairs); the callbacks read the facts and warnings they need from the result as received."""
-    record = {"run": 1, "pairs": [{"raw": "x" * 1000, "intervals": list(range(100))} for _ in range(4)]}
+    record = {"run": 1, "pairs": [{"raw": "x" * 1000, "intervals": list(range(100))} for _pair in range(4)]}
     facts = {"__paired_test_recorded": [{"run": 1}], "__paired_test_halt": False}
     data = {"ansible_facts": facts, "record": record, "warnings": ["careful"], "changed": False}
     result = CallbackTaskResult(Host("a"), Task(), data, {})
