@@ -37,27 +37,13 @@ MUTUALLY_EXCLUSIVE: list[list[str]] = [["duration", "bytes"], ["reverse", "bidir
 REQUIRED_IF: list[list[Any]] = [["mode", "client", ["server"]], ["mode", "collect", ["clients", "deadline"]]]
 
 _COMMON = {"mode", "tool", "binary", "port"}
+# what a server and a client both take
+_BOTH = {"bind", "protocol", "interval", "window", "extra_args", "state_dir", "probe", "reading"}
 APPLIES: dict[Mode, set[str]] = {
-    "server": _COMMON
-    | {
-        "bind",
-        "protocol",
-        "interval",
-        "window",
-        "extra_args",
-        "state_dir",
-        "server_timeout",
-        "one_off",
-        "probe",
-        "reading",
-    },
+    "server": _COMMON | _BOTH | {"server_timeout", "one_off"},
     "client": _COMMON
+    | _BOTH
     | {
-        "bind",
-        "protocol",
-        "interval",
-        "window",
-        "extra_args",
         "server",
         "duration",
         "bytes",
@@ -74,11 +60,8 @@ APPLIES: dict[Mode, set[str]] = {
         "timeout",
         "start_at",
         "labels",
-        "state_dir",
         "peer_is_esxi",
-        "probe",
         "latency",
-        "reading",
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe", "reading"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
