@@ -333,11 +333,28 @@ def test_csv_same_run_client_and_server() -> None:
 # ----------------------------------------------------------------------------- both directions
 
 
+#: iperf 2.1.8's own race in a test with a reverse connection: under load the server connects back before the
+#: client listens on its -L port (server: "tcp connect failed: Connection refused"; client: "ERROR: expected reverse
+#: connect did not occur"; 1 run in 8-12 with 3 busy loops on the 2 cores, and once in CI). Both outputs then say
+#: so and no reverse test is made: the run is made again, at most RACE_TRIES times in all.
+RACE_TRIES = 3
+
+
+def run_reverse_pair(port: int, client_args: list[str], server_time: float) -> Run:
+    """``run_pair`` again while iperf2's reverse-connect race (:data:`RACE_TRIES`) is all that went wrong."""
+    for _attempt in range(RACE_TRIES - 1):
+        run = run_pair(port, [], client_args, server_time=server_time)
+        raced = "expected reverse connect did not occur" in run.client and "Connection refused" in run.server
+        if not raced:
+            return run
+    return run_pair(port, [], client_args, server_time=server_time)
+
+
 def test_dualtest_d() -> None:
     port, back = 15312, 15313
     # the server opens the reverse test when the client's arrives: it must still listen then (a loaded machine
     # starts the client late; with the default 2.5 s the server once exited first and no reverse test was made)
-    run = run_pair(port, [], ["-t", "1", "-d", "-L", str(back)], server_time=5)
+    run = run_reverse_pair(port, ["-t", "1", "-d", "-L", str(back)], server_time=5)
     client, server = text(run.client), text(run.server)
     assert (client["side"], server["side"]) == ("client", "server")
     assert client["bidir"] is server["bidir"] is True
@@ -370,7 +387,7 @@ def test_dualtest_two_streams_each_way() -> None:
 
 def test_tradeoff_r() -> None:
     port, back = 15314, 15315
-    run = run_pair(port, [], ["-t", "1", "-r", "-L", str(back)], server_time=4)
+    run = run_reverse_pair(port, ["-t", "1", "-r", "-L", str(back)], server_time=4)
     client, server = text(run.client), text(run.server)
     assert client["bidir"] is server["bidir"] is True
     same_bytes(client["sent"], server["received"])
