@@ -97,12 +97,29 @@ def rides(
     return reading_of(run, host, when) if serves else None
 
 
-def _ridden(found: Any, outcome: Mapping[str, Any], reading: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The NIC and CPU readings of a reading made by ``iperf_run`` (``found``: its ``reading``, missing when the start
-    or the stop failed)."""
-    if not isinstance(found, Mapping):
-        found = {"failed": True, "msg": f"no reading: {outcome.get('msg') or 'the script made none'}"}
-    return split(found, reading)
+class _Carried:
+    """A reading (:func:`rides`, ``None``: none) carried by the first ``iperf_run`` step of a part: the step's extra
+    arguments, then the NIC and CPU readings it made (its ``reading``, missing when the step failed: the reason)."""
+
+    def __init__(self, ride: Mapping[str, Any] | None) -> None:
+        self.ride = ride
+        self.made: tuple[Any, Any] | None = None
+
+    def args(self) -> dict[str, Any]:
+        return {"reading": self.ride} if self.ride is not None and self.made is None else {}
+
+    def take(self, outcome: Mapping[str, Any]) -> dict[str, Any]:
+        """``outcome`` without its reading, kept for :meth:`readings` (the first step's only)."""
+        out = dict(outcome)
+        found = out.pop("reading", None)
+        if self.ride is not None and self.made is None:
+            if not isinstance(found, Mapping):
+                found = {"failed": True, "msg": f"no reading: {out.get('msg') or 'the script made none'}"}
+            self.made = split(found, self.ride)
+        return out
+
+    def readings(self) -> tuple[Any, Any]:
+        return self.made or (None, None)
 
 
 @contextmanager
@@ -127,13 +144,13 @@ def start_part(
     """Read the NIC counters and the CPU before the run and start the host's servers (a failed start stops the loop:
     the ones started are stopped by the stop part). With ``read_step`` the reading and the starts are made at the same
     time: the reading is done before the clients start all the same."""
-    ride = rides(run, host, options, "before")
-    if ride is not None:
-        part = _start_servers(step, run, host, options, say, ride)
-        nic, cpu = part.piece.pop("reading", (None, None))
+    carried = _Carried(rides(run, host, options, "before"))
+    if carried.ride is not None:
+        part = _start_servers(step, run, host, options, say, carried)
+        nic, cpu = carried.readings()
     else:
         with reading(read_step, step, run, host, "before") as got:
-            part = _start_servers(step, run, host, options, say)
+            part = _start_servers(step, run, host, options, say, carried)
             nic, cpu = got()
     part.piece.update(nic_before=nic, cpu_before=cpu)
     return part
@@ -145,10 +162,9 @@ def _start_servers(
     host: str,
     options: Mapping[str, Any],
     say: Say,
-    ride: Mapping[str, Any] | None = None,
+    carried: _Carried,
 ) -> Part:
-    """Start the host's servers; with ``ride``, the first start makes that reading (the piece's ``reading``: the NIC
-    and CPU readings)."""
+    """Start the host's servers; the first start makes the reading ``carried`` holds, if any."""
     part = Part({})
     for pair in _pairs(run):
         outside = pair.get("external_server")
@@ -169,11 +185,9 @@ def _start_servers(
             "one_off": bool(pair.get("one_off")),
             **given(bind=pair.get("bind")),
             **options,
-            **({"reading": ride} if ride is not None and not items else {}),
+            **carried.args(),
         }
-        outcome = dict(step("iperf_run", args))
-        if ride is not None and not items:
-            part.piece["reading"] = _ridden(outcome.pop("reading", None), outcome, ride)
+        outcome = carried.take(step("iperf_run", args))
         items.append({**outcome, "item": pair})
         # servers an interrupted run left on this port, stopped before this start: said, not only recorded
         part.warnings += [f"pair {pair['pair']}: {note}" for note in outcome.get("leftovers") or []]
@@ -200,7 +214,7 @@ def clients_part(
     under load go out of the VMkernel adapter of its test address)."""
     part = Part({})
     items: list[dict[str, Any]] = []
-    ride = rides(run, host, options, "after", client=True)
+    carried = _Carried(rides(run, host, options, "after", client=True))
     for pair in _pairs(run):
         if pair.get("client") != host:
             continue
@@ -217,16 +231,15 @@ def clients_part(
             "peer_is_esxi": peer is not None and peer in esxi_hosts,
             **given(bind=pair.get("client_bind"), start_at=start_at),
             **options,
-            **({"reading": ride} if ride is not None and not items else {}),
+            **carried.args(),
         }
-        outcome = dict(step("iperf_run", args))
-        if ride is not None and not items:
-            # the host's readings after the run, made once its test is done (its stop has nothing else to do)
-            part.piece["nic_after"], part.piece["cpu_after"] = _ridden(outcome.pop("reading", None), outcome, ride)
+        outcome = carried.take(step("iperf_run", args))
         items.append({**outcome, "item": pair})
         if outcome.get("failed") or _lost(outcome):
             part.failed.append(f"pair {pair['pair']}: {outcome.get('msg', 'the client failed')}")
     part.piece["clients"] = {"results": items}
+    if carried.ride is not None:  # the host's readings after the run, made once its test is done: its stop has none
+        part.piece["nic_after"], part.piece["cpu_after"] = carried.readings()
     collects = []
     for pair in _pairs(run):
         external = pair.get("external")
@@ -259,10 +272,9 @@ def stop_part(
     part = Part({})
     items: list[dict[str, Any]] = []
     lost = False
-    ride = rides(run, host, options, "after")
-    ridden: tuple[Any, Any] = (None, None)
-    if ride is not None:
-        context = _made(lambda: ridden)
+    carried = _Carried(rides(run, host, options, "after"))
+    if carried.ride is not None:
+        context = _made(carried.readings)
     elif read_step is not None:
         context = reading(read_step, step, run, host, "after")
     else:
@@ -276,11 +288,9 @@ def stop_part(
                 "port": pair["port"],
                 # the host's tools known: one session, the script reads the pidfile (no probe before it)
                 **given(bind=pair.get("bind"), state_dir=options.get("state_dir"), probe=options.get("probe")),
-                **({"reading": ride} if ride is not None and not items else {}),
+                **carried.args(),
             }
-            outcome = dict(step("iperf_run", args))
-            if ride is not None and not items:
-                ridden = _ridden(outcome.pop("reading", None), outcome, ride)
+            outcome = carried.take(step("iperf_run", args))
             items.append({**outcome, "item": pair})
             lost = _lost(outcome)
         after = got() if not lost else (None, None)
