@@ -47,16 +47,18 @@ _display = Display()
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
-    """A whole run on the hosts of the run, or the ESXi hosts' CPU over the runs."""
+    """A whole run on the hosts of the run (after the last, the ESXi hosts' CPU over the runs)."""
 
     TRANSFERS_FILES = False
 
-    def _esxi_cpu(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
-        """The ESXi hosts' CPU over every run from the vSphere API (``cpu.esxi_runs``), into the records: each host's
-        endpoint and credentials from its own variables (``host_options``: ``hostname``, ``port``, ``username``,
-        ``password``, ``validate_certs``, ``esxi_hostname``)."""
-        hosts = [str(h) for h in args["esxi_hosts"]]
-        _steps_of, endpoints, unlinked = links(self, hosts, args["host_options"], task_vars)
+    def _esxi_cpu(
+        self, records: list[Any], hosts: list[str], names: Mapping[str, Any], task_vars: dict[str, Any]
+    ) -> tuple[list[Any], list[str]]:
+        """The ESXi hosts' CPU over every run of ``records`` from the vSphere API (``cpu.esxi_runs``), into the
+        records, and a warning for each host without a figure: each host's endpoint and credentials from its own
+        variables (``names``: ``hostname``, ``port``, ``username``, ``password``, ``validate_certs``,
+        ``esxi_hostname``)."""
+        _steps_of, endpoints, unlinked = links(self, hosts, names, task_vars)
         sessions: dict[str, Any] = {}
         reasons: dict[str, str] = dict(unlinked)
         with ExitStack() as stack:
@@ -88,12 +90,26 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 name = endpoints[host].get("esxi_hostname")
                 return query(sessions[host], str(name) if name else None, start, end)
 
-            records = with_esxi_cpu(list(args["records"]), hosts, series_of)
-        result.update(
-            changed=False, records=records, msg=f"the CPU of {len(hosts)} ESXi host(s) over {len(records)} run(s)"
-        )
-        if reasons:
-            result["warnings"] = [f"{host}: {why}" for host, why in sorted(reasons.items())]
+            read = with_esxi_cpu(records, hosts, series_of)
+        return read, [f"{host}: {why}" for host, why in sorted(reasons.items())]
+
+    def _after_the_last(
+        self, result: dict[str, Any], args: Mapping[str, Any], spool: str, task_vars: dict[str, Any]
+    ) -> dict[str, Any]:
+        """After the series' last run, made or not: the records of the runs made with the CPU of the ESXi hosts of
+        ``cpu_hosts`` (RV(records)); nothing without one."""
+        hosts = [str(h) for h in args["cpu_hosts"]]
+        if not hosts:
+            return result
+        try:
+            made = recorder.read_records(spool)
+        except (recorder.SpoolError, OSError) as exc:
+            result["warnings"] = [*result.get("warnings", ()), f"the ESXi hosts' CPU is not read: {exc}"]
+            return result
+        if made:
+            result["records"], warnings = self._esxi_cpu(made, hosts, args["endpoint_options"], task_vars)
+            if warnings:
+                result["warnings"] = [*result.get("warnings", ()), *warnings]
         return result
 
     def _run(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +117,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         run: Mapping[str, Any] = args["run"]
         number = int(run["run"])
         spool = str(args["spool"])
+        last = args["run_count"] is not None and number >= int(args["run_count"])
         result.update(changed=False, run=number)
         try:
             state = recorder.read_state(spool)
@@ -111,7 +128,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         skipped = recorder.skip_reason(state, run)
         if skipped:
             result.update(skipped=True, skip_reason=skipped, msg=f"run {number}: {skipped}")
-            return result
+            return self._after_the_last(result, args, spool, task_vars) if last else result
         controller = os.getppid()  # ansible-playbook: a Ctrl-C ends it, and this task's process is left alone
         steps, options, unlinked = links(self, recorder.run_hosts(run), args["host_options"], task_vars)
         for host in options:
@@ -158,22 +175,36 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         )
         if outcome.warnings:
             result["warnings"] = outcome.warnings
-        return result
+        if outcome.halt:  # the loop's later items are skipped (skip_reason); the role's always writes the report
+            result.update(failed=True, msg=halt_message(record, args["run_count"]))
+        return self._after_the_last(result, args, spool, task_vars) if last else result
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
         if args is None:  # wrong or unknown options
             return result
         variables = task_vars or {}
-        if args["part"] == "esxi_cpu":  # read-only
-            return self._esxi_cpu(result, args, variables)
         if self._play_context.check_mode:
-            result.update(skipped=True, msg="part=run starts and stops processes: not in check mode")
+            result.update(skipped=True, msg="a run starts and stops processes: not in check mode")
             return result
-        if args["run"] is None or not args["spool"]:
-            result.update(failed=True, msg=f"{_NAME}: part=run needs run and spool")
+        if not args["spool"]:
+            result.update(failed=True, msg=f"{_NAME}: spool is empty")
             return result
         return self._run(result, args, variables)
+
+
+def halt_message(record: Mapping[str, Any], run_count: Any) -> str:
+    """What the play says when the series stops after the failed run of ``record``."""
+    errors = record.get("errors") or ["no figure"]
+    swapped = "swapped, " if record.get("swapped") else ""
+    of = f" of {run_count}" if run_count is not None else ""
+    return (
+        f"Run {record.get('run')}{of} ({record.get('test')}, {record.get('streams')} stream(s), "
+        f"{record.get('direction')}, {swapped}repetition {record.get('repetition')}) failed - "
+        f"{'; '.join(str(e) for e in errors)}. Every run up to it is in paired_test_results (and in the report, when "
+        "paired_test_report_dir is set); the remaining runs were not started. Set paired_test_continue_on_error=true "
+        "to record failed runs and go on."
+    )
 
 
 def links(

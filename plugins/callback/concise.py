@@ -21,7 +21,8 @@ description:
     the time left, as the callback C(esxilab.iperf.progress) words it - for example
     C(run 2/8 sweep 2 streams forward: 954.3 Mbit/s - 48 s left) - and at the end of the play how many runs ran.
     A failure, an unreachable host and a warning are shown as C(ansible.builtin.default) shows them, with the
-    task''s banner. With C(-v) or O(runs=tasks) every task is shown.'
+    task''s banner; the run after which the series stops shows its line, then its message (below C(-vvv) without
+    the run''s record, which is in the facts and the report). With C(-v) or O(runs=tasks) every task is shown.'
   - When a role's argument validation (C(ansible.builtin.validate_argument_spec), the first task of every role with
     C(meta/argument_specs.yml)) fails, the failure shows the errors (C(msg)) without C(argument_spec_data), the whole
     argument spec of the role (for C(esxilab.iperf.paired_test) about 14 KB per host after the one useful line), and
@@ -69,6 +70,9 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress impo
 _DROPPED = ("argument_spec_data", "argument_errors")
 # The task of the runs.
 _RUN_ACTIONS = frozenset({"esxilab.iperf.paired_test_host"})
+# The keys of a failed run's result left out: its record (in paired_test_results and the report), what the callbacks
+# read of it, and the run (the item's label says which).
+_RUN_DROPPED = ("record", "ansible_facts", "__paired_test_run")
 
 
 def _task_of(result: Any) -> Any:
@@ -132,6 +136,18 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
     def v2_runner_item_on_skipped(self, result: Any) -> None:
         if not self._quiet(_task_of(result)):
             super().v2_runner_item_on_skipped(result)
+
+    def v2_runner_item_on_failed(self, result: Any) -> None:
+        """The run after which the series stops: its line, then the failure - its message, not its whole record."""
+        data = result_view(result)
+        line = self._progress.observe(data.get("ansible_facts"), time.monotonic()) if data is not None else None
+        if line and self._lines:
+            self._display.display(line)
+        shown = result_data(result)
+        if self._display.verbosity < 3 and shown is not None and self._quiet(_task_of(result)):
+            for key in _RUN_DROPPED:
+                shown.pop(key, None)
+        super().v2_runner_item_on_failed(result)
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
         data = result_data(result)

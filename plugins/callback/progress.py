@@ -116,6 +116,9 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]  # ansible-core ships 
     def v2_runner_item_on_ok(self, result: Any) -> None:
         self.v2_runner_on_ok(result)  # a run of the series is an item of the runs' loop
 
+    def v2_runner_item_on_failed(self, result: Any) -> None:
+        self.v2_runner_on_ok(result)  # the run after which the series stops: recorded all the same
+
     def v2_playbook_on_start(self, playbook: Any) -> None:
         lines = self._progress.next_playbook(playbook_name(playbook), time.monotonic())
         if self._shown and not stdout_prints_runs():

@@ -13,7 +13,7 @@ author:
   - esxilab.iperf contributors (@esxilab)
 description:
   - For a hand-written play. The role C(esxilab.iperf.paired_test) builds each run's record the same way
-    (M(esxilab.iperf.paired_test_host) O(esxilab.iperf.paired_test_host#module:part=run)).
+    (M(esxilab.iperf.paired_test_host)).
   - Matches every pair of the run (an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs)) with the
     registered results of its server start, its client and its server stop (M(esxilab.iperf.iperf_run) tasks looped
     over the pairs), and with the failure a host's C(rescue) saw.

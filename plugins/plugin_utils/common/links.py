@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Another host's connection inside one action: what ``delegate_to`` does, for several hosts at once.
 
-One task of ``esxilab.iperf.paired_test_host`` (``part=run``) drives every host of a run. For each
+One task of ``esxilab.iperf.paired_test_host`` drives every host of a run. For each
 it needs what Ansible would give a task on that host: the host's variables (inventory, play, role
 and task variables, facts and registered results, from Ansible's own variable manager, as for a
 delegated task), its connection plugin with that host's options (``ansible_host``, ``ansible_user``,

@@ -4,7 +4,7 @@
 """One run of the plan, driven from the controller: every host's start, then the clients at the barrier, then every
 host's stop, then the record.
 
-The role runs each run as one task on one host (``esxilab.iperf.paired_test_host part=run``); that task hands
+The role runs each run as one task on one host (``esxilab.iperf.paired_test_host``); that task hands
 :func:`drive` a step function per host of the run (the collection's actions over that host's own connection). The
 hosts of a part work at the same time, each in a thread of the task; the parts follow each other. So a run costs one
 task however many hosts it has, the plan's order is the order of the task's loop, and a host no run uses is never

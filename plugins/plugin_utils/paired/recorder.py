@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The state of the series and the records so far, on the controller, between the runs of a play.
 
-Each run is one task (``esxilab.iperf.paired_test_host part=run``, ``paired.engine``): it reads the
+Each run is one task (``esxilab.iperf.paired_test_host``, ``paired.engine``): it reads the
 state of the series - stopped after a failed run, the ``repeat`` points that are done, the measured
 dispatch times the start delay learns from - and the records so far, makes the run, and writes its
 record and the state after it. A run the series skips does nothing. The pieces each host's parts

@@ -25,7 +25,9 @@ from tests.unit.plugins.action_harness import make_action
 from tests.unit.plugins.plugin_utils.paired.test_engine import RUN  # the run of the engine's tests
 
 
-def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail: bool = False) -> dict[str, Any]:
+def _run(
+    spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail: bool = False, **more: Any
+) -> dict[str, Any]:
     made: list[tuple[str, str, dict[str, Any]]] = []
 
     class Link:
@@ -49,13 +51,7 @@ def _run(spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail:
             return {"changed": True, "msg": "ok", "pid": 7, "stopped": [{"pid": 7, "status": "stopped"}]}
 
     monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
-    args = {
-        "part": "run",
-        "run": run,
-        "spool": spool,
-        "host_options": {"state_dir": "state"},
-        "probes": {"h2": {"p": 2}},
-    }
+    args = {"run": run, "spool": spool, "host_options": {"state_dir": "state"}, "probes": {"h2": {"p": 2}}, **more}
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
     result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "h1"})
     result["made"] = made
@@ -67,8 +63,12 @@ def test_a_run_is_one_task_that_records_it_and_the_next_run_after_a_failure_is_s
 ) -> None:
     spool = recorder.make_spool(str(tmp_path))
     recorder.write_record(spool, {"run": 2, "ok": True})  # an earlier run of the series
-    result = _run(spool, monkeypatch, RUN, fail=True)
-    assert not result.get("failed"), result.get("msg")  # a failed run is recorded, the task does not fail
+    result = _run(spool, monkeypatch, RUN, fail=True, run_count=5)
+    # a failed run is recorded; the series stops after it: its task fails, saying which run and why
+    assert result["failed"] is True and result["msg"].startswith(
+        "Run 3 of 5 (t, 2 stream(s), forward, repetition 1) failed - "
+    )
+    assert "paired_test_continue_on_error=true" in result["msg"]
     options = {host: args for host, _n, args in result["made"] if args.get("mode") == "server"}
     assert options["h1"]["state_dir"] == "/tmp/h1" and "state_dir" not in options["h2"]  # each host its own
     assert options["h2"]["probe"] == {"p": 2} and "probe" not in options["h1"]
@@ -89,14 +89,19 @@ def test_a_run_is_one_task_that_records_it_and_the_next_run_after_a_failure_is_s
     assert result["ok"] is False and result["ansible_facts"]["__paired_test_halt"] is True
     assert [r["run"] for r in recorder.read_records(spool)] == [2, 3]
     following = _run(spool, monkeypatch, {**RUN, "run": 4})
-    assert following["skipped"] is True and following["made"] == []
+    assert following["skipped"] is True and following["made"] == [] and not following.get("failed")
     assert following["skip_reason"] == "not run: the series stopped after run 3 failed"
+    going_on = recorder.make_spool(str(tmp_path))
+    result = _run(going_on, monkeypatch, RUN, fail=True, run_count=5, continue_on_error=True)
+    assert not result.get("failed") and result["ok"] is False and result["ansible_facts"]["__paired_test_halt"] is False
 
 
 def test_a_run_needs_its_spool_and_is_skipped_in_check_mode(tmp_path: Path) -> None:
-    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {"part": "run", "run": RUN})
-    assert plugin.run(task_vars={"inventory_hostname": "h1"})["msg"].endswith("part=run needs run and spool")
-    args = {"part": "run", "run": RUN, "spool": str(tmp_path)}
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {"run": RUN})
+    assert "missing required arguments: spool" in plugin.run(task_vars={"inventory_hostname": "h1"})["msg"]
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {"run": RUN, "spool": ""})
+    assert plugin.run(task_vars={"inventory_hostname": "h1"})["msg"].endswith("spool is empty")
+    args = {"run": RUN, "spool": str(tmp_path)}
     plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args, check_mode=True)
     assert plugin.run(task_vars={"inventory_hostname": "h1"})["skipped"] is True
 
@@ -149,8 +154,11 @@ def test_the_probe_of_every_host_is_one_call_and_says_every_problem(monkeypatch:
     assert result["probes"]["h1"] == {"caps": {"esxi": False}} and "plan" not in result
 
 
-def test_the_esxi_hosts_cpu_comes_from_their_vsphere_api_after_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each ESXi host's endpoint from its own variables; one session per host; a host without one says why."""
+def test_the_esxi_hosts_cpu_comes_from_their_vsphere_api_after_the_last_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the series' last run, made or skipped: each ESXi host's endpoint from its own variables; one session per
+    host; a host without one says why."""
     endpoints = {
         "esx1": {"hostname": "vc.lab", "password": "secret", "validate_certs": "false", "esxi_hostname": "esx1.lab"},
         "esx2": {"hostname": "esx2.lab"},  # no password: not asked
@@ -179,14 +187,18 @@ def test_the_esxi_hosts_cpu_comes_from_their_vsphere_api_after_the_runs(monkeypa
     monkeypatch.setattr(paired_test_host, "session", session)
     monkeypatch.setattr(paired_test_host, "query", query)
     cpu = {"esx1": {"kind": None}, "esx2": {"kind": None}}
-    records: list[dict[str, Any]] = [
-        {"run": n, "start_at": 100.0 * n, "duration": 10, "pairs": [], "cpu": cpu} for n in (1, 2)
-    ]
+    spool = recorder.make_spool(str(tmp_path))
+    for n in (1, 2):
+        recorder.write_record(spool, {"run": n, "start_at": 100.0 * n, "duration": 10, "pairs": [], "cpu": cpu})
+    recorder.write_state(spool, {"halt_after": 2})  # the series stopped after run 2: runs 3 and 4 are skipped
     names = {k: k for k in ("hostname", "port", "username", "password", "validate_certs", "esxi_hostname")}
-    args = {"part": "esxi_cpu", "records": records, "esxi_hosts": ["esx1", "esx2"], "host_options": names}
-    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", args)
+    args = {"spool": spool, "cpu_hosts": ["esx1", "esx2"], "endpoint_options": names, "run_count": 4}
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {**args, "run": {**RUN, "run": 3}})
     result: dict[str, Any] = plugin.run(task_vars={"inventory_hostname": "esx1"})
-    assert not result.get("failed"), result.get("msg")
+    assert result["skipped"] is True and "records" not in result and opened == []  # not the last run
+    plugin = make_action(ActionModule, "esxilab.iperf.paired_test_host", {**args, "run": {**RUN, "run": 4}})
+    result = plugin.run(task_vars={"inventory_hostname": "esx1"})
+    assert result["skipped"] is True and not result.get("failed"), result.get("msg")
     assert opened == [("vc.lab", 443, "root", "secret", False)]  # once for both runs; the defaults of esxi_network
     assert asked == [("si", "esx1.lab", 100.0, 110.0), ("si", "esx1.lab", 200.0, 210.0)]
     entry = result["records"][1]["cpu"]["esx2"]

@@ -108,7 +108,7 @@ def _recording_tasks(path: str) -> list[dict[str, Any]]:
             for key in ("block", "rescue", "always"):
                 found += walk(task.get(key))
             action = task.get("esxilab.iperf.paired_test_host")
-            if isinstance(action, dict) and action.get("part") == "run":
+            if isinstance(action, dict) and "run" in action:
                 found.append(action)
         return found
 

@@ -122,8 +122,9 @@ HAND_WRITTEN: dict[str, dict[str, dict[str, Any]]] = {
         "fail_on_regression": {"type": "bool", "default": True},
     },
     "paired_test_host": {  # new since: its documented spec, as a check that it derives as meant
-        "part": {"type": "str", "required": True, "choices": ["run", "esxi_cpu"]},
-        "run": {"type": "dict"},
+        "run": {"type": "dict", "required": True},
+        "run_count": {"type": "int"},
+        "cpu_hosts": {"type": "list", "elements": "str", "default": []},
         "esxi_hosts": {"type": "list", "elements": "str", "default": []},
     },
     "paired_test_preflight": {  # new since: its documented spec, as a check that it derives as meant
@@ -261,8 +262,6 @@ def test_the_derived_spec_is_one_ansible_accepts(name: str) -> None:
     required = {k: blank.get(v["type"], []) for k, v in spec.items() if v.get("required")}
     if name == "iperf_run":
         required["mode"] = "stop"
-    if name == "paired_test_host":
-        required["part"] = "run"
     result = ArgumentSpecValidator(spec).validate(required)
     assert not result.error_messages, result.error_messages
     for option, entry in spec.items():
