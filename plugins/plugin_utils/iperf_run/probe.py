@@ -130,7 +130,7 @@ def build_probe_script(
         'echo "epochrealtime=${EPOCHREALTIME:-}"',
         'echo "date_ns=$(date +%s.%N 2>/dev/null)"',
         "if _which usleep >/dev/null; then echo usleep=1; else echo usleep=0; fi",
-        # a millisecond: the probe is on the path of every play, before any run (a sleep without fractions fails at once)
+        # a millisecond: the probe is on the path of every play, before any run (no fractions: it fails at once)
         "if sleep 0.001 >/dev/null 2>&1; then echo fracsleep=1; else echo fracsleep=0; fi",
         "if timeout --version 2>/dev/null | grep -q coreutils; then echo gnu_timeout=1; else echo gnu_timeout=0; fi",
         'echo "uname=$(uname -s 2>/dev/null)"',
