@@ -35,6 +35,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.engine import ControllerGone, drive, each
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import Step, given, probe_part
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRunError, planned_run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import seen
 
 _NAME = "esxilab.iperf.paired_test_host"
@@ -114,8 +115,12 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
 
     def _run(self, result: dict[str, Any], args: Mapping[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         """The whole run ``args.run`` on its hosts (``paired.engine``), its record kept in the spool."""
-        run: Mapping[str, Any] = args["run"]
-        number = int(run["run"])
+        try:
+            run = planned_run(args["run"])  # checked once here: from now on a PlannedRun
+        except PlannedRunError as exc:
+            result.update(failed=True, msg=f"{_NAME}: {exc}")
+            return result
+        number = run["run"]
         spool = str(args["spool"])
         last = args["run_count"] is not None and number >= int(args["run_count"])
         result.update(changed=False, run=number)

@@ -23,7 +23,9 @@ description:
   - Registered results of other runs are ignored, so a host that failed before a task keeps no stale figures.
 options:
   _input:
-    description: One run of the plan.
+    description:
+      - One run of the plan (an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs)), as the plan made it - its
+        every key and the type of each are checked first, and every problem is named.
     type: dict
     required: true
   reports:
@@ -309,6 +311,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.records import RunRecord
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import PairedTestError
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRunError, planned_run
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record, reports_from_host_vars
 
 _NAME = "esxilab.iperf.paired_test_record"
@@ -322,8 +325,10 @@ def paired_test_record(
     previous: Any = None,
 ) -> RunRecord:
     """Build the record of one run (see the DOCUMENTATION above)."""
-    if not isinstance(run, Mapping) or not isinstance(run.get("pairs"), list):
-        raise AnsibleFilterError(f"{_NAME}: expected one run of esxilab.iperf.paired_test_plan, got {run!r:.200}")
+    try:
+        planned = planned_run(run)  # checked once here: from now on a PlannedRun
+    except PlannedRunError as exc:
+        raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     if (reports is None) == (host_vars is None):
         raise AnsibleFilterError(f"{_NAME}: pass either reports or host_vars (one of them)")
     if host_vars is not None:
@@ -333,7 +338,7 @@ def paired_test_record(
     if isinstance(reports, str | bytes | Mapping) or not hasattr(reports, "__iter__"):
         raise AnsibleFilterError(f"{_NAME}: reports must be a list with one item per host, got {reports!r:.200}")
     try:
-        record = build_record(run, list(reports), barrier=barrier, previous=list(previous or []))
+        record = build_record(planned, list(reports), barrier=barrier, previous=list(previous or []))
     except (PairedTestError, KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"{_NAME}: {exc}") from exc
     return record

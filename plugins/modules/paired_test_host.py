@@ -49,7 +49,8 @@ description:
 options:
   run:
     description:
-      - The run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs).
+      - The run, an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs), as the plan made it - its every key
+        and the type of each are checked before any host is contacted, and every problem is named.
     type: dict
     required: true
   run_count:

@@ -36,6 +36,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
     start_part,
     stop_part,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
@@ -95,7 +96,7 @@ def first_dispatch(
 
 
 def drive(
-    run: Mapping[str, Any],
+    run: PlannedRun,
     steps: Mapping[str, Step],
     options: Mapping[str, Mapping[str, Any]],
     *,

@@ -48,6 +48,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     check_labels,
     has_control,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedPair, PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
@@ -431,7 +432,7 @@ def build_plan(
                       for h, a in (addresses or {}).items() if a is not None}  # fmt: skip
 
     normalized: list[dict[str, Any]] = []
-    runs: list[dict[str, Any]] = []
+    runs: list[PlannedRun] = []
     names: set[str] = set()
     problems: dict[str, list[str]] = {
         "unknown_hosts": [],
@@ -574,14 +575,14 @@ def build_plan(
             )
     tools: dict[str, list[str]] = {}
     for run in runs:
-        for pair in run["pairs"]:
-            for host in (pair["server"], pair["client"]):
+        for in_run in run["pairs"]:
+            for host in (in_run["server"], in_run["client"]):
                 if host is not None and run["tool"] not in tools.setdefault(host, []):
                     tools[host].append(run["tool"])
     addresses_by_host: dict[str, list[str]] = {}
     for run in runs:
-        for pair in run["pairs"]:
-            for host, address in ((pair["server"], pair["address"]), (pair["client"], pair["client_bind"])):
+        for in_run in run["pairs"]:
+            for host, address in ((in_run["server"], in_run["address"]), (in_run["client"], in_run["client_bind"])):
                 if host and address and address not in addresses_by_host.setdefault(host, []):
                     addresses_by_host[host].append(address)
     return {
@@ -730,9 +731,9 @@ def _make_run(
     direction: str,
     swapped: bool,
     repetition: int,
-) -> dict[str, Any]:
+) -> PlannedRun:
     spec: RepeatSpec = settings["repeat"].for_point(direction, swapped)
-    run_pairs = []
+    run_pairs: list[PlannedPair] = []
     for pair in pairs:
         if swapped:
             server, client, address, source = pair["client"], pair["server"], pair["client_address"], pair["address"]
@@ -789,7 +790,7 @@ def _make_run(
     # a host waits for its external pairs one after the other (the role's loop): the longest such sum
     waits: dict[str, float] = {}
     for p in run_pairs:
-        if p["external"] is not None:
+        if p["external"] is not None and p["server"] is not None:  # external clients: the server is ours
             waits[p["server"]] = waits.get(p["server"], 0.0) + p["external"]["deadline"]
     wait = max(waits.values(), default=None)
     # latency under load: the clients ping for this long before the transfer (in the start delay of a barrier)
@@ -802,7 +803,7 @@ def _make_run(
         )
         + SERVER_TIMEOUT_MARGIN
     )
-    run: dict[str, Any] = {
+    run: PlannedRun = {
         "run": number,
         "test": test,
         "sweep": sweep,
@@ -817,10 +818,26 @@ def _make_run(
         "order": settings["order"],
         "shuffle_seed": settings["shuffle_seed"],
         "combine_swapped": settings["combine_swapped"] and settings["swap_roles"],
-        # every setting that feeds iperf_run, under its own name (streams: this run's value)
-        **{name: settings[name] for name, setting in SETTINGS.items() if setting.server or setting.client},
+        # every setting that feeds iperf_run (Setting.server / Setting.client), under its own name (streams: this run's
+        # value); a unit test keeps this list and SETTINGS in step
+        "duration": settings["duration"],
         "streams": streams,
+        "tool": settings["tool"],
+        "protocol": settings["protocol"],
+        "bandwidth": settings["bandwidth"],
+        "omit": settings["omit"],
+        "interval": settings["interval"],
+        "window": settings["window"],
+        "length": settings["length"],
+        "mss": settings["mss"],
+        "zerocopy": settings["zerocopy"],
+        "tos": settings["tos"],
+        "connect_timeout": settings["connect_timeout"],
+        "client_timeout": settings["client_timeout"],
         "server_timeout": server_timeout,
+        "server_extra_args": settings["server_extra_args"],
+        "client_extra_args": settings["client_extra_args"],
+        "latency": settings["latency"],
         "labels": _common_labels(run_pairs),
         # One pair needs no barrier: its client starts as soon as its server is up (external clients: none).
         "barrier": sum(p["client"] is not None for p in run_pairs) > 1,
@@ -847,6 +864,8 @@ def _make_run(
         else [],
         "server_hosts": sorted({p["server"] for p in run_pairs if p["server"] is not None}),
         "client_hosts": sorted({p["client"] for p in run_pairs if p["client"] is not None}),
+        "iperf_server": {},
+        "iperf_client": {},
     }
     run["iperf_server"] = _iperf_arguments(run, "server")
     run["iperf_client"] = {**_iperf_arguments(run, "client"), "reverse": run["reverse"]}
@@ -876,10 +895,10 @@ def _nic_addresses(pairs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return {host: addresses for host, addresses in found.items() if addresses}
 
 
-def _mark_nic_reads(runs: Sequence[dict[str, Any]]) -> None:
+def _mark_nic_reads(runs: Sequence[PlannedRun]) -> None:
     """Set ``nic_before`` / ``nic_after`` of the runs: every run with ``nic_counters: run``; the first and the last
     planned run of each test with ``test``; none with ``none``."""
-    by_test: dict[str, list[dict[str, Any]]] = {}
+    by_test: dict[str, list[PlannedRun]] = {}
     for run in runs:
         by_test.setdefault(run["test"], []).append(run)
     for test_runs in by_test.values():

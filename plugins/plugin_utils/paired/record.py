@@ -29,6 +29,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.validate impor
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import EXTERNAL_CLIENT, EXTERNAL_SERVER
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.claims import implausible, line_rate_of
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import _join
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
     assess,
@@ -427,7 +428,7 @@ def reports_from_host_vars(host_vars: Sequence[Any]) -> list[dict[str, object] |
 
 
 def build_record(
-    run: Mapping[str, Any],
+    run: PlannedRun,
     reports: Sequence[Any],
     *,
     barrier: Mapping[str, object] | None = None,

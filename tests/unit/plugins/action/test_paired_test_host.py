@@ -26,7 +26,7 @@ from tests.unit.plugins.plugin_utils.paired.test_engine import RUN  # the run of
 
 
 def _run(
-    spool: str, monkeypatch: pytest.MonkeyPatch, run: dict[str, Any], fail: bool = False, **more: Any
+    spool: str, monkeypatch: pytest.MonkeyPatch, run: Mapping[str, Any], fail: bool = False, **more: Any
 ) -> dict[str, Any]:
     made: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -94,6 +94,14 @@ def test_a_run_is_one_task_that_records_it_and_the_next_run_after_a_failure_is_s
     going_on = recorder.make_spool(str(tmp_path))
     result = _run(going_on, monkeypatch, RUN, fail=True, run_count=5, continue_on_error=True)
     assert not result.get("failed") and result["ok"] is False and result["ansible_facts"]["__paired_test_halt"] is False
+
+
+def test_a_run_that_is_not_one_of_the_plan_is_refused_before_any_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run(recorder.make_spool(str(tmp_path)), monkeypatch, {**RUN, "pairs": [{"server": "h1"}]})
+    assert result["failed"] is True and result["made"] == []
+    assert result["msg"].startswith("esxilab.iperf.paired_test_host: not a run of the plan (13 problem(s)): ")
 
 
 def test_a_run_needs_its_spool_and_is_skipped_in_check_mode(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import (
     build_report,
@@ -66,9 +67,9 @@ def _plan(pair_labels: Sequence[Mapping[str, Any] | None], repeat: int = 2, **te
     return plan
 
 
-def _record(run: Mapping[str, Any], files: Sequence[str]) -> dict[str, Any]:
+def _record(run: PlannedRun, files: Sequence[str]) -> dict[str, Any]:
     """The run's record from what its hosts registered; each client's result is the fixture of its pair."""
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[str | None, dict[str, Any]] = {}
     for pair, name in zip(run["pairs"], files, strict=True):
         server = reports.setdefault(pair["server"], {"host": pair["server"]})
         client = reports.setdefault(pair["client"], {"host": pair["client"]})

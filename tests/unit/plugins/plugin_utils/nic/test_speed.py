@@ -22,6 +22,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import (
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.line_rate import run_line_rate, with_line_rates
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import check_link_speeds
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report import build_report, to_json
@@ -99,7 +100,7 @@ def test_run_line_rate_is_the_slowest_end_or_unknown_with_the_reason() -> None:
     assert run_line_rate(pairs, speeds, given_bps=5e9, given_source="given: x") == (5e9, "given: x")
 
 
-def _record_of(run: dict[str, Any]) -> Any:
+def _record_of(run: PlannedRun) -> Any:
     item = {"run": run["run"], "pair": 1}
     client = {"item": item, "started_at": 1.0, "result": {"bits_per_second": 2e9, "complete": True}}
     reports = [

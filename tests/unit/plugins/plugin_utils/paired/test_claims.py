@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.parse import parse
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.claims import implausible, line_rate_of
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.report.history import entries_of
 from tests.collection_path import FIXTURES
@@ -103,7 +104,7 @@ def test_the_line_rate_comes_from_the_labels() -> None:
 # ------------------------------------------------------------------------------------------
 
 
-def _run() -> dict[str, Any]:
+def _run() -> PlannedRun:
     plan = build_plan(
         [{"name": "win", "pairs": [OUTSIDE], "labels": {"line_rate_bps": 1e9}}],
         addresses={"h1": "198.18.0.11", "h2": "198.18.0.12"},
@@ -112,7 +113,7 @@ def _run() -> dict[str, Any]:
         play_hosts=["h1", "h2"],
         forks=5,
     )
-    run: dict[str, Any] = plan["runs"][0]
+    run: PlannedRun = plan["runs"][0]
     return run
 
 

@@ -25,9 +25,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
     start_part,
     stop_part,
 )
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedPair, PlannedRun
 
 
-def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> dict[str, Any]:
+def _pair(number: int, server: str, client: str) -> PlannedPair:
     return {
         "run": 3,
         "pair": number,
@@ -43,17 +44,49 @@ def _pair(number: int, server: str | None, client: str | None, **extra: Any) -> 
         "external_server": None,
         "sender": client,
         "receiver": server,
-        **extra,
     }
 
 
-RUN: dict[str, Any] = {
+# a whole run of the plan (paired.planned.PlannedRun: the task of a run checks it is one), with three pairs
+RUN: PlannedRun = {
     "run": 3,
     "test": "t",
+    "sweep": False,
     "streams": 2,
     "direction": "forward",
+    "reverse": False,
     "swapped": False,
     "repetition": 1,
+    "repeat": 1,
+    "point": "t|forward|2|unswapped",
+    "stability": None,
+    "order": "interleaved",
+    "shuffle_seed": None,
+    "combine_swapped": False,
+    "duration": 10,
+    "tool": "iperf3",
+    "protocol": "tcp",
+    "bandwidth": None,
+    "omit": None,
+    "interval": None,
+    "window": None,
+    "length": None,
+    "mss": None,
+    "zerocopy": False,
+    "tos": None,
+    "connect_timeout": None,
+    "client_timeout": None,
+    "server_timeout": 130,
+    "server_extra_args": [],
+    "client_extra_args": [],
+    "latency": None,
+    "labels": {},
+    "external": False,
+    "external_wait": None,
+    "external_servers": False,
+    "latency_idle": 0.0,
+    "nic_counters": "test",
+    "cpu_hosts": [],
     "server_hosts": ["h1", "h2"],
     "client_hosts": ["h1", "h2", "h3"],
     "barrier": True,

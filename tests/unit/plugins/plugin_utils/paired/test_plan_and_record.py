@@ -30,6 +30,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     PairedTestError,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record, reports_from_host_vars
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
@@ -431,8 +432,8 @@ def _registered(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"results": items, "changed": False, "msg": "All items completed", "skipped": not items}
 
 
-def _plan_run(swap: bool = False) -> dict[str, Any]:
-    run: dict[str, Any] = build_plan(SPEC_EXAMPLE if swap else [dict(SPEC_EXAMPLE[0], swap_roles=False)])["runs"][0]
+def _plan_run(swap: bool = False) -> PlannedRun:
+    run: PlannedRun = build_plan(SPEC_EXAMPLE if swap else [dict(SPEC_EXAMPLE[0], swap_roles=False)])["runs"][0]
     return run
 
 
@@ -567,7 +568,7 @@ def test_server_failures_unreachable_hosts_and_missing_reports() -> None:
 def test_items_of_another_run_are_ignored() -> None:
     run = _plan_run()
     reports = _reports(run, {1: _client(RESULT_A, 1.0), 2: _client(RESULT_B, 1.0)})
-    later = dict(run, run=2)  # the same hosts, but their registered items belong to run 1
+    later: PlannedRun = {**run, "run": 2}  # the same hosts, but their registered items belong to run 1
     record = build_record(later, reports)
     assert record["failed_pairs"] == 2
     assert record["errors"][0] == (
@@ -746,7 +747,7 @@ def test_summary_rejects_what_is_not_a_run_record() -> None:
 def _two_runs() -> list[RunRecord]:
     run = _plan_run()
     ok = build_record(run, _reports(run, {1: _client(RESULT_A, 100.5), 2: _client(RESULT_B, 100.5)}), barrier=BARRIER)
-    second = dict(run, run=2, repetition=2, pairs=[dict(p, run=2) for p in run["pairs"]])
+    second: PlannedRun = {**run, "run": 2, "repetition": 2, "pairs": [{**p, "run": 2} for p in run["pairs"]]}
     failed = build_record(second, _reports(second, {1: _client(RESULT_A, 200.5)}))
     return [ok, failed]
 
