@@ -24,8 +24,8 @@ description:
 options:
   _input:
     description:
-      - One run of the plan (an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs)), as the plan made it - its
-        every key and the type of each are checked first, and every problem is named.
+      - One run of the plan (an item of RV(esxilab.iperf.paired_test_plan#filter:_value.runs)), as the plan made it -
+        its every key and the type of each are checked first, and every problem is named.
     type: dict
     required: true
   reports:
