@@ -38,8 +38,8 @@ options:
   probe_dispatch:
     description:
       - Seconds it took to hand a first command to every host of the run (the role - its start, from the beginning
-        to the last host ready). For the first run with a number of clients - 1.5 x that + 0.2 s, at least 0.3 s and
-        at most the plan's delay - so a one-run play does not wait the planned 1 s + 0.4 s per client. Unset - the
+        to the last host ready). For the first run with a number of clients - 0.6 x that + 0.1 s, at least 0.15 s
+        and at most the plan's delay - so a one-run play does not wait the planned 1 s + 0.4 s per client. Unset - the
         plan's delay.
     type: float
 seealso:

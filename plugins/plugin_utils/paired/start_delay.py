@@ -42,13 +42,16 @@ DISPATCH_MARGIN = 0.1
 # The first run with a number of clients, when the run estimated how long handing its clients to their hosts takes
 # (``probe_dispatch``; the role: ``paired.engine.first_dispatch`` from the run's start - its time per step times the
 # clients, at least one step's latency): FIRST_RUN_FACTOR x that + FIRST_RUN_MARGIN, at least FIRST_RUN_MINIMUM, and
-# never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. (The whole start's time, with
-# its 48 steps for 16 pairs, made the 16 clients of the 2-core lab idle 1.1 s at their barrier, having arrived 0.15 s
-# after it was set. A step of the start - a server's start with its reading, a reading - takes longer than handing a
-# client over: the estimate is already high, hence a factor of 1: 0.34 s for 16 clients that took 0.19 s.)
-FIRST_RUN_FACTOR = 1.0
-FIRST_RUN_MARGIN = 0.2
-FIRST_RUN_MINIMUM = 0.3
+# never more than the planned START_DELAY_BASE + START_DELAY_PER_CLIENT per client. A step of the start - a server's
+# start with its reading, a reading - takes longer than handing a client over: on the 2-core lab the estimate was
+# 1.9-3.3x the clients' measured dispatch (2, 4, 8, 16 pairs: 0.10 / 0.15 / 0.22 / 0.41 s for 0.03 / 0.055 / 0.12 /
+# 0.22 s), and with a factor of 1, a margin of 0.2 s and at least 0.3 s the clients of every first run idled 0.27-0.40 s
+# at their barrier. Hence 0.6 x the estimate + 0.1 s, at least 0.15 s: 0.16 / 0.19 / 0.23 / 0.35 s, the slowest
+# client still 0.11-0.13 s ahead; a late client shows in the run's warnings and start_spread, and the next run with as
+# many clients waits 1.5 x what it measured + 0.1 s.
+FIRST_RUN_FACTOR = 0.6
+FIRST_RUN_MARGIN = 0.1
+FIRST_RUN_MINIMUM = 0.15
 
 
 def auto_start_delay(run: Mapping[str, Any], records: Sequence[Any], probe_dispatch: Any = None) -> float:

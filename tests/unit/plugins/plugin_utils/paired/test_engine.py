@@ -226,7 +226,8 @@ def test_a_run_starts_every_host_then_the_clients_at_the_barrier_then_stops_and_
     outcome = _drive(steps, clock=clock)
     # each host's first command answers (h3 has no server and reads nothing before the run: none), then the host is
     # ready: the readings after 100.0 come from the threads in any order
-    # The barrier: the last host ready + the first run's delay: 1.5 x when the last first command answered + 0.2 s
+    # The barrier: the last host ready + the first run's delay, learnt from the start (start_delay.FIRST_RUN_FACTOR x
+    # first_dispatch + FIRST_RUN_MARGIN)
     record = outcome.record
     starts = [a["start_at"] for s in steps.values() for _n, a in s.made if a.get("mode") == "client"]
     assert starts == [record["start_at"]] * 3

@@ -841,12 +841,12 @@ def test_reports_render_json_with_the_records_and_both_csv_tables() -> None:
 
 
 def test_the_first_run_waits_what_its_start_measured() -> None:
-    """No earlier run with as many clients: the dispatch its start measured + 0.2 s, within [0.3, planned]."""
+    """No earlier run with as many clients: 0.6 x the dispatch its start measured + 0.1 s, within [0.15, planned]."""
     pairs = [{"server": f"h{i}", "address": f"198.18.0.{i}", "client": f"h{i + 1}"} for i in (1, 3, 5, 7)]
     run = build_plan([{"name": "t", "pairs": pairs}])["runs"][0]
     assert run["start_delay"] == pytest.approx(2.6)  # planned: 1 s + 0.4 s x 4 clients
-    assert auto_start_delay(run, [], 0.4) == pytest.approx(0.6)
-    assert auto_start_delay(run, [], 0.05) == 0.3  # at least
+    assert auto_start_delay(run, [], 0.4) == pytest.approx(0.34)  # 0.6 x 0.4 + 0.1
+    assert auto_start_delay(run, [], 0.05) == 0.15  # at least
     assert auto_start_delay(run, [], 5.0) == pytest.approx(2.6)  # never more than planned
     assert auto_start_delay(run, [], None) == pytest.approx(2.6)  # not measured
     assert auto_start_delay(run, [], -1) == pytest.approx(2.6)  # a clock step: not a measure
