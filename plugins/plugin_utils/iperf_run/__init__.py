@@ -95,6 +95,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts im
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISOURS,
+    PIDFILE_FIELDS,
     cmdline_function,
     is_our_server,
     read_pidfile,
@@ -110,6 +111,7 @@ __all__ = [
     "ISOURS",
     "MARKER",
     "MUTUALLY_EXCLUSIVE",
+    "PIDFILE_FIELDS",
     "REQUIRED_IF",
     "Binary",
     "CommandOutput",

@@ -38,6 +38,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISOURS,
+    PIDFILE_FIELDS,
     cmdline_function,
     private_dir_of,
     raise_state_error,
@@ -160,10 +161,10 @@ def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None
             f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"; _al=0; _hp=0; _hl=0; _sz=0; _of={int(offset)}',
             cmdline_function(),
             ISOURS,
+            PIDFILE_FIELDS,
             'if [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
             "  _hp=1",
-            "  _op=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1)",
-            "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+            '  _pidf "$_pf"; _op=$_fp; _ob=$_fb',
             f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then _al=1; fi',
             '  if [ "$_al" = 1 ] && [ -r "/proc/$_op/stat" ]; then',
             '    case "$(sed \'s/^.*) //\' "/proc/$_op/stat" 2>/dev/null)" in Z*) _al=0 ;; esac',

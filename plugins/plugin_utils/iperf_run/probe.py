@@ -30,6 +30,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
     parse_sections,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    PIDFILE_FIELDS,
     cmdline_function,
     is_our_server,
     read_pidfile,
@@ -155,12 +156,13 @@ def build_probe_script(
         lines += [
             state_snippet(token, state_dir, create=False),
             cmdline_function(),
+            PIDFILE_FIELDS,
             'if [ "$_st" = ok ]; then',
             '  for f in "$_pd"/esxilab-iperf-*.pid; do',
             '    [ -f "$f" ] && [ ! -L "$f" ] || continue',
             "    " + marker(token, "pidfile", "${f##*/}"),
             '    head -n 20 "$f"',
-            "    p=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$f\" | head -n 1)",
+            '    _pidf "$f"; p=$_fp',
             '    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then a=1; else a=0; fi',
             "    " + marker(token, "process", "pid=$p alive=$a"),
             '    if [ "$a" = 1 ]; then _cmdline "$p"; fi',

@@ -24,6 +24,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
     ISGUARD,
     ISOURS,
+    PIDFILE_FIELDS,
     PIDFILE_NAME_RE,
     cmdline_function,
     state_snippet,
@@ -100,7 +101,7 @@ def listener_function(port: int, protocol: str) -> str:
     listed = f"[:.]{int(port)}[[:space:]]"
     return (
         "_lsn() { "
-        f"if [ -r /proc/net/{table} ]; then cat /proc/net/{table} /proc/net/{table}6 2>/dev/null | grep -Eq '{entry}'; "
+        f"if [ -r /proc/net/{table} ]; then grep -Eq '{entry}' /proc/net/{table} /proc/net/{table}6 2>/dev/null; "
         "return; fi; "
         f"if _which ss >/dev/null; then _lq=$(ss -ln{flag} 2>/dev/null); "
         f"elif _which netstat >/dev/null; then _lq=$(netstat -ln{flag} 2>/dev/null); else return 2; fi; "
@@ -117,8 +118,8 @@ def port_taken(port: int, proc: str = "/proc") -> str:
     net = shlex.quote(f"{proc}/net")
     return (
         f"{{ [ ! -r {net}/tcp ] || "
-        f"cat {net}/tcp {net}/tcp6 2>/dev/null | grep -Eq '{tcp}' || "
-        f"cat {net}/udp {net}/udp6 2>/dev/null | grep -Eq '{udp}'; }}"
+        f"grep -Eq '{tcp}' {net}/tcp {net}/tcp6 2>/dev/null || "
+        f"grep -Eq '{udp}' {net}/udp {net}/udp6 2>/dev/null; }}"
     )
 
 
@@ -265,9 +266,9 @@ def build_server_script(
         f'_pf="$_pd/{stem}.pid"; _lf="$_pd/{stem}.log"',
         cmdline_function(),
         ISOURS,
+        PIDFILE_FIELDS,
         'if [ "$_st" = ok ] && [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
-        "  _op=$(sed -n 's/^pid=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1)",
-        "  _ob=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
+        '  _pidf "$_pf"; _op=$_fp; _ob=$_fb',
         f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then',
         "    " + marker(token, "busy", "pid=$_op") + '; head -n 20 "$_pf"; ' + done + "; exit 0",
         "  fi",
@@ -393,17 +394,16 @@ def build_stop_port_script(token: str, name: str, *, caps: HostCaps, state_dir: 
     if not PIDFILE_NAME_RE.match(name):
         raise ValueError(f"not a pidfile name of this module: {name!r}")
     port = int(name.split("-")[2].split(".")[0])
-    value = "sed -n 's/^%s=\\([0-9][0-9]*\\)$/\\1/p' \"$_pf\" | head -n 1"
     return "\n".join(
         [
             *_stop_head(token, caps, state_dir, proc),
+            PIDFILE_FIELDS,
             f'_pf="$_pd/{name}"',
             'if [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
             "  " + marker(token, "pidfile", name),
             '  head -n 20 "$_pf"',
-            f"  _p=$({value % 'pid'}); _g=$({value % 'guard'})",
-            "  _b=$(sed -n 's/^binary=//p' \"$_pf\" | head -n 1)",
-            f'  if [ -n "$_p" ]; then _stop1 "$_p" "$_g" "$_b" {port} {name}; fi',
+            '  _pidf "$_pf"',
+            f'  if [ -n "$_fp" ]; then _stop1 "$_fp" "$_fg" "$_fb" {port} {name}; fi',
             "fi",
             marker(token, "done"),
         ]

@@ -54,19 +54,21 @@ def state_snippet(token: str, state_dir: str, *, create: bool) -> str:
     could swap our directory), ``symlink``, ``notdir``, ``owner`` (another user's), ``mode``
     (not ``drwx------``), ``mkdir`` (could not create it), ``foreign_parent`` (``state_dir`` owned by
     a user other than root or this one, who could rename our directory). ``$_se`` is empty when usable.
-    Uses ``id``, ``ls -ldn`` (``ls -ld`` and owner names where ``-n`` is missing), ``mkdir -m``
-    and ``[ -L ]``: busybox has all of them.
+    Uses ``id -u``, ``ls -ldn`` (``ls -ld`` and owner names - then ``id -un`` - where ``-n`` is missing), ``mkdir
+    -m`` and ``[ -L ]``: busybox has all of them.
     """
     q_sd = shlex.quote(state_dir)
     mkdir = 'mkdir -m 700 "$_pd" 2>/dev/null || { [ -e "$_pd" ] || [ -L "$_pd" ] || _se=mkdir; }' if create else ":"
     return "\n".join(
         [
             # _ls PATH: its mode string (_lm) and owner (_lo): numeric with -n, the name where an
-            # old ls lacks -n; _me NAME: that owner is this user
+            # old ls lacks -n; _me OWNER: that owner is this user - a number is the uid, a name is compared with
+            # this user's name, read (id -un) only then: an ls with -n needs no second id
             '_ls() { set -f; set -- $(ls -ldn "$1" 2>/dev/null || ls -ld "$1" 2>/dev/null); set +f; '
             "_lm=${1:-unknown}; _lo=${3:-unknown}; }",
-            '_me() { [ "$1" = "$_u" ] || [ "$1" = "$_un" ]; }',
-            f"_sd={q_sd}; _se=; _sx=; _st=ok; _u=$(id -u 2>/dev/null); _un=$(id -un 2>/dev/null); _pd=",
+            '_me() { [ "$1" = "$_u" ] && return 0; case $1 in *[!0-9]*) ;; *) return 1 ;; esac; '
+            '[ -n "$_un" ] || _un=$(id -un 2>/dev/null); [ -n "$_un" ] && [ "$1" = "$_un" ]; }',
+            f"_sd={q_sd}; _se=; _sx=; _st=ok; _u=$(id -u 2>/dev/null); _un=; _pd=",
             "case $_u in ''|*[!0-9]*) _se=noid ;; esac",
             'if [ -z "$_se" ]; then',
             '  _pd="${_sd%/}/esxilab-iperf-$_u"',
@@ -163,6 +165,19 @@ ISOURS = (
 )
 # `_isguard GUARD PID`: the guard shell started for server PID (its $0 and first argument).
 ISGUARD = '_isguard() { case " $(_cmdline "$1") " in *" esxilab-iperf-guard $2 "*) return 0 ;; esac; return 1; }'
+
+# `_pidf FILE`: the pidfile's pid, guard and binary into _fp, _fg, _fb - each from the first line of its key, as
+# read_pidfile reads them (a pid or guard that is not a number: empty), by the shell itself: no sed and head for
+# each key in every stop.
+PIDFILE_FIELDS = (
+    '_pidf() { _fp=; _fg=; _fb=; _fs=:; while IFS= read -r _fl || [ -n "$_fl" ]; do case $_fl in '
+    "pid=*) case $_fs in *:p:*) continue ;; esac; _fs=${_fs}p:; "
+    "case ${_fl#pid=} in ''|*[!0-9]*) ;; *) _fp=${_fl#pid=} ;; esac ;; "
+    "guard=*) case $_fs in *:g:*) continue ;; esac; _fs=${_fs}g:; "
+    "case ${_fl#guard=} in ''|*[!0-9]*) ;; *) _fg=${_fl#guard=} ;; esac ;; "
+    "binary=*) case $_fs in *:b:*) continue ;; esac; _fs=${_fs}b:; _fb=${_fl#binary=} ;; "
+    'esac; done <"$1"; }'
+)
 
 
 def is_our_server(cmdline: str, binary: str, port: int | str) -> bool:

@@ -1659,6 +1659,60 @@ def test_state_snippet_with_an_ls_that_has_no_numeric_ids(tmp_path: Path) -> Non
     assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
 
 
+def test_state_snippet_reads_the_user_name_only_for_an_owner_shown_by_name(tmp_path: Path) -> None:
+    # ls -n shows the owner's uid: one id (-u) a script; an owner name (an ls without -n) needs the user's name too
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    log = tmp_path / "id.log"
+    real_id, real_ls = shutil.which("id"), shutil.which("ls")
+    (fake_bin / "id").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real_id} "$@"\n')
+    (fake_bin / "id").chmod(0o755)
+    base = tmp_path / "state"
+    base.mkdir()
+    base.chmod(0o1777)
+    script = r.state_snippet(TOKEN, str(base), create=True)
+    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
+    for _ in range(2):  # created, then found again
+        out = subprocess.run(
+            ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
+        )
+        assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == "ok", out.stdout + out.stderr
+    assert log.read_text().split("\n") == ["-u", "-u", ""]
+    (fake_bin / "ls").write_text(
+        f'#!/bin/sh\ncase "$1" in *n*) echo "ls: invalid option -- n" >&2; exit 1 ;; esac\nexec {real_ls} "$@"\n'
+    )
+    (fake_bin / "ls").chmod(0o755)
+    log.write_text("")
+    out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
+    assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == "ok", out.stdout + out.stderr
+    assert log.read_text().split("\n") == ["-u", "-un", ""]  # once, for the two owners named
+
+
+@pytest.mark.parametrize(
+    "shell", [pytest.param(sh, id=sh[0]) for sh in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(sh[0])]
+)
+@pytest.mark.parametrize(
+    "content",
+    [
+        "pid=4242\nguard=4243\ntool=iperf3\nport=5201\nbind=\nbinary=/usr/bin/iperf3\n",
+        "pid=12x\npid=77\nguard=\nbinary=\nbinary=/second\n",  # each key's first line: no pid, an empty binary
+        "binary=/opt/a b/iperf3\nguard=9\npid=0123",  # a path with a space; no newline at the end
+        "pidx=5\n pid=6\nguard=8 \n",  # not the key, not at the start of the line, not a number: none
+        "",
+    ],
+)
+def test_the_shell_reads_a_pidfile_as_read_pidfile_does(tmp_path: Path, shell: list[str], content: str) -> None:
+    pidfile = tmp_path / "esxilab-iperf-5201.pid"
+    pidfile.write_text(content)
+    script = f'{r.PIDFILE_FIELDS}\n_pidf {shlex.quote(str(pidfile))}; printf "%s\\n" "$_fp" "$_fg" "$_fb"'
+    out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=20, check=True)
+    entry = r.read_pidfile(pidfile.name, content)
+    assert entry is not None
+    pid, guard, binary = out.stdout.split("\n")[:3]
+    assert (int(pid) if pid else None, int(guard) if guard else None) == (entry["pid"], entry["guard"]), out.stderr
+    assert binary == (entry["binary"] or "")
+
+
 def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
     # --bidir: sent/received are client-to-server, reverse_* server-to-client (the ESXi server sends)
     result: dict[str, Any] = {
