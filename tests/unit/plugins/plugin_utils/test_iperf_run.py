@@ -1672,7 +1672,7 @@ def test_state_snippet_reads_the_user_name_only_for_an_owner_shown_by_name(tmp_p
     base.chmod(0o1777)
     script = r.state_snippet(TOKEN, str(base), create=True)
     env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
-    for _ in range(2):  # created, then found again
+    for _when in ("created", "found again"):
         out = subprocess.run(
             ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
         )
