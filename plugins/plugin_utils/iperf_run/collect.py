@@ -167,7 +167,7 @@ def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None
             '  _pidf "$_pf"; _op=$_fp; _ob=$_fb',
             f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then _al=1; fi',
             '  if [ "$_al" = 1 ] && [ -r "/proc/$_op/stat" ]; then',
-            '    case "$(sed \'s/^.*) //\' "/proc/$_op/stat" 2>/dev/null)" in Z*) _al=0 ;; esac',
+            '    _sl=; IFS= read -r _sl 2>/dev/null <"/proc/$_op/stat"; case ${_sl##*") "} in Z*) _al=0 ;; esac',
             "  fi",
             "fi",
             'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then _hl=1; _sz=$(wc -c <"$_lf" | tr -d \' \'); fi',

@@ -202,7 +202,7 @@ _GUARD = (
     'p=$1; f=$2; t=$3; end=0; if [ "$t" -gt 0 ]; then end=$(( $(date +%s) + t )); fi; '
     'while kill -0 "$p" 2>/dev/null; do '
     # a server that ended is a zombie until it is reaped (a one-off server after its test): it has ended
-    'case "$(sed \'s/^.*) //\' "/proc/$p/stat" 2>/dev/null)" in Z*) break ;; esac; '
+    '_sl=; IFS= read -r _sl 2>/dev/null <"/proc/$p/stat"; case ${_sl##*") "} in Z*) break ;; esac; '
     'if [ "$end" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then '
     'kill "$p" 2>/dev/null; i=0; '
     f'while kill -0 "$p" 2>/dev/null && [ "$i" -lt {KILL_GRACE} ]; do sleep 1; i=$((i+1)); done; '
@@ -345,7 +345,7 @@ def _stop_head(token: str, caps: HostCaps, state_dir: str, proc: str) -> list[st
         ISOURS,
         ISGUARD,
         '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
-        'case "$(sed \'s/^.*) //\' "/proc/$1/stat" 2>/dev/null)" in Z*) return 1;; esac; return 0; }',
+        '_sl=; IFS= read -r _sl 2>/dev/null <"/proc/$1/stat"; case ${_sl##*") "} in Z*) return 1;; esac; return 0; }',
         "_stop1() {",
         '  _pf="$_pd/$5"; _lf="$_pd/${5%.pid}.log"',
         '  if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx "pid=$1" "$_pf" 2>/dev/null; then',

@@ -190,6 +190,30 @@ def test_an_ended_server_is_gone_whether_a_zombie_or_its_pidfile_removed(tmp_pat
         other.wait(timeout=10)
 
 
+@pytest.mark.parametrize("shell", RUN_SHELLS)
+def test_a_process_whose_name_looks_like_a_state_is_alive(tmp_path: Path, shell: list[str]) -> None:
+    # /proc/PID/stat is "PID (NAME) STATE ...": the state follows the last ") " (the shell's own read of it, as sed's
+    # greedy 's/^.*) //' did), so a program named "x) Z" is not taken for a zombie
+    base, _private_dir = _private(tmp_path)
+    program = tmp_path / "x) Z"
+    program.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    named = subprocess.Popen([str(program), "30"])
+    zombie = subprocess.Popen(["true"])
+    try:
+        time.sleep(0.3)
+        assert Path(f"/proc/{named.pid}/stat").read_text().startswith(f"{named.pid} (x) Z) ")
+        head = r.build_stop_script(TOKEN, [], caps=GNU_CAPS, state_dir=str(base)).rsplit("\n", 1)[0]
+        script = (
+            f'{head}\nfor p in {named.pid} {zombie.pid} 4000000; do if _alive "$p"; then echo 1; else echo 0; fi; done'
+        )
+        out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=30, check=False)
+        assert out.stdout.split()[-3:] == ["1", "0", "0"], out.stdout + out.stderr  # after the state line
+    finally:
+        zombie.wait(timeout=10)
+        named.kill()
+        named.wait(timeout=10)
+
+
 def test_the_guard_ends_with_its_server_even_a_zombie(tmp_path: Path) -> None:
     _base, private = _private(tmp_path)
     zombie = subprocess.Popen(["true"])
