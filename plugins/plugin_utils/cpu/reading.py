@@ -53,7 +53,8 @@ CPU_SCRIPT = r"""cputimes() {
   case $(uname -s 2>/dev/null) in
     VMkernel) _r=vmkernel ;;
     *) if [ -r /proc/stat ]; then _r=0
-         while IFS= read -r _cl; do case $_cl in cpu*) printf '%%s\n' "$_cl" ;; *) break ;; esac; done </proc/stat
+         while IFS= read -r _cl; do case $_cl in cpu*) printf '%%s\n' "$_cl" ;; *) break ;; esac
+         done 2>&1 </proc/stat || _r=$?
        else _r=missing; fi ;;
   esac
   printf '\n%%s CPUSTATEND %%s\n' "$M" "$_r"

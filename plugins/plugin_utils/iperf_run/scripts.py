@@ -101,8 +101,9 @@ def listener_function(port: int, protocol: str) -> str:
     listed = f"[:.]{int(port)}[[:space:]]"
     return (
         "_lsn() { "
-        f"if [ -r /proc/net/{table} ]; then grep -Eq '{entry}' /proc/net/{table} /proc/net/{table}6 2>/dev/null; "
-        "return; fi; "
+        # grep's 2 (a table missing: no IPv6) is "no", not "cannot tell": the other table was read
+        f"if [ -r /proc/net/{table} ]; then grep -Eq '{entry}' /proc/net/{table} /proc/net/{table}6 2>/dev/null "
+        "&& return 0; return 1; fi; "
         f"if _which ss >/dev/null; then _lq=$(ss -ln{flag} 2>/dev/null); "
         f"elif _which netstat >/dev/null; then _lq=$(netstat -ln{flag} 2>/dev/null); else return 2; fi; "
         f"printf '%s\\n' \"$_lq\" | grep -Eq '{listed}'; }}"

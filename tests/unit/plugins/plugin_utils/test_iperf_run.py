@@ -1713,6 +1713,29 @@ def test_the_shell_reads_a_pidfile_as_read_pidfile_does(tmp_path: Path, shell: l
     assert binary == (entry["binary"] or "")
 
 
+@pytest.mark.parametrize(
+    "shell", [pytest.param(sh, id=sh[0]) for sh in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(sh[0])]
+)
+def test_the_listener_check_reads_the_socket_tables_without_ipv6(tmp_path: Path, shell: list[str]) -> None:
+    # _lsn: 0 listening, 1 not listening, 2 cannot tell - a host without IPv6 has no tcp6 table: still a "no"
+    net = tmp_path / "net"
+    net.mkdir()
+    (net / "tcp").write_text(
+        "  sl  local_address rem_address   st\n   0: 00000000:0016 00000000:0000 0A 00000000:00000000\n"
+    )
+    function = r.listener_function(5201, "tcp").replace("/proc/net", str(net))
+    checks = {22: 0, 5201: 1}  # port 0x0016 listens, 5201 does not
+    for port, expected in checks.items():
+        script = f"{function.replace(':1451 ', f':{port:04X} ')}\n_lsn; echo $?"
+        out = subprocess.run([*shell, script], capture_output=True, text=True, timeout=20, check=False)
+        assert out.stdout.strip() == str(expected), (port, out.stdout, out.stderr)
+    (net / "tcp6").write_text("  sl  local_address\n")
+    out = subprocess.run(
+        [*shell, f"{function}\n_lsn; echo $?"], capture_output=True, text=True, timeout=20, check=False
+    )
+    assert out.stdout.strip() == "1", out.stderr
+
+
 def test_peer_is_esxi_with_bidir_drops_only_the_server_sending() -> None:
     # --bidir: sent/received are client-to-server, reverse_* server-to-client (the ESXi server sends)
     result: dict[str, Any] = {
