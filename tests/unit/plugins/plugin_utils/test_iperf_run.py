@@ -1634,57 +1634,52 @@ def test_stop_script_kills_only_a_process_that_is_still_our_server(tmp_path: Pat
             proc.wait(timeout=10)
 
 
+#: An old busybox ls without -n (owners shown by name), for _wrap
+NO_NUMERIC_IDS = 'case "$1" in *n*) echo "ls: invalid option -- n" >&2; exit 1 ;; esac'
+
+
+def _wrap(fake_bin: Path, name: str, before: str) -> None:
+    """A ``name`` in ``fake_bin`` that runs ``before``, then the real one."""
+    fake_bin.mkdir(exist_ok=True)
+    (fake_bin / name).write_text(f'#!/bin/sh\n{before}\nexec {shutil.which(name)} "$@"\n')
+    (fake_bin / name).chmod(0o755)
+
+
+def _state_of_snippet(tmp_path: Path, fake_bin: Path) -> dict[str, str]:
+    """The ``state`` line of the state snippet (creating the private directory) run with ``fake_bin`` first in PATH,
+    in a sticky state directory of ``tmp_path``."""
+    base = tmp_path / "state"
+    base.mkdir(mode=0o1777, exist_ok=True)
+    base.chmod(0o1777)
+    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
+    script = r.state_snippet(TOKEN, str(base), create=True)
+    out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
+    sections = r.parse_sections(out.stdout, TOKEN)
+    assert sections, out.stdout + out.stderr
+    return r.parse_kv(sections[0].args)
+
+
 def test_state_snippet_with_an_ls_that_has_no_numeric_ids(tmp_path: Path) -> None:
     # an old busybox ls without -n: owners are compared by name (id -un)
     fake_bin = tmp_path / "bin"
-    fake_bin.mkdir()
-    real_ls = shutil.which("ls")
-    (fake_bin / "ls").write_text(
-        f'#!/bin/sh\ncase "$1" in *n*) echo "ls: invalid option -- n" >&2; exit 1 ;; esac\nexec {real_ls} "$@"\n'
-    )
-    (fake_bin / "ls").chmod(0o755)
-    base = tmp_path / "state"
-    base.mkdir()
-    base.chmod(0o1777)
-    script = r.state_snippet(TOKEN, str(base), create=True)
-    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
-    for expected in ("ok", "ok"):  # created, then found again
-        out = subprocess.run(
-            ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
-        )
-        assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == expected, out.stdout + out.stderr
-    private = base / f"esxilab-iperf-{os.getuid()}"
-    private.chmod(0o750)
-    out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
-    assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["error"] == "mode"
+    _wrap(fake_bin, "ls", NO_NUMERIC_IDS)
+    for _when in ("created", "found again"):
+        assert _state_of_snippet(tmp_path, fake_bin)["status"] == "ok"
+    (tmp_path / "state" / f"esxilab-iperf-{os.getuid()}").chmod(0o750)
+    assert _state_of_snippet(tmp_path, fake_bin)["error"] == "mode"
 
 
 def test_state_snippet_reads_the_user_name_only_for_an_owner_shown_by_name(tmp_path: Path) -> None:
     # ls -n shows the owner's uid: one id (-u) a script; an owner name (an ls without -n) needs the user's name too
     fake_bin = tmp_path / "bin"
-    fake_bin.mkdir()
     log = tmp_path / "id.log"
-    real_id, real_ls = shutil.which("id"), shutil.which("ls")
-    (fake_bin / "id").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real_id} "$@"\n')
-    (fake_bin / "id").chmod(0o755)
-    base = tmp_path / "state"
-    base.mkdir()
-    base.chmod(0o1777)
-    script = r.state_snippet(TOKEN, str(base), create=True)
-    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}")
+    _wrap(fake_bin, "id", f'echo "$*" >> {log}')
     for _when in ("created", "found again"):
-        out = subprocess.run(
-            ["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False
-        )
-        assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == "ok", out.stdout + out.stderr
+        assert _state_of_snippet(tmp_path, fake_bin)["status"] == "ok"
     assert log.read_text().split("\n") == ["-u", "-u", ""]
-    (fake_bin / "ls").write_text(
-        f'#!/bin/sh\ncase "$1" in *n*) echo "ls: invalid option -- n" >&2; exit 1 ;; esac\nexec {real_ls} "$@"\n'
-    )
-    (fake_bin / "ls").chmod(0o755)
+    _wrap(fake_bin, "ls", NO_NUMERIC_IDS)
     log.write_text("")
-    out = subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20, check=False)
-    assert r.parse_kv(r.parse_sections(out.stdout, TOKEN)[0].args)["status"] == "ok", out.stdout + out.stderr
+    assert _state_of_snippet(tmp_path, fake_bin)["status"] == "ok"
     assert log.read_text().split("\n") == ["-u", "-un", ""]  # once, for the two owners named
 
 
