@@ -37,6 +37,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
     parse_sections,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    ENDED,
     ISOURS,
     PIDFILE_FIELDS,
     cmdline_function,
@@ -162,12 +163,13 @@ def build_poll_script(token: str, *, state_dir: str, port: int, bind: str | None
             cmdline_function(),
             ISOURS,
             PIDFILE_FIELDS,
+            ENDED,
             'if [ -f "$_pf" ] && [ ! -L "$_pf" ]; then',
             "  _hp=1",
             '  _pidf "$_pf"; _op=$_fp; _ob=$_fb',
             f'  if [ -n "$_op" ] && kill -0 "$_op" 2>/dev/null && _isours "$_op" "$_ob" {int(port)}; then _al=1; fi',
             '  if [ "$_al" = 1 ] && [ -r "/proc/$_op/stat" ]; then',
-            '    _sl=; IFS= read -r _sl 2>/dev/null <"/proc/$_op/stat"; case ${_sl##*") "} in Z*) _al=0 ;; esac',
+            '    if _ended "$_op"; then _al=0; fi',
             "  fi",
             "fi",
             'if [ -f "$_lf" ] && [ ! -L "$_lf" ]; then _hl=1; _sz=$(wc -c <"$_lf" | tr -d \' \'); fi',

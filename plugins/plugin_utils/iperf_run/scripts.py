@@ -22,6 +22,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.common imp
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import HostCaps, listing_snippet
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state import (
+    ENDED,
     ISGUARD,
     ISOURS,
     PIDFILE_FIELDS,
@@ -200,10 +201,11 @@ def started_at_capture(caps: HostCaps) -> str:
 # --------------------------------------------------------------------------------------------
 
 _GUARD = (
+    f"{ENDED}; "
     'p=$1; f=$2; t=$3; end=0; if [ "$t" -gt 0 ]; then end=$(( $(date +%s) + t )); fi; '
     'while kill -0 "$p" 2>/dev/null; do '
     # a server that ended is a zombie until it is reaped (a one-off server after its test): it has ended
-    '_sl=; IFS= read -r _sl 2>/dev/null <"/proc/$p/stat"; case ${_sl##*") "} in Z*) break ;; esac; '
+    'if _ended "$p"; then break; fi; '
     'if [ "$end" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then '
     'kill "$p" 2>/dev/null; i=0; '
     f'while kill -0 "$p" 2>/dev/null && [ "$i" -lt {KILL_GRACE} ]; do sleep 1; i=$((i+1)); done; '
@@ -345,8 +347,8 @@ def _stop_head(token: str, caps: HostCaps, state_dir: str, proc: str) -> list[st
         cmdline_function(proc),
         ISOURS,
         ISGUARD,
-        '_alive() { kill -0 "$1" 2>/dev/null || return 1; [ -r "/proc/$1/stat" ] || return 0; '
-        '_sl=; IFS= read -r _sl 2>/dev/null <"/proc/$1/stat"; case ${_sl##*") "} in Z*) return 1;; esac; return 0; }',
+        ENDED,
+        '_alive() { kill -0 "$1" 2>/dev/null || return 1; ! _ended "$1"; }',
         "_stop1() {",
         '  _pf="$_pd/$5"; _lf="$_pd/${5%.pid}.log"',
         '  if [ -f "$_pf" ] && [ ! -L "$_pf" ] && grep -qx "pid=$1" "$_pf" 2>/dev/null; then',

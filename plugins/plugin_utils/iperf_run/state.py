@@ -166,6 +166,13 @@ ISOURS = (
 # `_isguard GUARD PID`: the guard shell started for server PID (its $0 and first argument).
 ISGUARD = '_isguard() { case " $(_cmdline "$1") " in *" esxilab-iperf-guard $2 "*) return 0 ;; esac; return 1; }'
 
+# `_ended PID`: the process is a zombie - it has ended and is not reaped yet (a one-off server after its test); its
+# state follows the last ") " of /proc/PID/stat (the name in parentheses may hold one), read by the shell itself. No
+# /proc (ESXi): not known to have ended.
+ENDED = (
+    '_ended() { _sl=; IFS= read -r _sl 2>/dev/null <"/proc/$1/stat"; case ${_sl##*") "} in Z*) return 0 ;; esac; '
+    "return 1; }"
+)
 # `_pidf FILE`: the pidfile's pid, guard and binary into _fp, _fg, _fb - each from the first line of its key, as
 # read_pidfile reads them (a pid or guard that is not a number: empty), by the shell itself: no sed and head for
 # each key in every stop.
