@@ -9,7 +9,8 @@ replaces what stands between the ``BEGIN``/``END`` marker comments in
 * ``roles/paired_test/defaults/main.yml`` -- the role variables ``paired_test_<name>``;
 * ``roles/paired_test/vars/main.yml`` -- ``__paired_test_defaults`` (what the plan filter takes);
 * ``roles/paired_test/meta/argument_specs.yml`` -- the per-pair options of ``paired_test_tests[].pairs``
-  (from ``PAIR_OPTIONS``), the per-test options of ``paired_test_tests`` and the role variables.
+  (from ``PAIR_OPTIONS``), the names of the per-test settings (a paragraph of the description of
+  ``paired_test_tests``) and the role variables.
 
 Everything outside the markers is kept as written. Usage (from the repository root)::
 
@@ -129,10 +130,13 @@ def role_variables(indent: int) -> list[str]:
 
 
 def test_options(indent: int) -> list[str]:
-    """The per-test options of ``paired_test_tests`` in ``meta/argument_specs.yml``."""
-    lines: list[str] = []
-    for name, setting in SETTINGS.items():
-        lines += _option(name, [f"See O(paired_test_{name})."], setting, False, indent)
+    """The per-test settings of ``paired_test_tests``: one paragraph of its description in ``meta/argument_specs.yml``
+    naming them (each is documented once, as its role variable: a copy of every setting as a suboption would be
+    templated and validated again on every host of the play by Ansible's argument check)."""
+    names = ", ".join(f"C({name})" for name in SETTINGS)
+    lines = _folded(f"{' ' * indent}- ", f"The per-test settings are {names}.", indent + 2)
+    if yaml.safe_load("\n".join(line[indent:] for line in lines)) != [f"The per-test settings are {names}."]:
+        raise ValueError(f"the per-test settings: the generated YAML does not read back as meant: {lines}")
     return lines
 
 

@@ -4,8 +4,8 @@
 """Action plugin ``esxilab.iperf.paired_test_preflight``: every setting of a paired test checked at once.
 
 Documentation: the module file of the same name. The checks are ``plugin_utils/paired/preflight.py``;
-this plugin hands them the task's options, the names of the variables defined, Ansible's host lists
-and ``forks``, and resolves relative paths as Ansible does (against the playbook directory). With ``probe``,
+this plugin hands them the task's options, the names of the variables defined and Ansible's host lists,
+and resolves relative paths as Ansible does (against the playbook directory). With ``probe``,
 once every check passed, the probe of the hosts of the tests (``paired_test_host.probe``).
 """
 
@@ -83,7 +83,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             fix = "role_path must be the role's directory ({{ role_path }})"
             result.update(failed=True, msg=f"{_NAME}: {exc}; {fix}")
             return result
-        forks = variables.get("ansible_forks")
         address_var = args["address_var"]
         read_problems: list[str] = []
         try:  # the play's value, for a host without its own: templated as the role's Jinja default did
@@ -114,7 +113,6 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             address_var=address_var,
             inventory_hosts=list(variables.get("groups", {}).get("all", [])),
             play_hosts=list(variables.get("ansible_play_batch", [])),
-            forks=int(forks) if isinstance(forks, int) and not isinstance(forks, bool) else None,
             reporting=args["reporting"],
             resolve=self._path,
         )

@@ -61,11 +61,6 @@ options:
         RV(_value.problems.hosts_not_in_play). Not checked when unset.
     type: list
     elements: str
-  forks:
-    description:
-      - Ansible's C(forks) (C(ansible_forks)); a run with more client hosts than forks is listed in
-        RV(_value.problems.forks). Not checked when unset.
-    type: int
   max_runs:
     description:
       - The most runs the tests may make in all (streams values x directions x role orders x repeat, summed over the
@@ -156,7 +151,8 @@ _value:
           plan can run.
         - C(unknown_hosts), C(hosts_not_in_play), C(missing_addresses), C(duplicate_endpoints) (two pairs of a test
           on the same address and port, or on the same host and port), C(address_conflicts) (one address given to
-          two hosts), C(busy_clients) (a host that would run two clients of one run), C(forks).
+          two hosts), C(busy_clients) (a host that would run two clients of one run), C(too_many_clients) (a run of
+          more client hosts than the role starts at once, 64).
       type: dict
     problem_count:
       description: Total number of problems.
@@ -185,7 +181,6 @@ def paired_test_plan(
     address_var: str | None = None,
     inventory_hosts: Sequence[str] | None = None,
     play_hosts: Sequence[str] | None = None,
-    forks: int | None = None,
     max_runs: int = MAX_RUNS,
 ) -> dict[str, Any]:
     """Expand paired tests into runs (see the DOCUMENTATION above)."""
@@ -197,7 +192,6 @@ def paired_test_plan(
             address_var=address_var,
             inventory_hosts=list(inventory_hosts) if inventory_hosts is not None else None,
             play_hosts=list(play_hosts) if play_hosts is not None else None,
-            forks=int(forks) if forks is not None else None,
             max_runs=max_runs,
             # the seed of a shuffled test without shuffle_seed: drawn here, recorded in the plan
             random_seed=random.SystemRandom().randrange(2**31),

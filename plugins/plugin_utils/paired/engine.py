@@ -36,14 +36,12 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.parts import 
     start_part,
     stop_part,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import MAX_AT_ONCE, PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
 
 __all__ = ["ControllerGone", "Outcome", "drive", "each", "first_dispatch"]
 
-#: The most hosts of a part worked on at once (each is a thread waiting on its SSH session).
-MAX_THREADS = 64
 _TASKS = {
     "start": "Start the servers (and read the NIC counters before the run)",
     "clients": "Run the clients together (and wait for external clients)",
@@ -78,7 +76,7 @@ def each(hosts: Sequence[str], work: Callable[[str], Part]) -> dict[str, Part]:
         return {}
     if len(hosts) == 1:
         return {hosts[0]: guarded(hosts[0])}
-    with ThreadPoolExecutor(max_workers=min(len(hosts), MAX_THREADS)) as pool:
+    with ThreadPoolExecutor(max_workers=min(len(hosts), MAX_AT_ONCE)) as pool:
         return dict(zip(hosts, pool.map(guarded, hosts), strict=True))
 
 

@@ -4,7 +4,8 @@
 """The plan of the paired tests: ``build_plan()`` expands the tests into the ordered list of runs (tests x
 streams x direction x swap x repeat), gives each pair its port (``port_base`` + pair index unless the pair sets
 ``port``) and lists every problem of the tests at once (unknown key, host or address, duplicate address/port, a host
-that would have to run two clients at once, too few forks), each led by its path in ``paired_test_tests``.
+that would have to run two clients at once, a run of more clients than start together), each led by its path in
+``paired_test_tests``.
 
 Plain data in, plain data out; no Ansible import, no clock, no I/O.
 
@@ -48,7 +49,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     check_labels,
     has_control,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedPair, PlannedRun
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import MAX_AT_ONCE, PlannedPair, PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
@@ -399,7 +400,6 @@ def build_plan(
     address_var: str | None = None,
     inventory_hosts: Sequence[str] | None = None,
     play_hosts: Sequence[str] | None = None,
-    forks: int | None = None,
     max_runs: int = MAX_RUNS,
     random_seed: int = 0,
 ) -> dict[str, Any]:
@@ -408,7 +408,7 @@ def build_plan(
     ``defaults`` maps setting names (without the ``paired_test_`` prefix) to the role's values;
     ``addresses`` maps host names to their test address (from the host variable named by
     ``address_var``), used when a pair gives no ``address`` / ``client_address``. The host
-    lists and ``forks`` are only used for the problem checks (``None``: not checked).
+    lists are only used for the problem checks (``None``: not checked).
     ``random_seed`` is the seed of a ``shuffled`` test without ``shuffle_seed`` (the caller draws it;
     the plan records it in the test and its runs).
 
@@ -441,7 +441,7 @@ def build_plan(
         "duplicate_endpoints": [],
         "address_conflicts": [],
         "busy_clients": [],
-        "forks": [],
+        "too_many_clients": [],
     }
     owners: dict[str, tuple[str, str]] = {}  # address -> (host, where)
     planned = 0
@@ -565,14 +565,13 @@ def build_plan(
     if errors:
         raise PlanErrors(errors, [line for lines in problems.values() for line in lines])
     _mark_nic_reads(runs)
-    if forks is not None:
-        needed = max((len(r["client_hosts"]) for r in runs), default=0)
-        if needed > forks:
-            problems["forks"].append(
-                f"a run has {needed} clients that must start together but Ansible runs only forks={forks} hosts at "
-                f"a time, so the clients would start in batches; run with --forks {needed} or more (or forks = "
-                f"{needed} in ansible.cfg)"
-            )
+    crowded = sorted({r["test"] for r in runs if len(r["client_hosts"]) > MAX_AT_ONCE})
+    if crowded:
+        needed = max(len(r["client_hosts"]) for r in runs)
+        problems["too_many_clients"].append(
+            f"test(s) {', '.join(crowded)}: a run has {needed} clients that must start together, more than the "
+            f"{MAX_AT_ONCE} the role starts at once; split the pairs over tests of at most {MAX_AT_ONCE} client hosts"
+        )
     tools: dict[str, list[str]] = {}
     for run in runs:
         for in_run in run["pairs"]:

@@ -21,7 +21,12 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypedDict, TypeGuard
 
-__all__ = ["PlannedPair", "PlannedRun", "PlannedRunError", "planned_run", "run_problems"]
+__all__ = ["MAX_AT_ONCE", "PlannedPair", "PlannedRun", "PlannedRunError", "planned_run", "run_problems"]
+
+#: The most hosts a part of a run (the starts, the clients, the stops) works on at once, each in a thread of the run's
+#: task waiting on its SSH session - so also the most clients a run may have: more would not start together (the plan
+#: refuses such a run). Ansible's ``forks`` plays no part: one task drives the whole run.
+MAX_AT_ONCE = 64
 
 
 class PlannedPair(TypedDict):

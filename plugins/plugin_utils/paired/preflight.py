@@ -159,7 +159,6 @@ def preflight(
     address_var: str | None = None,
     inventory_hosts: Sequence[str] | None = None,
     play_hosts: Sequence[str] | None = None,
-    forks: int | None = None,
     reporting: bool = True,
     resolve: Callable[[str], str] = os.path.abspath,
     connect: Callable[..., history.Connection | None] | None = None,
@@ -186,7 +185,6 @@ def preflight(
             address_var=address_var,
             inventory_hosts=inventory_hosts,
             play_hosts=play_hosts,
-            forks=forks,
             max_runs=int(max_runs) if max_runs is not None and max_runs >= 1 else MAX_RUNS,
         )
     except PlanErrors as exc:

@@ -59,14 +59,7 @@ def test_no_filter_of_the_collection_is_deprecated_or_routed() -> None:
 
 
 def test_plan_filter_passes_the_inventory_checks_through() -> None:
-    # Jinja hands forks over as a string, hence the deliberate type mismatch.
-    plan = paired_test_plan(
-        TESTS,
-        {"duration": 3},
-        inventory_hosts=("h1",),
-        play_hosts=["h1"],
-        forks="5",  # type: ignore[arg-type]
-    )
+    plan = paired_test_plan(TESTS, {"duration": 3}, inventory_hosts=("h1",), play_hosts=["h1"])
     assert [(r["run"], r["streams"], r["duration"]) for r in plan["runs"]] == [(1, 1, 3), (2, 2, 3)]
     assert plan["problems"]["unknown_hosts"][0].startswith("h2 is not in the inventory")
 

@@ -70,6 +70,14 @@ def test_every_role_of_the_collection_is_covered() -> None:
 
 
 @pytest.mark.parametrize("role", sorted(PREFIX))
+def test_argument_specs_hold_no_template(role: str) -> None:
+    """Ansible templates the whole spec on every host of the play before its argument check (a Jinja C(default:)
+    is compiled and rendered once per host, for documentation only): a computed default is told in words."""
+    text = (ROLES / role / "meta" / "argument_specs.yml").read_text()
+    assert "{{" not in text and "{%" not in text
+
+
+@pytest.mark.parametrize("role", sorted(PREFIX))
 def test_options_outputs_and_defaults_are_known(role: str) -> None:
     known = known_names(str(ROLES / role))
     assert _options(role) <= known

@@ -111,7 +111,6 @@ def _run() -> PlannedRun:
         address_var="lab_address",
         inventory_hosts=["h1", "h2"],
         play_hosts=["h1", "h2"],
-        forks=5,
     )
     run: PlannedRun = plan["runs"][0]
     return run
@@ -155,9 +154,7 @@ def test_an_implausible_external_server_makes_the_run_incomplete_and_is_named() 
 def test_an_implausible_external_client_claim_is_named() -> None:
     """Clients outside the inventory: the server's log holds the sender's bytes as the client claimed them."""
     spec = {"server": "esx1", "address": "198.18.0.10", "external": {"count": 1, "deadline": 60}}
-    run = build_plan([{"name": "win", "pairs": [spec]}], inventory_hosts=["esx1"], play_hosts=["esx1"], forks=5)[
-        "runs"
-    ][0]
+    run = build_plan([{"name": "win", "pairs": [spec]}], inventory_hosts=["esx1"], play_hosts=["esx1"])["runs"][0]
     item = {"run": run["run"], "pair": 1}
     result = {**honest(), "side": "server", "complete": True, "warnings": [], "raw": "the server's log"}
     result["sent"] = {"bytes": 0, "bits_per_second": 0.0}  # the client claims it sent nothing

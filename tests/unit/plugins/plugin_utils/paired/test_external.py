@@ -31,7 +31,6 @@ def plan(*pairs: dict[str, Any], **settings: Any) -> dict[str, Any]:
         [{"name": "win", "pairs": list(pairs), **settings}],
         inventory_hosts=["esx1", "h2"],
         play_hosts=["esx1", "h2"],
-        forks=5,
     )
     return result
 

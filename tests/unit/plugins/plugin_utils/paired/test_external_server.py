@@ -30,7 +30,6 @@ def plan(*pairs: dict[str, Any], **settings: Any) -> dict[str, Any]:
         address_var="lab_address",
         inventory_hosts=["h1", "h2", "h3"],
         play_hosts=["h1", "h2", "h3"],
-        forks=5,
     )
     return result
 

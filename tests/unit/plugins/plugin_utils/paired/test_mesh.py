@@ -177,7 +177,6 @@ def test_paired_test_plans_every_schedule_without_a_problem(topology: str, count
         address_var="lab_address",
         inventory_hosts=hosts,
         play_hosts=hosts,
-        forks=count,
     )
     assert plan["problems"] == {key: [] for key in plan["problems"]}
     assert plan["run_count"] == len(tests) * 4  # forward/reverse x unswapped/swapped

@@ -30,7 +30,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     PairedTestError,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.plan import build_plan
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import PlannedRun
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import MAX_AT_ONCE, PlannedRun
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.record import build_record, reports_from_host_vars
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.start_delay import auto_start_delay
@@ -87,7 +87,7 @@ def _ring(hosts: int = 3) -> list[dict[str, str]]:
 
 
 def test_spec_example_expands_to_interleaved_unswapped_and_swapped_repetitions() -> None:
-    plan = build_plan(SPEC_EXAMPLE, inventory_hosts=HOSTS, play_hosts=HOSTS, forks=5)
+    plan = build_plan(SPEC_EXAMPLE, inventory_hosts=HOSTS, play_hosts=HOSTS)
     assert plan["problem_count"] == 0
     assert plan["run_count"] == 8
     assert [(r["swapped"], r["repetition"]) for r in plan["runs"]] == [
@@ -216,12 +216,15 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
         assert defaults[f"paired_test_{name}"] == default, name
         assert spec[f"paired_test_{name}"].get("default") == (default if default is not None else None), name
         assert internal[name] == f"{{{{ paired_test_{name} }}}}", name
-        assert name in spec["paired_test_tests"]["options"], name
+        assert f"C({name})" in spec["paired_test_tests"]["description"][1], name
     assert set(internal) == set(SETTINGS)
-    # every role variable is documented with the same default, and nothing else is there
+    # every role variable is documented with the same default (a computed one in words), and nothing else is there
     assert set(defaults) == set(spec) - {"paired_test_tests"}
     for name, value in defaults.items():
-        assert spec[name].get("default") == value, name
+        if "{{" in str(value):
+            assert "default" not in spec[name] and "By default" in str(spec[name]["description"]), name
+        else:
+            assert spec[name].get("default") == value, name
     assert spec["paired_test_tests"]["required"] is True
     assert defaults["paired_test_max_runs"] == MAX_RUNS
 
@@ -414,13 +417,15 @@ def test_a_host_cannot_be_the_client_of_two_pairs_of_a_run() -> None:
     assert problems["duplicate_endpoints"] == []
 
 
-def test_forks_must_cover_the_clients_of_a_run() -> None:
-    tests = [{"name": "ring", "pairs": _ring(6)}]
-    addresses = {f"h{i}": f"198.18.0.{i}" for i in range(1, 7)}
-    assert _problems(tests, addresses=addresses, forks=6)["forks"] == []
-    assert _problems(tests, addresses=addresses, forks=5)["forks"] == [
-        "a run has 6 clients that must start together but Ansible runs only forks=5 hosts at a time, so the clients "
-        "would start in batches; run with --forks 6 or more (or forks = 6 in ansible.cfg)"
+def test_a_run_has_at_most_as_many_clients_as_start_together() -> None:
+    """One task drives a run, a thread per client: Ansible's forks play no part, the thread cap does."""
+    addresses = {f"h{i}": f"198.18.0.{i}" for i in range(1, MAX_AT_ONCE + 2)}
+    fits = [{"name": "ring", "pairs": _ring(MAX_AT_ONCE)}]
+    assert _problems(fits, addresses=addresses)["too_many_clients"] == []
+    crowded = [{"name": "ring", "pairs": _ring(MAX_AT_ONCE + 1)}]
+    assert _problems(crowded, addresses=addresses)["too_many_clients"] == [
+        "test(s) ring: a run has 65 clients that must start together, more than the 64 the role starts at once; "
+        "split the pairs over tests of at most 64 client hosts"
     ]
 
 

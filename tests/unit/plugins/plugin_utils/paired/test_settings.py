@@ -57,11 +57,14 @@ def test_generated_files_say_what_the_declaration_says() -> None:
     internal = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["__paired_test_defaults"]
     options = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     assert list(internal) == list(SETTINGS)
+    per_test = ", ".join(f"C({name})" for name in SETTINGS)
+    assert f"The per-test settings are {per_test}." in options["paired_test_tests"]["description"]
+    assert set(options["paired_test_tests"]["options"]) == {"name", "pairs"}  # each setting is documented once
     for name, setting in SETTINGS.items():
         kind, elements = KINDS[setting.kind]
         assert defaults[f"paired_test_{name}"] == setting.default, name
         role_variable = options[f"paired_test_{name}"]
-        assert role_variable["type"] == options["paired_test_tests"]["options"][name]["type"] == kind, name
+        assert role_variable["type"] == kind, name
         assert role_variable.get("elements") == elements, name
         assert role_variable.get("choices", []) == list(setting.choices), name
         description = role_variable["description"]
