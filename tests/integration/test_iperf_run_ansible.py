@@ -358,13 +358,15 @@ def flow(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Itera
     finally:
         # iperf3 leaves on TERM once its signal handler runs; a server busy in a test may not within the wait: then
         # KILL, so the env's check for leftovers never finds the test's own stand-in (seen once in CI)
-        foreign.terminate()
         try:
-            foreign.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            foreign.kill()
-            foreign.wait(timeout=10)
-        silent.close()
+            foreign.terminate()
+            try:
+                foreign.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                foreign.kill()
+                foreign.wait(timeout=10)
+        finally:
+            silent.close()
 
 
 def _result(reg: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.checks import
     has_control,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.planned import MAX_AT_ONCE, PlannedPair, PlannedRun
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.recorder import clients_hosts
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings import SETTINGS
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.stability import (
     RepeatSpec,
@@ -547,9 +548,17 @@ def build_plan(
         if planned > max_runs:
             continue  # counted, not made: the error below gives the whole count
         per_point = [repeat.runs_of(d, w) for _s, d, w in points]
+        made = len(runs)
         for stream_count, direction, swapped, repetition in run_order(points, per_point, settings["order"], seed):
             runs.append(
                 _make_run(len(runs) + 1, name, settings, resolved, stream_count, sweep, direction, swapped, repetition)
+            )
+        # the hosts of a run's clients part (its clients, and the servers waiting for external clients) work at once
+        at_once = max((len(clients_hosts(r)) for r in runs[made:]), default=0)
+        if at_once > MAX_AT_ONCE:
+            problems["too_many_clients"].append(
+                f"{where}: a run has {at_once} hosts whose clients must start together, more than the {MAX_AT_ONCE} "
+                f"the role starts at once; split the pairs over tests of at most {MAX_AT_ONCE} client hosts"
             )
         for swapped in swaps:
             _problems_for_concurrency(problems, where, resolved, swapped)
@@ -565,13 +574,6 @@ def build_plan(
     if errors:
         raise PlanErrors(errors, [line for lines in problems.values() for line in lines])
     _mark_nic_reads(runs)
-    crowded = sorted({r["test"] for r in runs if len(r["client_hosts"]) > MAX_AT_ONCE})
-    if crowded:
-        needed = max(len(r["client_hosts"]) for r in runs)
-        problems["too_many_clients"].append(
-            f"test(s) {', '.join(crowded)}: a run has {needed} clients that must start together, more than the "
-            f"{MAX_AT_ONCE} the role starts at once; split the pairs over tests of at most {MAX_AT_ONCE} client hosts"
-        )
     tools: dict[str, list[str]] = {}
     for run in runs:
         for in_run in run["pairs"]:

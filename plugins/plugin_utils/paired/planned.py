@@ -24,8 +24,10 @@ from typing import Any, TypedDict, TypeGuard
 __all__ = ["MAX_AT_ONCE", "PlannedPair", "PlannedRun", "PlannedRunError", "planned_run", "run_problems"]
 
 #: The most hosts a part of a run (the starts, the clients, the stops) works on at once, each in a thread of the run's
-#: task waiting on its SSH session - so also the most clients a run may have: more would not start together (the plan
-#: refuses such a run). Ansible's ``forks`` plays no part: one task drives the whole run.
+#: task waiting on its SSH session - so also the most hosts a run's clients part may have (its clients, and servers
+#: waiting for external clients): more would not start together (the plan refuses such a run). The start and the stop
+#: of a larger run (up to 64 servers and 64 clients) go in two waves: the barrier still starts the clients together.
+#: Ansible's ``forks`` plays no part: one task drives the whole run.
 MAX_AT_ONCE = 64
 
 

@@ -55,6 +55,18 @@ def test_the_plan_comes_back_when_every_setting_is_usable() -> None:
     assert result["plan"]["run_count"] == 1 and result["msg"].startswith("1 run(s) on 2 host(s)")
 
 
+def test_ansible_forks_are_not_a_limit() -> None:
+    """One task drives a run, a thread per host: a ring of two clients passes with forks=1."""
+    pairs = [
+        {"server": "h1", "address": "198.18.0.1", "client": "h2"},
+        {"server": "h2", "address": "198.18.0.2", "client": "h1"},
+    ]
+    ring = {"name": "ring", "pairs": pairs}
+    result = _run({"ansible_forks": 1, "report_history": "none"}, tests=[ring], state_dirs={"h1": "/tmp", "h2": "/tmp"})
+    assert not result.get("failed"), result
+    assert result["plan"]["runs"][0]["client_hosts"] == ["h1", "h2"]
+
+
 def test_the_series_starts_with_the_planned_runs_and_no_record() -> None:
     """The facts the progress callbacks read (paired.progress): what they read of the plan, no record yet."""
     result = _run({"report_history": "none"}, tests=[TEST], state_dirs={"h1": "/tmp", "h2": "/tmp"})

@@ -253,7 +253,9 @@ def test_role_defaults_mirror_the_argument_spec() -> None:
     assert set(defaults) == set(spec) - {"report_runs"}
     for name, option in spec.items():
         if name in defaults and "{{" in str(defaults[name]):  # computed: told in the description, not templated
-            assert "default" not in option and "default" in str(option["description"]).lower(), name
+            told = " ".join(option["description"])
+            assert "default" not in option and "By default (computed" in told, name
+            assert ("C(reports)" if name == "report_base_dir" else "C(/history.sqlite)") in told, name
         elif name in defaults:
             assert defaults[name] == option.get("default"), name
 

@@ -222,7 +222,7 @@ def test_defaults_file_and_argument_spec_mirror_the_backend() -> None:
     assert set(defaults) == set(spec) - {"paired_test_tests"}
     for name, value in defaults.items():
         if "{{" in str(value):
-            assert "default" not in spec[name] and "By default" in str(spec[name]["description"]), name
+            assert "default" not in spec[name] and "By default (computed" in str(spec[name]["description"]), name
         else:
             assert spec[name].get("default") == value, name
     assert spec["paired_test_tests"]["required"] is True
@@ -424,9 +424,13 @@ def test_a_run_has_at_most_as_many_clients_as_start_together() -> None:
     assert _problems(fits, addresses=addresses)["too_many_clients"] == []
     crowded = [{"name": "ring", "pairs": _ring(MAX_AT_ONCE + 1)}]
     assert _problems(crowded, addresses=addresses)["too_many_clients"] == [
-        "test(s) ring: a run has 65 clients that must start together, more than the 64 the role starts at once; "
-        "split the pairs over tests of at most 64 client hosts"
+        "test 'ring': a run has 65 hosts whose clients must start together, more than the 64 the role starts at "
+        "once; split the pairs over tests of at most 64 client hosts"
     ]
+    # servers waiting for external clients are hosts of the clients part too
+    waiting = [{"server": f"h{i}", "external": {"deadline": 60}} for i in range(1, MAX_AT_ONCE + 2)]
+    problems = _problems([{"name": "peers", "pairs": waiting}], addresses=addresses)["too_many_clients"]
+    assert problems == [problems[0]] and problems[0].startswith("test 'peers': a run has 65 hosts")
 
 
 # -- records -----------------------------------------------------------------------------------
