@@ -108,7 +108,8 @@ unit: venv
 # The files run on INTEGRATION_WORKERS pytest-xdist workers, each file whole on one worker (--dist loadfile:
 # its lab, with the file's own --name and subnet, is built once); most of a lab test's time is spent waiting
 # (ssh, iperf's seconds, Ansible's forks), so 2 workers pay on 2 cores (docs/testing.md has the figures).
-# The tests marked `serial` load every core on purpose: they run afterwards, alone.
+# The tests marked `serial` load every core on purpose, or measure a UDP rate that another lab's load would
+# distort (rate_search's limit): they run afterwards, alone.
 INTEGRATION_MARK ?= not full
 INTEGRATION_WORKERS ?= 2
 integration: deps venv

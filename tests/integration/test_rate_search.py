@@ -131,6 +131,7 @@ def check_found(
         assert row["lost_packets"] == 0 and row["loss_percent"] == 0.0
 
 
+@pytest.mark.serial  # a UDP rate against the shaped link: another lab's load on the 2 cores costs trials packets
 def test_finds_the_shaped_limit_per_frame_size(lab: Lab, tmp_path: Path) -> None:
     resolution = 2.5
     play, report = search(
@@ -191,6 +192,7 @@ def reshape(lab: Lab, server_rate: str) -> None:
 
 
 @pytest.mark.full
+@pytest.mark.serial  # a UDP rate against the shaped link: another lab's load on the 2 cores costs trials packets
 def test_every_rfc2544_frame_size(lab: Lab, tmp_path: Path) -> None:
     """64 to 1518 bytes into a 4 Mbit/s link (5952 frames/s at 64 B: few enough for a loaded 2-core machine's
     iperf3 to receive without losing any itself)."""
@@ -212,6 +214,7 @@ def test_every_rfc2544_frame_size(lab: Lab, tmp_path: Path) -> None:
 
 
 @pytest.mark.full
+@pytest.mark.serial  # a UDP rate against the shaped link: another lab's load on the 2 cores costs trials packets
 def test_the_loss_threshold_where_the_excess_is_dropped(lab: Lab, tmp_path: Path) -> None:
     """The link into h1 with a queue of 32 frames (a switch port's, not tbf's 1 MB): above the limit c the excess is
     dropped, so a trial at r > c loses about (r - c) / r of its packets - real loss, counted by iperf. With 10 %
