@@ -36,6 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.collection_path import ensure_collection_path  # noqa: E402
+from tests.processes import end_process  # noqa: E402
 
 ensure_collection_path()
 
@@ -101,13 +102,7 @@ def generate(iperf3: str, duration: int, bandwidth: str, streams: int, interval:
             raise RuntimeError(f"iperf3 client failed (rc={client.returncode}): {client.stderr or client.stdout[:500]}")
         return client.stdout
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=5)
+        end_process(server, 5)
 
 
 def best_times(funcs: list[Callable[[], Any]], repeat: int) -> list[float]:

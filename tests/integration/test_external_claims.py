@@ -39,6 +39,7 @@ from tests.integration.labkit import (
     skip_if,
     wait_no_iperf,
 )
+from tests.processes import end_process
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -76,15 +77,7 @@ def outside_server(command: Sequence[str], output: Path) -> Iterator[Path]:
         assert listening(f"{PREFIX}-h1", PORT), f"the outside server did not listen: {output.read_text()[-500:]}"
         yield output
     finally:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        end_process(process, finish=5)
 
 
 def _play(lab: Lab, tmp: Path, history: Path) -> tuple[int, str, dict[str, Any]]:

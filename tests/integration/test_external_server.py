@@ -41,6 +41,7 @@ from tests.integration.labkit import (
     skip_if,
     wait_no_iperf,
 )
+from tests.processes import end_process
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -95,16 +96,8 @@ def outside_server(tool: str, output: Path) -> Iterator[Path]:
         assert listening(_netns("h1"), PORT), f"the outside {tool} server did not listen: {output.read_text()[-500:]}"
         yield output
     finally:
-        if tool == "iperf3":  # -1: it exits after its test; give it the time to write its JSON
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
-        if process.poll() is None:
-            process.terminate()  # timeout passes SIGTERM on to the server
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        # -1: an iperf3 server exits after its test, given the time to write its JSON; timeout passes TERM on
+        end_process(process, finish=10 if tool == "iperf3" else 0)
 
 
 def server_measured(tool: str, output: str) -> tuple[int, float]:

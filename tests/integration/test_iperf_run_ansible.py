@@ -46,6 +46,7 @@ from tests.integration.labkit import (
     run_playbook,
     skip_if,
 )
+from tests.processes import end_process
 
 LOCAL = ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=/nonexistent"]
 PORTS = range(15450, 15480)  # the ports this file uses
@@ -356,15 +357,8 @@ def flow(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Itera
         results["_stdout"] = proc.stdout
         yield results
     finally:
-        # iperf3 leaves on TERM once its signal handler runs; a server busy in a test may not within the wait: then
-        # KILL, so the env's check for leftovers never finds the test's own stand-in (seen once in CI)
         try:
-            foreign.terminate()
-            try:
-                foreign.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                foreign.kill()
-                foreign.wait(timeout=10)
+            end_process(foreign)  # KILL after 10 s: the env's check for leftovers never finds the test's own stand-in
         finally:
             silent.close()
 

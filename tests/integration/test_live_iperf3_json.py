@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.iperf3_json import parse_iperf3_json
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf.result import Result, plain
 from tests.collection_path import SCHEMA
+from tests.processes import end_process
 
 IPERF3 = "/usr/bin/iperf3"
 HOST = "127.0.0.1"
@@ -69,13 +70,7 @@ def _server(port: int) -> Iterator[subprocess.Popen[bytes]]:
             time.sleep(0.05)
         yield server
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=5)
+        end_process(server, 5)
 
 
 def _run(port: int, *args: str) -> tuple[str, Result]:

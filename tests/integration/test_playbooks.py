@@ -40,7 +40,6 @@ rates are what 100 Mbit/s tbf shaping allows: TCP goodput = rate x 1448/1514 at 
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import itertools
@@ -75,6 +74,7 @@ from tests.integration.labkit import Lab as LabCli
 from tests.integration.labkit import (
     printed as printed_values,
 )
+from tests.processes import end_process
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -634,15 +634,6 @@ def _outside_server(host: str, port: int, output: Path) -> subprocess.Popen[byte
     raise AssertionError(f"the outside iperf3 server on {host} did not listen: {output.read_text()[-500:]}")
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """An outside server ended: a one-off server exits after its test (time to write its JSON), else stop it."""
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
-    if process.poll() is None:
-        process.terminate()  # timeout passes SIGTERM on to the server
-        process.wait(timeout=10)
-
-
 def test_external_peer_side_server_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: Path) -> None:
     """playbooks/external-peer.yml with esxilab_external_side=server: "ESXi" (h5) is the client, bound to each
     network's "vmk" address (a second address of h5); each network's server is outside the inventory (iperf3 -s -1
@@ -675,7 +666,7 @@ def test_external_peer_side_server_on_an_esxi_7_0_stand_in(lab: Lab, tmp_path: P
         play = lab.play("external-peer", tmp_path, variables, esxi=True)
     finally:
         for process in started:
-            _end(process)
+            end_process(process, finish=10)  # a one-off server exits after its test; timeout passes TERM on
         subprocess.run([*h5_addr, "del", f"{vmk}/24", "dev", "eth0"], check=True, timeout=10)
     play.ok()
     said = " ".join(play.output.split())
