@@ -151,8 +151,9 @@ _value:
           plan can run.
         - C(unknown_hosts), C(hosts_not_in_play), C(missing_addresses), C(duplicate_endpoints) (two pairs of a test
           on the same address and port, or on the same host and port), C(address_conflicts) (one address given to
-          two hosts), C(busy_clients) (a host that would run two clients of one run), C(too_many_clients) (a run of
-          more client hosts than the role starts at once, 64).
+          two hosts), C(busy_clients) (a host that would run two clients of one run), C(too_many_clients) (a run whose
+          clients part - its client hosts and the servers waiting for external clients - has more hosts than the
+          role starts at once, 64).
       type: dict
     problem_count:
       description: Total number of problems.

@@ -4,8 +4,8 @@
 """The plan of the paired tests: ``build_plan()`` expands the tests into the ordered list of runs (tests x
 streams x direction x swap x repeat), gives each pair its port (``port_base`` + pair index unless the pair sets
 ``port``) and lists every problem of the tests at once (unknown key, host or address, duplicate address/port, a host
-that would have to run two clients at once, a run of more clients than start together), each led by its path in
-``paired_test_tests``.
+that would have to run two clients at once, a run of more client hosts than start together), each led by its path
+in ``paired_test_tests``.
 
 Plain data in, plain data out; no Ansible import, no clock, no I/O.
 
