@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.settings impo
     KINDS,
     PAIR_OPTIONS,
     SETTINGS,
-    Setting,
 )
 
 ROLE = REPO / "roles" / "paired_test"
@@ -69,8 +68,9 @@ def _folded(first: str, paragraph: str, indent: int) -> list[str]:
     return lines
 
 
-def _option(key: str, description: Sequence[str], setting: Setting, default: bool, indent: int) -> list[str]:
-    """One option of ``meta/argument_specs.yml`` at ``indent``, checked to read back as meant."""
+def _option(key: str, description: Sequence[str], kind: str, extra: Mapping[str, Any], indent: int) -> list[str]:
+    """One option of ``meta/argument_specs.yml`` at ``indent`` (``extra``: its keys after ``type`` and
+    ``elements``), checked to read back as meant."""
     pad = " " * (indent + 2)
     lines = [f"{' ' * indent}{key}:"]
     if len(description) == 1:
@@ -79,15 +79,12 @@ def _option(key: str, description: Sequence[str], setting: Setting, default: boo
         lines.append(f"{pad}description:")
         for paragraph in description:
             lines += _folded(f"{pad}  - ", paragraph, indent + 6)
-    kind, elements = KINDS[setting.kind]
+    spec_type, elements = KINDS[kind]
     expected: dict[str, Any] = {"description": description[0] if len(description) == 1 else list(description)}
-    expected["type"] = kind
+    expected["type"] = spec_type
     if elements:
         expected["elements"] = elements
-    if setting.choices:
-        expected["choices"] = list(setting.choices)
-    if default and setting.default is not None:
-        expected["default"] = setting.default
+    expected.update(extra)
     lines += [f"{pad}{name}: {_scalar(value)}" for name, value in expected.items() if name != "description"]
     if yaml.safe_load("\n".join(lines)) != {key: expected}:  # the folding changed a value
         raise ValueError(f"{key}: the generated YAML does not read back as the declaration: {lines}")
@@ -98,26 +95,8 @@ def pair_options(indent: int) -> list[str]:
     """The options of a pair (``paired_test_tests[].pairs[]``) in ``meta/argument_specs.yml``, from ``PAIR_OPTIONS``."""
     lines: list[str] = []
     for key, option in PAIR_OPTIONS.items():
-        pad = " " * (indent + 2)
-        part = [f"{' ' * indent}{key}:"]
-        description = option.description
-        if len(description) == 1:
-            part += _folded(f"{pad}description: ", description[0], indent + 4)
-        else:
-            part.append(f"{pad}description:")
-            for paragraph in description:
-                part += _folded(f"{pad}  - ", paragraph, indent + 6)
-        kind, elements = KINDS[option.kind]
-        expected: dict[str, Any] = {"description": description[0] if len(description) == 1 else list(description)}
-        expected["type"] = kind
-        if elements:
-            expected["elements"] = elements
-        if option.required:
-            expected["required"] = True
-        part += [f"{pad}{name}: {_scalar(value)}" for name, value in expected.items() if name != "description"]
-        if yaml.safe_load("\n".join(part)) != {key: expected}:  # the folding changed a value
-            raise ValueError(f"pairs.{key}: the generated YAML does not read back as the declaration: {part}")
-        lines += part
+        extra = {"required": True} if option.required else {}
+        lines += _option(key, option.description, option.kind, extra, indent)
     return lines
 
 
@@ -125,11 +104,14 @@ def role_variables(indent: int) -> list[str]:
     """The role variables ``paired_test_<name>`` as ``meta/argument_specs.yml`` options."""
     lines: list[str] = []
     for name, setting in SETTINGS.items():
-        lines += _option(f"paired_test_{name}", setting.description, setting, True, indent)
+        extra: dict[str, Any] = {"choices": list(setting.choices)} if setting.choices else {}
+        if setting.default is not None:
+            extra["default"] = setting.default
+        lines += _option(f"paired_test_{name}", setting.description, setting.kind, extra, indent)
     return lines
 
 
-def test_options(indent: int) -> list[str]:
+def test_settings_paragraph(indent: int) -> list[str]:
     """The per-test settings of ``paired_test_tests``: one paragraph of its description in ``meta/argument_specs.yml``
     naming them (each is documented once, as its role variable: a copy of every setting as a suboption would be
     templated and validated again on every host of the play by Ansible's argument check)."""
@@ -164,7 +146,7 @@ PARTS: dict[Path, list[tuple[str, Callable[[int], list[str]]]]] = {
     ROLE / "vars" / "main.yml": [("settings", internal)],
     ROLE / "meta" / "argument_specs.yml": [
         ("per-pair options", pair_options),
-        ("per-test options", test_options),
+        ("per-test options", test_settings_paragraph),
         ("settings", role_variables),
     ],
 }
