@@ -23,12 +23,18 @@ from ansible_collections.esxilab.iperf.plugins.action.paired_test_host import pr
 from ansible_collections.esxilab.iperf.plugins.modules.paired_test_preflight import DOCUMENTATION
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import argument_spec
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.controller import begin, controller_path, shadowing
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_spec import (
+    entry_options,
+    spec_problems,
+    unmentioned,
+)
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.role_vars import RoleVarsError, known_names
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired import recorder
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.preflight import RoleNames, preflight
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.paired.progress import planned
 
 _NAME = "esxilab.iperf.paired_test_preflight"
+_ROLE = "esxilab.iperf.paired_test"
 ARGUMENT_SPEC = argument_spec(DOCUMENTATION)
 #: The role's variables this action reads of every host of the play itself (besides the one named by address_var).
 STATE_DIR_VAR = "paired_test_state_dir"
@@ -67,6 +73,20 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
     def _path(self, path: str) -> str:
         return controller_path(self, path)
 
+    def _typed(self, options: Mapping[str, Any], variables: Mapping[str, Any], found: list[str]) -> list[str]:
+        """Every role variable against its option in the role's spec (``role_spec``) - what Ansible's check of the role
+        does on every host, once here - but the tests (the plan's checks) and the variables ``found`` already names."""
+        given = [name for name in options if name in variables and name != "paired_test_tests"]
+        names = sorted(unmentioned(found, given))
+        values: dict[str, Any] = {}
+        problems: list[str] = []
+        for name in names:
+            try:
+                values[name] = self._templar.template(variables[name])
+            except AnsibleError as exc:
+                problems.append(f"{name} cannot be read: {exc}; fix the variable")
+        return problems + spec_problems(options, values, role=_ROLE)
+
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, args = begin(self, tmp, task_vars, ARGUMENT_SPEC)
         if args is None:  # wrong or unknown options
@@ -75,8 +95,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
         role_dir = os.path.normpath(args["role_path"])
         report_dir = os.path.join(os.path.dirname(role_dir), "report")
         try:
+            options = entry_options(role_dir)
             roles = [
-                RoleNames("esxilab.iperf.paired_test", "paired_test_", known_names(role_dir) | set(args["known"])),
+                RoleNames(_ROLE, "paired_test_", known_names(role_dir) | set(args["known"])),
                 RoleNames("esxilab.iperf.report", "report_", known_names(report_dir)),
             ]
         except (RoleVarsError, OSError) as exc:
@@ -124,6 +145,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             result["warnings"] = warnings
         result.update(changed=False)
         problems = [*read_problems, *outcome.problems]
+        problems += self._typed(options, variables, problems)
         if problems:  # in the message only: Ansible prints a failed result's keys once more
             result.update(
                 failed=True,

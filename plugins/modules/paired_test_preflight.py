@@ -20,6 +20,10 @@ description:
   - It reports B(all) problems at once, one line each, each naming the option by its full path (such as
     C(paired_test_tests[0].pairs[1]) or C(report_baseline)) and the fix; an unknown key or variable gets the closest
     valid name (C(did you mean streams?)).
+  - Every variable of the role is checked against its option in the role's C(meta/argument_specs.yml) (in
+    O(role_path)) as Ansible's own check of the role does on every host - type, choices, elements - once for the play; a
+    mapping or a list given for a string option is a problem too. A variable a check of the tests already named is not
+    named again. So a play may import the role with C(rolespec_validate=false) and lose no check.
   - A variable that starts with C(paired_test_) or C(report_) and is no option of the role is a problem (a typo such as
     C(report_max_drop_percnt) would otherwise switch the gate off silently); with O(unknown_variables=warn) it is a
     warning.
@@ -83,7 +87,8 @@ options:
   role_path:
     description:
       - Directory of the role C(esxilab.iperf.paired_test), normally C({{ role_path }}). The valid variable names are
-        read from it and from the role C(report) beside it (as M(esxilab.iperf.role_vars_check) does).
+        read from it and from the role C(report) beside it (as M(esxilab.iperf.role_vars_check) does), and its variables
+        are checked against the options of the entry point C(main) of its C(meta/argument_specs.yml).
     type: path
     required: true
   known:

@@ -30,7 +30,16 @@ import yaml
 
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.common.argspec import SAFE_LOADER
 
-__all__ = ["RoleVarsError", "Unknown", "closest", "known_names", "unknown_keys_text", "unknown_names", "warning"]
+__all__ = [
+    "RoleVarsError",
+    "Unknown",
+    "closest",
+    "known_names",
+    "load_role_yaml",
+    "unknown_keys_text",
+    "unknown_names",
+    "warning",
+]
 
 _SET_FACT = ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact")
 _SET_FACT_NOT_FACTS = frozenset({"cacheable"})
@@ -52,7 +61,8 @@ class Unknown:
     suggestion: str | None
 
 
-def _load(path: str) -> Any:
+def load_role_yaml(path: str) -> Any:
+    """A YAML file of a role (None when it does not exist)."""
     try:
         with open(path, encoding="utf-8") as handle:
             # libyaml's safe loader where PyYAML has it: the preflight of every play reads 13 role files (0.1 s with
@@ -94,7 +104,7 @@ def _task_names(tasks: Any) -> Iterable[str]:
 
 def known_names(role_dir: str) -> frozenset[str]:
     """Every variable name the role at ``role_dir`` declares or sets (see the module docstring)."""
-    specs = _load(os.path.join(role_dir, "meta", "argument_specs.yml"))
+    specs = load_role_yaml(os.path.join(role_dir, "meta", "argument_specs.yml"))
     if not isinstance(specs, Mapping) or not isinstance(specs.get("argument_specs"), Mapping):
         raise RoleVarsError(f"{role_dir}/meta/argument_specs.yml has no argument_specs mapping")
     names: set[str] = set()
@@ -102,13 +112,13 @@ def known_names(role_dir: str) -> frozenset[str]:
         if isinstance(entry_point, Mapping) and isinstance(entry_point.get("options"), Mapping):
             names.update(str(name) for name in entry_point["options"])
     for part in ("defaults", "vars"):
-        values = _load(os.path.join(role_dir, part, "main.yml"))
+        values = load_role_yaml(os.path.join(role_dir, part, "main.yml"))
         if isinstance(values, Mapping):
             names.update(str(name) for name in values)
     tasks_dir = os.path.join(role_dir, "tasks")
     for entry in sorted(os.listdir(tasks_dir)) if os.path.isdir(tasks_dir) else []:
         if entry.endswith((".yml", ".yaml")):
-            names.update(_task_names(_load(os.path.join(tasks_dir, entry))))
+            names.update(_task_names(load_role_yaml(os.path.join(tasks_dir, entry))))
     return frozenset(names)
 
 

@@ -124,6 +124,29 @@ def test_typos_of_both_roles_fail_with_the_closest_name_known_from_the_roles() -
     assert not warned.get("failed") and "did you mean report_max_drop_percent?" in warned["warnings"][0]
 
 
+def test_every_role_variable_is_checked_once_against_the_roles_spec_even_one_no_test_uses() -> None:
+    """What Ansible's check of the role does on every host (a play may import the role with rolespec_validate: false):
+    a setting every test overrides, and one only the series reads, are checked too; a variable a check of the plan
+    already reported is not reported again."""
+    dirs = {"h1": "/tmp", "h2": "/tmp"}
+    values = {"paired_test_duration": "abc", "paired_test_continue_on_error": "maybe", "paired_test_port_base": "x"}
+    defaults = {"port_base": "x"}  # what the role hands the action: its vars/main.yml, templated
+    result = _run(
+        {**values, "report_history": "none"}, tests=[{**TEST, "duration": 2}], defaults=defaults, state_dirs=dirs
+    )
+    assert result["failed"] is True and "plan" not in result
+    lines = result["msg"].splitlines()[1:]
+    assert sorted(line.split("=")[0].split(":")[0] for line in lines) == [
+        "paired_test_continue_on_error",
+        "paired_test_duration",
+        "paired_test_tests[0]",
+    ], lines
+    assert "role variable paired_test_port_base" in lines[0]
+    assert sum("paired_test_port_base" in line for line in lines) == 1
+    assert any(line.startswith('paired_test_continue_on_error="maybe"') and "valid boolean" in line for line in lines)
+    assert any(line.startswith('paired_test_duration="abc"') and "convert to int" in line for line in lines)
+
+
 class _Broken(Mapping[str, Any]):
     """A host's variables whose address cannot be templated (an undefined variable in it); the others can."""
 
