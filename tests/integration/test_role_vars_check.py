@@ -11,10 +11,11 @@
   besides the checkout) is warned about once, naming the copy in use and the other with its
   version, whichever comes first; with a single copy (the clean play) there is no warning.
 * A wrong key inside a test definition fails the preflight in one line with the closest valid key.
-* A role variable of the wrong type fails the role's argument validation: with the repository's
-  ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the failure is the one useful line per
-  host, not the role's whole argument spec (compared with ``ansible.builtin.default`` in the same
-  test, so the check can fail).
+* A role variable of the wrong type fails Ansible's argument validation of a role applied with
+  ``roles:``: with the repository's ``ansible.cfg`` (stdout callback ``esxilab.iperf.concise``) the
+  failure is the one useful line per host, not the role's whole argument spec (compared with
+  ``ansible.builtin.default`` in the same test, so the check can fail); imported with
+  ``rolespec_validate: false``, as the collection's playbooks do, the preflight names it in one line.
 
 No lab and no network: two inventory hosts with the local connection, addresses from the
 benchmark range that nothing is sent to, check mode (only the preflight runs).
@@ -157,9 +158,13 @@ def test_a_wrong_test_key_fails_in_one_line_with_the_valid_one(tmp_path: Path) -
 
 
 def test_a_wrong_role_variable_type_fails_in_one_line_not_the_spec_dump(tmp_path: Path) -> None:
+    """With ``roles:`` Ansible checks the role's arguments on every host (the collection's playbooks import the role
+    with ``rolespec_validate: false``, and its preflight names the variable in one line - the last assertion)."""
     settings = {**_settings(tmp_path, TEST), "paired_test_swap_roles": "maybe"}
-    rc, output = _play(tmp_path, PLAYBOOK, **settings)
-    rc_default, output_default = _play(tmp_path, PLAYBOOK, stdout_callback="ansible.builtin.default", **settings)
+    roles = tmp_path / "roles.yml"
+    roles.write_text("- name: Paired tests\n  hosts: lab\n  gather_facts: false\n  roles: [esxilab.iperf.paired_test]")
+    rc, output = _play(tmp_path, roles, **settings)
+    rc_default, output_default = _play(tmp_path, roles, stdout_callback="ansible.builtin.default", **settings)
     print(
         f"output with the repository's ansible.cfg: {len(output)} characters; with ansible.builtin.default: "
         f"{len(output_default)}"
@@ -171,3 +176,6 @@ def test_a_wrong_role_variable_type_fails_in_one_line_not_the_spec_dump(tmp_path
     assert "argument_spec_data" not in output
     assert "argument_spec_data" in output_default  # the dump the concise callback leaves out
     assert len(output) < 8000 < 20000 < len(output_default)
+    rc_import, output_import = _play(tmp_path, PLAYBOOK, stdout_callback="ansible.builtin.default", **settings)
+    assert rc_import != 0 and "role variable paired_test_swap_roles: swap_roles must be true or false" in output_import
+    assert "argument_spec_data" not in output_import and "Validating arguments" not in output_import
