@@ -82,6 +82,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     with_bash_clock,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
+    WAIT_FOR_GO,
     barrier_method,
     build_barrier,
     build_client_script,
@@ -113,6 +114,7 @@ __all__ = [
     "MUTUALLY_EXCLUSIVE",
     "PIDFILE_FIELDS",
     "REQUIRED_IF",
+    "WAIT_FOR_GO",
     "Binary",
     "CommandOutput",
     "Context",

@@ -413,6 +413,12 @@ def build_stop_port_script(token: str, name: str, *, caps: HostCaps, state_dir: 
     )
 
 
+#: The client started before the barrier: it waits on the FIFO ``$1`` and runs the rest of its arguments on the word
+#: ``go`` only - the end of the FIFO without it (the script hung up and gone: its end of the FIFO closed before the
+#: TERM to its ``timeout`` reached this shell, as can happen on a loaded host) ends it without a test.
+WAIT_FOR_GO = 'read -r _x <"$1" && [ "$_x" = go ] || exit 125; shift; exec "$@" 8>&- 9>&-'
+
+
 def build_client_script(
     token: str,
     argv: Sequence[str],
@@ -442,7 +448,8 @@ def build_client_script(
 
     Under bash (``caps.shell``) with GNU ``timeout`` and a barrier, the client is started before the barrier and waits
     on a FIFO of the private directory (``esxilab-iperf-<pid>.go``, opened read-write by the script, so neither end
-    blocks); at the start time the script reads its start time and writes the FIFO: the fork and the two execs
+    blocks); at the start time the script reads its start time and writes ``go`` to the FIFO (the client runs on that
+    word only, :data:`WAIT_FOR_GO`): the fork and the two execs
     (``timeout``, ``sh``) of every client are no longer made by all the clients of the host at the same moment, only
     iperf's exec. The barrier's naps are bash's ``read -t`` on a second FIFO nobody writes (no sleep process). Where
     ``mkfifo`` fails, the script runs as without bash.
@@ -478,9 +485,8 @@ def build_client_script(
             'if [ "$_fast" = 1 ]; then',
             f"  {now_us(caps)}; _lead=$(( ({round(start_at * 1_000_000)} - _nu) / 1000000 + 1 ))",
             '  if [ "$_lead" -lt 0 ]; then _lead=0; fi',
-            f"  timeout -k {KILL_GRACE} $(( {seconds} + _lead )) sh -c "
-            """'read -r _x <"$1"; shift; exec "$@" 8>&- 9>&-' sh "$_q" """
-            f'{command} >"$_o" 2>"$_e" </dev/null &',
+            f"  timeout -k {KILL_GRACE} $(( {seconds} + _lead )) sh -c {shlex.quote(WAIT_FOR_GO)} sh "
+            f'"$_q" {command} >"$_o" 2>"$_e" </dev/null &',
             "  _p=$!",
             "fi",
         ]

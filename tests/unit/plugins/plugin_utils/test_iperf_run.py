@@ -439,6 +439,27 @@ def test_under_bash_the_client_is_started_before_the_barrier_and_let_go_at_the_s
     assert list(private.iterdir()) == []  # the FIFOs and files are gone
 
 
+@pytest.mark.parametrize("word", ["go", None])
+def test_the_client_started_before_the_barrier_runs_on_go_only(tmp_path: Path, word: str | None) -> None:
+    """The FIFO's end without "go" - the script hung up and gone, its end closed before the TERM to its timeout came
+    (a loaded host) - ends the waiting client without a test; "go" runs it."""
+    fifo, ran = tmp_path / "go", tmp_path / "ran"
+    os.mkfifo(fifo, 0o600)
+    held = os.open(fifo, os.O_RDWR)  # the script's end (exec 8<>), so that neither end blocks
+    waiting = subprocess.Popen(["/bin/sh", "-c", r.WAIT_FOR_GO, "sh", str(fifo), "touch", str(ran)])
+    try:
+        deadline = time.monotonic() + 10  # the script's end stays open until the client has opened its own
+        while not any(os.path.realpath(f) == str(fifo) for f in Path(f"/proc/{waiting.pid}/fd").glob("*")):
+            assert time.monotonic() < deadline and waiting.poll() is None
+            time.sleep(0.01)
+        if word is not None:
+            os.write(held, f"{word}\n".encode())
+    finally:
+        os.close(held)
+    assert waiting.wait(timeout=10) == (0 if word else 125)
+    assert ran.exists() is (word is not None)
+
+
 def test_barrier_in_the_past_returns_at_once() -> None:
     caps = r.HostCaps(clock="date_ns", nap="fracsleep")
     script = r.build_barrier(TOKEN, caps, 1000.0) + "\n" + r.marker(TOKEN, "done")
