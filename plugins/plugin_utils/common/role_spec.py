@@ -79,7 +79,7 @@ def spec_problems(options: Mapping[str, Any], values: Mapping[str, Any], *, role
 
 
 def unmentioned(problems: Iterable[str], names: Iterable[str]) -> set[str]:
-    """The names of ``names`` that no line of ``problems`` mentions (a name already reported is not reported
-    again by :func:`spec_problems`)."""
-    text = "\n".join(problems)
+    """The names of ``names`` that no line of ``problems`` is about (a name already reported is not reported again
+    by :func:`spec_problems`); a name only suggested (``did you mean ...?``) is not reported."""
+    text = re.sub(r"\(did you mean [^)]*\)", "", "\n".join(problems))
     return set(names) - set(_names(text, names))

@@ -61,6 +61,9 @@ def test_a_name_already_reported_is_not_reported_again() -> None:
     assert unmentioned(found, names) == {"paired_test_tos", "paired_test_omit"}
     # a whole name only: paired_test_tos is not paired_test_tosx
     assert unmentioned(["paired_test_tosx=1 is wrong"], ["paired_test_tos"]) == {"paired_test_tos"}
+    # a name only suggested for a typo is still checked
+    typo = "paired_test_strams is not an option of esxilab.iperf.paired_test (did you mean paired_test_streams?)"
+    assert unmentioned([typo], ["paired_test_streams"]) == {"paired_test_streams"}
 
 
 def test_a_role_without_the_entry_point_is_an_error(tmp_path: Path) -> None:
