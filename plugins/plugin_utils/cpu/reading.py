@@ -43,14 +43,16 @@ Output = tuple[str, str]
 # Shell function of the iperf_facts script (its ``$M`` marker is used): the uptime first, then the cpu lines - read
 # by the shell itself (``read``; the ``cpu`` lines come first in /proc/stat), not by ``cat`` and ``sed``: two processes
 # fewer in every reading, made before and after every run on every host. Where /proc/uptime cannot be read, ``cat``
-# says why.
+# says why. The kernel's name (``Linux``; ESXi's ``VMkernel``) is read from ``/proc/sys/kernel/ostype`` - what ``uname
+# -s`` prints on Linux - and asked of ``uname -s`` only where that file cannot be read: a process fewer again.
 CPU_SCRIPT = r"""cputimes() {
   printf '\n%%s CPUUPTIME\n' "$M"
   if [ -r /proc/uptime ] && IFS= read -r _cu </proc/uptime; then printf '%%s\n' "$_cu"; _r=0
   else cat /proc/uptime 2>&1; _r=$?; fi
   printf '\n%%s CPUUPTIMEEND %%s\n' "$M" "$_r"
   printf '\n%%s CPUSTAT\n' "$M"
-  case $(uname -s 2>/dev/null) in
+  { IFS= read -r _co </proc/sys/kernel/ostype; } 2>/dev/null || _co=$(uname -s 2>/dev/null)
+  case $_co in
     VMkernel) _r=vmkernel ;;
     *) if [ -r /proc/stat ]; then _r=0
          while IFS= read -r _cl; do case $_cl in cpu*) printf '%%s\n' "$_cl" ;; *) break ;; esac

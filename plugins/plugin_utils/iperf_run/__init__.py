@@ -65,6 +65,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.options im
     validate_params,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe import (
+    HEAD5,
     Binary,
     HostCaps,
     Listener,
@@ -82,6 +83,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.probe impo
     with_bash_clock,
 )
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.scripts import (
+    BANNER_SEEN,
     WAIT_FOR_GO,
     barrier_method,
     build_barrier,
@@ -107,8 +109,10 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.iperf_run.state impo
 
 __all__ = [
     "APPLIES",
+    "BANNER_SEEN",
     "DEFAULT_BINARIES",
     "DEFAULT_PORTS",
+    "HEAD5",
     "ISOURS",
     "MARKER",
     "MUTUALLY_EXCLUSIVE",

@@ -117,6 +117,15 @@ def in_shell(caps: HostCaps, script: str) -> str:
     return f"exec {shlex.quote(caps.shell)} -c {shlex.quote(script)}" if caps.shell else script
 
 
+#: ``_head5 TEXT``: the first five lines of TEXT (empty ones too), by the shell itself - as ``head -n 5`` printed them,
+#: without a pipe and a process for every iperf binary the probe of every host of the play asks for its version.
+HEAD5 = (
+    "_head5() { _hl='\n'; _hr=$1$_hl; _hn=0; "
+    'while [ "$_hn" -lt 5 ] && [ -n "$_hr" ]; do '
+    'printf \'%s\\n\' "${_hr%%"$_hl"*}"; _hr=${_hr#*"$_hl"}; _hn=$((_hn+1)); done; }'
+)
+
+
 def build_probe_script(
     token: str,
     *,
@@ -133,7 +142,8 @@ def build_probe_script(
         "if _which usleep >/dev/null; then echo usleep=1; else echo usleep=0; fi",
         # a millisecond: the probe is on the path of every play, before any run (no fractions: it fails at once)
         "if sleep 0.001 >/dev/null 2>&1; then echo fracsleep=1; else echo fracsleep=0; fi",
-        "if timeout --version 2>/dev/null | grep -q coreutils; then echo gnu_timeout=1; else echo gnu_timeout=0; fi",
+        # the shell's own pattern match, not a pipe to grep: a process fewer in the probe of every host of the play
+        "case $(timeout --version 2>/dev/null) in *coreutils*) echo gnu_timeout=1 ;; *) echo gnu_timeout=0 ;; esac",
         'echo "uname=$(uname -s 2>/dev/null)"',
         'if _b=$(_which bash); then echo "bash=$_b"; '
         """echo "bash_epoch=$("$_b" -c 'echo "${EPOCHREALTIME:-}"' </dev/null 2>/dev/null)"; fi""",
@@ -142,6 +152,7 @@ def build_probe_script(
         quoted = " ".join(shlex.quote(c) for c in candidates)
         missing = marker(token, "missing", "$c")
         lines += [
+            HEAD5,
             f"for c in {quoted}; do",
             "  case $c in",
             f'    */*) if [ -x "$c" ] && [ ! -d "$c" ]; then p=$c; else {missing}; continue; fi ;;',
@@ -149,7 +160,7 @@ def build_probe_script(
             "  esac",
             '  _v=$("$p" -v </dev/null 2>&1); _r=$?',
             "  " + marker(token, "version", "rc=$_r $p"),
-            """  printf '%s\\n' "$_v" | head -n 5""",
+            '  _head5 "$_v"',
             "done",
         ]
     if state_dir is not None:

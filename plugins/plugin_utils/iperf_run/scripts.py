@@ -215,6 +215,14 @@ _GUARD = (
 )
 
 
+#: ``_lsb``: sets ``_bn=1`` when a line of the server's log ``$_lf`` (the last one also without its line feed) says
+#: ``listening`` - iperf's banner, read by the shell itself: no ``grep`` process on every try of every server start.
+BANNER_SEEN = (
+    '_lsb() { while IFS= read -r _bl || [ -n "$_bl" ]; do case $_bl in *listening*) _bn=1; return 0 ;; esac; '
+    'done <"$_lf"; } 2>/dev/null'
+)
+
+
 def build_server_script(
     token: str,
     argv: Sequence[str],
@@ -310,10 +318,11 @@ def build_server_script(
             "g=$!",
             f'printf \'%s\\n\' "pid=$p" "guard=$g" {meta_args} "started=$_t0" "until=$_tu" >"$_pf"',
             listener_function(port, protocol),
+            BANNER_SEEN,
             "st=running; ls=none; _bn=0; i=0",
             f'while [ "$i" -lt {tries} ]; do',
             '  if ! kill -0 "$p" 2>/dev/null; then st=exited; break; fi',
-            '  if [ "$_bn" = 0 ] && grep -q \'listening\' "$_lf" 2>/dev/null; then _bn=1; fi',
+            '  if [ "$_bn" = 0 ]; then _lsb; fi',
             '  if [ "$_bn" = 1 ]; then _lsn; case $? in 0) st=listening; ls=seen; break ;; '
             "2) st=listening; ls=unchecked; break ;; esac; fi",
             f"  {nap}",

@@ -128,7 +128,8 @@ readf() {
   return 0
 }
 _ifof() {
-  (ip -o addr show to "$1") 2>/dev/null | { read -r _n _d _r && printf '%%s' "${_d%%@*}"; }
+  _i=$(ip -o addr show to "$1" 2>/dev/null) || _i=
+  set -f; set -- $_i; set +f; _i=${2%%@*}
 }
 _ifs='
 '
@@ -137,7 +138,7 @@ _ifset() {
 $1 "*) _i=${_ifs#*"
 $1 "}; _i=${_i%%%%"
 "*}; return 0 ;; esac
-  _i=$(_ifof "$1")
+  _ifof "$1"
   _ifs="$_ifs$1 $_i
 "
 }
@@ -145,7 +146,10 @@ lspeed() {
   printf '\n%%s SPEED %%s\n' "$M" "$1"
   _ifset "$1"
   printf '%%s\n' "$_i"
-  if [ -n "$_i" ]; then cat "/sys/class/net/$_i/speed" 2>&1; fi
+  if [ -n "$_i" ]; then
+    if { IFS= read -r _sp <"/sys/class/net/$_i/speed"; } 2>/dev/null; then printf '%%s\n' "$_sp"
+    else cat "/sys/class/net/$_i/speed" 2>&1; fi
+  fi
   printf '\n%%s SPEEDEND\n' "$M"
   return 0
 }

@@ -1785,3 +1785,64 @@ def test_esxi_server_sending_rtt_is_dropped_with_peer_is_esxi() -> None:
     server = info["result"]["server_output"]
     assert server["rtt"] is None and all(item["rtt"] is None for item in server["per_stream"])
     assert any(w.startswith("rtt of the server's sending set to null") for w in info["result"]["warnings"])
+
+
+_SHELLS = [s for s in (["/bin/sh", "-c"], ["busybox", "sh", "-c"]) if shutil.which(s[0])]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "iperf 3.18 (cJSON 1.7.15)\nLinux h1 6.1\n\nOptional features: a*b [x]\nl5\nl6\nl7",
+        "",
+        "one",
+        "a%sb\\n\\x",
+        "\n\nx",
+    ],
+    ids=["seven-lines", "empty", "one-line", "format-chars", "leading-blanks"],
+)
+@pytest.mark.parametrize("shell", _SHELLS, ids=lambda s: s[0])
+def test_the_probes_head5_prints_what_head_printed(shell: list[str], text: str) -> None:
+    """The probe's first five lines of a binary's ``-v`` output come from the shell itself (``HEAD5``), byte for byte
+    as ``printf '%s\\n' "$_v" | head -n 5`` printed them (empty lines counted, an empty output one empty line)."""
+    ours = subprocess.run([*shell, f'{r.HEAD5}\n_head5 "$1"', "sh", text], capture_output=True, timeout=10, check=True)
+    head = subprocess.run(
+        [*shell, "printf '%s\\n' \"$1\" | head -n 5", "sh", text], capture_output=True, timeout=10, check=True
+    )
+    assert ours.stdout == head.stdout
+
+
+@pytest.mark.parametrize(
+    ("log", "seen"),
+    [
+        ("-----------------------------------------------------------\nServer listening on 5201 (test #1)\n---", True),
+        ("Server listening on 5201", True),  # the last line, its line feed not written yet
+        ("Server listen", False),
+        ("iperf3: error - unable to start listener for connections: Address already in use\n", False),
+        (None, False),  # no log
+    ],
+    ids=["banner", "unterminated", "partial", "error", "missing"],
+)
+@pytest.mark.parametrize("shell", _SHELLS, ids=lambda s: s[0])
+def test_the_server_start_sees_the_banner_without_grep(
+    tmp_path: Path, shell: list[str], log: str | None, seen: bool
+) -> None:
+    """``BANNER_SEEN``: the server start's poll finds iperf's ``listening`` banner in its log by the shell's ``read``,
+    also on a last line without its line feed; nothing on stderr when the log is missing."""
+    lf = tmp_path / "server.log"
+    if log is not None:
+        lf.write_text(log)
+    done = subprocess.run([*shell, f'_lf="$1"; _bn=0; {r.BANNER_SEEN}\n_lsb; echo "bn=$_bn"', "sh", str(lf)],
+                          capture_output=True, text=True, timeout=10, check=True)  # fmt: skip
+    assert done.stdout.strip() == f"bn={int(seen)}"
+    assert done.stderr == ""
+    assert "grep -q 'listening'" not in r.build_server_script(
+        "T",
+        ["iperf3", "-s"],
+        caps=r.parse_caps(GNU_ENV),
+        state_dir="/tmp",
+        stem="s",
+        server_timeout=60,
+        meta={},
+        port=5201,
+    )

@@ -109,3 +109,20 @@ def test_the_plan_reads_the_cpu_of_every_host_of_a_run_and_the_record_keeps_it()
     assert cpu["h2"]["mean_percent"] is None and cpu["h2"]["reason"] == "the CPU was not read after the run"
     (quiet,) = build_plan([{"name": "t", "pairs": PAIR, "host_cpu": False, "nic_counters": "none"}])["runs"]
     assert quiet["cpu_hosts"] == [] and stop_hosts(quiet) == ["h1"] and build_record(quiet, reports)["cpu"] is None
+
+
+def test_on_linux_the_reading_names_the_kernel_without_a_uname_process(tmp_path: Path) -> None:
+    """The kernel's name comes from ``/proc/sys/kernel/ostype`` (what ``uname -s`` prints on Linux): a ``uname`` first
+    in PATH, which would say ESXi and leave a mark, is not run - and the reading is still this machine's CPU."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    mark = tmp_path / "uname-ran"
+    (bin_dir / "uname").write_text(f"#!/bin/sh\n: >{mark}\necho VMkernel\n")
+    (bin_dir / "uname").chmod(0o755)
+    script = build_script("MK", gather_tools=False, cpu_times=True)
+    done = subprocess.run(["sh", "-c", f"PATH={bin_dir}:$PATH; {script}"], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    probe = parse_probe_output(done.stdout, "MK")
+    fact = cpu_times_fact(probe.cpu.get("CPUSTAT"), probe.cpu.get("CPUUPTIME"))
+    assert not mark.exists()
+    assert fact["kind"] == "linux" and fact["reason"] is None
