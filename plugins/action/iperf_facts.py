@@ -59,7 +59,6 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.facts_script imp
     reading_facts,
     sh_glob_word,
 )
-from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import esxcli_speed, sysfs_speed
 
 __all__ = [
     "ARGUMENT_SPEC",
@@ -317,16 +316,7 @@ class ActionModule(HostAction):
                 )
         if args["gather_tools"]:
             facts["iperf_tools"] = tool_facts(probe.tools)
-        facts.update(reading_facts(probe, args["nic_counters_of"], args["cpu_times"]))
-        # an ESXi host (esxcli answered) has no /sys: the vmknic's vSwitch uplinks instead
-        esxi = {"nic", "ipv4", "interfaces", "vswitches"} <= set(probe.esxcli)
-        if args["link_speed_of"]:
-            facts["iperf_link_speeds"] = {
-                address: esxcli_speed(address, probe.esxcli)
-                if esxi
-                else sysfs_speed(*probe.speeds.get(address, ("", "")), address)
-                for address in args["link_speed_of"]
-            }
+        facts.update(reading_facts(probe, args["nic_counters_of"], args["cpu_times"], args["link_speed_of"]))
 
         if sources or args["content"] is not None:
             items: list[tuple[str, str | Mapping[str, Any] | None, str | None]] = []

@@ -240,24 +240,19 @@ def probe(
     report_line_rate_bps: Any = None,
 ) -> dict[str, Any]:
     """The one probe of every host of the plan at once (``paired.parts.probe_part``: ``iperf_run mode=probe`` with the
-    iperf families the host's runs use - ``plan.tools_by_host`` - and at the same time, over a second session, the
-    link speed of the host's test addresses - ``plan.addresses_by_host``); every host's problem at once. Returns
+    iperf families the host's runs use - ``plan.tools_by_host`` - and, in the probe's session, the link speed of the
+    host's test addresses - ``plan.addresses_by_host``); every host's problem at once. Returns
     ``probes``, ``link_speeds``, ``esxi_hosts`` and the plan with the line rate of every run
     (``paired.line_rate.with_line_rates``; what ``esxi_network`` published on a host - its variable named
     ``published`` in ``host_options`` - wins), or ``failed`` and ``msg``."""
     hosts = [str(h) for h in plan.get("hosts") or ()]
-    steps, options, unlinked = links(action, hosts, host_options, task_vars)
-    readers = {host: _read_steps(action, link(action, task_vars, host)) for host in hosts if host not in unlinked}
+    steps, options, _unlinked = links(action, hosts, host_options, task_vars)
     require: Mapping[str, Any] = plan.get("tools_by_host") or {}
     speed_of: Mapping[str, Any] = plan.get("addresses_by_host") or {}
     parts = each(
         hosts,
         lambda h: probe_part(
-            steps[h],
-            list(require.get(h) or ()),
-            list(speed_of.get(h) or ()),
-            options[h].get("binary"),
-            readers.get(h),
+            steps[h], list(require.get(h) or ()), list(speed_of.get(h) or ()), options[h].get("binary")
         ),
     )
     probes = {h: part.piece.get("probe") for h, part in parts.items()}

@@ -167,7 +167,10 @@ options:
         before it is stopped, or just after the client's test - returned as RV(reading). No session of its own;
         where a reading takes seconds (esxcli on ESXi), a second session made at the same time as a start or a stop
         is quicker.
-      - Not made in check mode.
+      - With O(mode=probe), read the link speeds of O(reading.link_speed_of) as
+        M(esxilab.iperf.iperf_facts) does with its O(esxilab.iperf.iperf_facts#module:link_speed_of), just before
+        the probe, in its session.
+      - Not made in check mode, except with O(mode=probe) (it only reads, as the probe does).
     type: dict
     suboptions:
       nic_counters_of:
@@ -182,6 +185,13 @@ options:
           - Read the host's CPU times (C(/proc/stat)), as O(esxilab.iperf.iperf_facts#module:cpu_times).
         type: bool
         default: false
+      link_speed_of:
+        description:
+          - The addresses whose link speed is read (each address's NIC, as
+            O(esxilab.iperf.iperf_facts#module:link_speed_of)); with O(mode=probe).
+        type: list
+        elements: str
+        default: []
   state_dir:
     description:
       - 'Directory on the host under which the module keeps its files, in a private directory
@@ -604,9 +614,9 @@ listener:
 reading:
   description:
     - The reading asked for by O(reading), as M(esxilab.iperf.iperf_facts) returns it - C(ansible_facts) with
-      C(iperf_nic_counters) and C(iperf_cpu_times) - or C(failed) and C(msg) when it did not complete. Not set
-      when the start, the stop or the client failed.
-  returned: O(reading) is set, mode is server, stop or client, not in check mode
+      C(iperf_nic_counters), C(iperf_cpu_times) and C(iperf_link_speeds) - or C(failed) and C(msg) when it did not
+      complete. Not set when the probe, the start, the stop or the client failed.
+  returned: O(reading) is set, mode is probe (also in check mode), server, stop or client (not in check mode)
   type: dict
   sample:
     changed: false

@@ -36,8 +36,9 @@ description:
   - With O(probe=true), once every check passed - and only then - the one probe of the hosts of the tests, all at once
     from the controller (whatever their number, one task) - each host's M(esxilab.iperf.iperf_run)
     O(esxilab.iperf.iperf_run#module:mode=probe) with the iperf families its runs use (it fails on a host that cannot
-    run them, every host's problem at once) and, at the same time over a second session, the link speed of its test
-    addresses (M(esxilab.iperf.iperf_facts) O(esxilab.iperf.iperf_facts#module:link_speed_of), for the runs'
+    run them, every host's problem at once) and, in the probe's session (its
+    O(esxilab.iperf.iperf_run#module:reading)), the link speed of its test addresses as M(esxilab.iperf.iperf_facts)
+    O(esxilab.iperf.iperf_facts#module:link_speed_of) reads it (for the runs'
     "% of line rate"; not read where the line rate is given). Each host's own C(paired_test_binary) and
     C(esxi_network_link_speeds) (what C(esxi_network) published; it wins over the speed read) are read from its
     variables. The plan returned then carries the line rate of every run

@@ -103,10 +103,13 @@ def run(
     """
     mode = validate_params(params, spec)
     reading = params.get("reading")
-    if reading and mode in ("server", "stop", "client") and not check_mode:
+    # a probe's reading (the link speeds) reads only, as the probe: made in check mode too
+    if reading and (mode == "probe" or (mode in ("server", "stop", "client") and not check_mode)):
         rider = Rider(reading)
         params = {**params, "reading": None}
-        if mode == "client":
+        if mode == "probe":
+            result = _run_probe(params, rider.first(execute), token=token)
+        elif mode == "client":
             result = _run_client(params, execute, check_mode=check_mode, token=token, now=now, rider=rider)
         else:
             ridden = rider.first(execute)

@@ -65,7 +65,7 @@ APPLIES: dict[Mode, set[str]] = {
     },
     "stop": {"mode", "tool", "port", "bind", "pid", "state_dir", "probe", "reading"},
     "collect": {"mode", "tool", "port", "bind", "state_dir", "clients", "deadline", "peer", "labels"},
-    "probe": {"mode", "binary", "require"},
+    "probe": {"mode", "binary", "require", "reading"},
 }
 
 _SIZE_RE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[kKmMgG]?$")

@@ -1,10 +1,12 @@
 # Copyright (c) esxilab.iperf contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A NIC and CPU reading made in the session of a server's start or stop, or of a client (option ``reading``).
+"""A NIC and CPU reading made in the session of a server's start or stop, or of a client, and a link speed reading
+made in the session of a probe (option ``reading``).
 
-The reading is ``iperf_facts``' own script (``nic_counters_of``, ``cpu_times``), run in a subshell in the same SSH
-session: before the first script of a start or a stop, after the client's script (its test done). No session of its
+The reading is ``iperf_facts``' own script (``nic_counters_of``, ``cpu_times``, ``link_speed_of``), run in a subshell
+in the same SSH session: before the first script of a probe, a start or a stop, after the client's script (its test
+done). No session of its
 own, no second action on the controller. Its output has its own marker; the scripts' parsers drop what is not theirs
 (before their first marker, or in their last section). The result is the one ``iperf_facts`` returns for the same
 reading.
@@ -29,13 +31,21 @@ __all__ = ["Rider"]
 
 
 class Rider:
-    """The reading ``reading`` (``nic_counters_of``, ``cpu_times``) riding in a script of the session."""
+    """The reading ``reading`` (``nic_counters_of``, ``cpu_times``, ``link_speed_of``) riding in a script of the
+    session."""
 
     def __init__(self, reading: Mapping[str, Any]) -> None:
         self.addresses = [str(a) for a in reading.get("nic_counters_of") or ()]
         self.cpu = bool(reading.get("cpu_times"))
+        self.speed_of = [str(a) for a in reading.get("link_speed_of") or ()]
         self.marker = f"ESXILAB_IPERF_{secrets.token_hex(16)}"
-        self.script = build_script(self.marker, gather_tools=False, nic_counters_of=self.addresses, cpu_times=self.cpu)
+        self.script = build_script(
+            self.marker,
+            gather_tools=False,
+            link_speed_of=self.speed_of,
+            nic_counters_of=self.addresses,
+            cpu_times=self.cpu,
+        )
         self.out: CommandOutput | None = None
 
     def first(self, execute: Execute) -> Execute:
@@ -71,4 +81,4 @@ class Rider:
             shown = (self.out.stderr or "").strip()[-300:] or "no output"
             status = self.out.rc
             return {"failed": True, "msg": f"the reading did not complete on the host (exit status {status}): {shown}"}
-        return {"changed": False, "ansible_facts": reading_facts(found, self.addresses, self.cpu)}
+        return {"changed": False, "ansible_facts": reading_facts(found, self.addresses, self.cpu, self.speed_of)}

@@ -20,6 +20,7 @@ from ansible_collections.esxilab.iperf.plugins.plugin_utils.esxi.paths import ES
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.framing import split_sections, undo_pty
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.host.pathwalk import PATH_WALK
 from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.counters import NIC_SCRIPT, esxi_reading, linux_reading
+from ansible_collections.esxilab.iperf.plugins.plugin_utils.nic.speed import esxcli_speed, sysfs_speed
 
 __all__ = [
     "PATH_NAMES",
@@ -341,11 +342,21 @@ def parse_probe_output(stdout: str, marker: str) -> ProbeOutput:
 # --------------------------------------------------------------------------------------
 
 
-def reading_facts(out: ProbeOutput, nic_counters_of: Sequence[str], cpu_times: bool) -> dict[str, Any]:
-    """``iperf_nic_counters`` (for ``nic_counters_of``) and ``iperf_cpu_times`` (with ``cpu_times``) from the
-    command's split output; an ESXi host (esxcli answered) is read from the uplinks of its vmknic's vSwitch."""
+def reading_facts(
+    out: ProbeOutput, nic_counters_of: Sequence[str], cpu_times: bool, link_speed_of: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``iperf_nic_counters`` (for ``nic_counters_of``), ``iperf_cpu_times`` (with ``cpu_times``) and
+    ``iperf_link_speeds`` (for ``link_speed_of``) from the command's split output; an ESXi host (esxcli answered:
+    it has no /sys) is read from the uplinks of its vmknic's vSwitch."""
     facts: dict[str, Any] = {}
     esxi = {"nic", "ipv4", "interfaces", "vswitches"} <= set(out.esxcli)
+    if link_speed_of:
+        facts["iperf_link_speeds"] = {
+            address: (
+                esxcli_speed(address, out.esxcli) if esxi else sysfs_speed(*out.speeds.get(address, ("", "")), address)
+            )
+            for address in link_speed_of
+        }
     if nic_counters_of:
         facts["iperf_nic_counters"] = {
             address: esxi_reading(address, out.esxcli, out.esxcli_nic)

@@ -311,32 +311,27 @@ def _after(step: Step, run: Mapping[str, Any], host: str) -> Iterator[Callable[[
     yield lambda: reads(step, run, host, "after")
 
 
-def probe_part(
-    step: Step, require: list[str], link_speed_of: list[str], binary: Any = None, read_step: Step | None = None
-) -> Part:
+def probe_part(step: Step, require: list[str], link_speed_of: list[str], binary: Any = None) -> Part:
     """The host's one probe before the runs (``iperf_run mode=probe``: binaries, versions, the shell's clock and
     sleep tools; it fails on a host that cannot run an iperf family its runs use), and the link speed of its test
-    addresses (``iperf_facts link_speed_of``; with ``read_step``, a second step function of the host, at the same
-    time as the probe, else after it). The piece: ``probe`` (what the probe found) and ``link_speeds`` (the fact
-    ``iperf_link_speeds``, when read; not when the probe failed)."""
-    args = {"gather_tools": False, "link_speed_of": list(link_speed_of)}
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(read_step, "iperf_facts", args) if read_step is not None and link_speed_of else None
-        probe = step("iperf_run", {"mode": "probe", "require": list(require), **given(binary=binary)})
-        speeds = ahead.result() if ahead is not None else None
+    addresses read in the probe's session (its ``reading``: ``iperf_facts``' ``link_speed_of``, no second session).
+    The piece: ``probe`` (what the probe found) and ``link_speeds`` (the fact ``iperf_link_speeds``, when read; not
+    when the probe failed)."""
+    reading = {"reading": {"link_speed_of": list(link_speed_of)}} if link_speed_of else {}
+    probe = step("iperf_run", {"mode": "probe", "require": list(require), **given(binary=binary), **reading})
     part = Part({"probe": probe.get("probe"), "link_speeds": None})
     part.warnings += list(probe.get("warnings") or [])
     if probe.get("failed") or _lost(probe):
         part.failed.append(str(probe.get("msg") or "the probe failed"))
         return part
     if link_speed_of:
-        speeds = speeds if speeds is not None else step("iperf_facts", args)
+        speeds = probe.get("reading")
+        speeds = speeds if isinstance(speeds, Mapping) else {"failed": True, "msg": "the probe made no reading"}
         facts = speeds.get("ansible_facts")
-        if speeds.get("failed") or _lost(speeds) or not isinstance(facts, Mapping):
+        if speeds.get("failed") or not isinstance(facts, Mapping):
             part.failed.append(
                 f"the link speed of {', '.join(link_speed_of)} could not be read: {speeds.get('msg', 'no message')}"
             )
             return part
         part.piece["link_speeds"] = facts.get("iperf_link_speeds")
-        part.warnings += list(speeds.get("warnings") or [])
     return part

@@ -125,16 +125,16 @@ def test_the_probe_of_every_host_is_one_call_and_says_every_problem(monkeypatch:
         def value(self, name: str) -> Any:
             return {"h2": "/opt/iperf3"}.get(self.host) if name == "bin" else None
 
-        def twin(self) -> Any:  # the second session of the host: the same recorded steps
-            return self
-
         def step(self, _action: Any, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
             made.append((self.host, name, dict(args)))
             if self.host == "h3":
                 return {"failed": True, "msg": "no iperf3 on the PATH"}
-            if name == "iperf_run":
-                return {"changed": False, "probe": {"caps": {"esxi": self.host == "h2"}}}
-            return {"changed": False, "ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
+            speeds = {"ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 1000}}}}
+            return {
+                "changed": False,
+                "probe": {"caps": {"esxi": self.host == "h2"}},
+                **({"reading": speeds} if args.get("reading") else {}),
+            }
 
     monkeypatch.setattr(paired_test_host, "link", lambda _action, _task_vars, host: Link(host))
     plan = {
@@ -148,8 +148,8 @@ def test_the_probe_of_every_host_is_one_call_and_says_every_problem(monkeypatch:
     result = paired_test_host.probe(plugin, task_vars, plan, {"binary": "bin"})
     assert not result.get("failed"), result.get("msg")
     assert sorted(made, key=lambda m: (m[0], m[1])) == [
-        ("h1", "iperf_facts", {"gather_tools": False, "link_speed_of": ["198.18.0.1"]}),
-        ("h1", "iperf_run", {"mode": "probe", "require": ["iperf3"]}),
+        # the link speed read in the probe's own session
+        ("h1", "iperf_run", {"mode": "probe", "require": ["iperf3"], "reading": {"link_speed_of": ["198.18.0.1"]}}),
         ("h2", "iperf_run", {"mode": "probe", "require": ["iperf3"], "binary": "/opt/iperf3"}),  # its own binary
     ]
     assert result["probes"] == {"h1": {"caps": {"esxi": False}}, "h2": {"caps": {"esxi": True}}}

@@ -1846,3 +1846,29 @@ def test_the_server_start_sees_the_banner_without_grep(
         meta={},
         port=5201,
     )
+
+
+@pytest.mark.parametrize("check_mode", [False, True], ids=["run", "check"])
+def test_a_probe_reads_the_link_speeds_in_its_own_session(check_mode: bool) -> None:
+    """``mode=probe`` with ``reading.link_speed_of``: iperf_facts' link speed reading before the probe's script, in
+    the same session (one script), also in check mode (both only read); the result is iperf_facts' own, from this
+    machine's ``lo``."""
+    scripts: list[str] = []
+
+    def execute(script: str) -> r.CommandOutput:
+        scripts.append(script)
+        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+        return r.CommandOutput(done.returncode, done.stdout, done.stderr)
+
+    result = r.run(
+        params(mode="probe", reading={"link_speed_of": ["127.0.0.1"]}),
+        execute,
+        spec=SPEC,
+        check_mode=check_mode,
+        token=TOKEN,
+        now=time.time,
+    )
+    assert len(scripts) == 1 and "ESXILAB_IPERF_" in scripts[0]
+    assert isinstance(result["probe"]["caps"], dict)
+    speeds = result["reading"]["ansible_facts"]["iperf_link_speeds"]
+    assert list(speeds) == ["127.0.0.1"] and speeds["127.0.0.1"]["interface"] == "lo"

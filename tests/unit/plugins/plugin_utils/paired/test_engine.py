@@ -377,17 +377,35 @@ def test_a_linux_host_that_only_runs_a_client_reads_after_its_test_in_its_sessio
 class Probing(Steps):
     def __call__(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         self.made.append((name, dict(args)))
-        if name == "iperf_facts":
-            return {"ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 100}}}}
-        return {"probe": {"caps": {}}, **({"failed": True, "msg": "no iperf3"} if self.fail else {})}
+        if self.fail:
+            return {"probe": {"caps": {}}, "failed": True, "msg": "no iperf3"}
+        reading = args.get("reading")
+        speeds = {"ansible_facts": {"iperf_link_speeds": {"198.18.0.1": {"speed_mbps": 100}}}}
+        return {"probe": {"caps": {}}, **({"reading": speeds} if reading else {})}
 
 
-def test_the_probe_reads_the_link_speeds_at_the_same_time_over_the_second_step_function() -> None:
-    steps, reader = Probing(), Probing()
-    part = probe_part(steps, ["iperf3"], ["198.18.0.1"], None, reader)
-    assert [n for n, _a in steps.made] == ["iperf_run"] and [n for n, _a in reader.made] == ["iperf_facts"]
+def test_the_probe_reads_the_link_speeds_in_its_own_session() -> None:
+    """One step per host: the probe, with the link speed reading riding in its session (``iperf_run``'s
+    ``reading``) - no second session."""
+    steps = Probing()
+    part = probe_part(steps, ["iperf3"], ["198.18.0.1"])
+    assert steps.made == [
+        ("iperf_run", {"mode": "probe", "require": ["iperf3"], "reading": {"link_speed_of": ["198.18.0.1"]}})
+    ]
     assert part.piece["link_speeds"] == {"198.18.0.1": {"speed_mbps": 100}} and not part.failed
-    alone = Probing()  # no second step function: one after the other
-    assert probe_part(alone, ["iperf3"], ["198.18.0.1"]).piece["link_speeds"] and len(alone.made) == 2
-    failed = probe_part(Probing(fail="x"), ["iperf3"], ["198.18.0.1"], None, Probing())
+    nothing = Probing()  # no test address of the host: no reading
+    assert probe_part(nothing, ["iperf3"], []).piece["link_speeds"] is None
+    assert "reading" not in nothing.made[0][1]
+    failed = probe_part(Probing(fail="x"), ["iperf3"], ["198.18.0.1"])
     assert failed.failed == ["no iperf3"] and failed.piece["link_speeds"] is None  # a failed probe: nothing kept
+
+
+def test_a_probe_whose_reading_failed_fails_the_host_with_the_reason() -> None:
+    def step(_name: str, _args: Mapping[str, Any]) -> dict[str, Any]:
+        return {"probe": {"caps": {}}, "reading": {"failed": True, "msg": "the reading did not complete"}}
+
+    part = probe_part(step, ["iperf3"], ["198.18.0.1"])
+    assert part.failed == ["the link speed of 198.18.0.1 could not be read: the reading did not complete"]
+    assert probe_part(lambda _n, _a: {"probe": {"caps": {}}}, ["iperf3"], ["198.18.0.1"]).failed == [
+        "the link speed of 198.18.0.1 could not be read: the probe made no reading"
+    ]
